@@ -1,0 +1,89 @@
+/**
+ * Every stable error code of the protocol: the HTTP status the validator answers with and a
+ * short description. The validator builds its error responses from this table, the client maps
+ * responses back to typed errors through it, and docs/errors.md is generated from it.
+ * Codes are never renamed or reused; new codes are appended.
+ */
+export const ERROR_CODES = {
+  // Request shape and transport
+  validation_failed: { status: 400, description: 'The request does not match the schema.' },
+  invalid_json: { status: 400, description: 'The body is not valid JSON.' },
+  invalid_amount: { status: 400, description: 'An amount is not a valid decimal string for its token.' },
+  invalid_coordinate: { status: 400, description: 'A lattice coordinate is not integers with q + r + s = 0 inside the lattice bounds.' },
+  unknown_token: { status: 400, description: 'The token symbol is not listed by this validator.' },
+  unsupported_device_type: { status: 400, description: 'The device type is not one the protocol defines.' },
+  unsupported_media_type: { status: 415, description: 'The body is not application/json.' },
+  body_too_large: { status: 413, description: 'The body is larger than the configured limit.' },
+  not_found: { status: 404, description: 'No such route.' },
+  method_not_allowed: { status: 405, description: 'The route exists but not for this method.' },
+  rate_limited: { status: 429, description: 'Too many requests from this key or address; retry after the indicated delay.' },
+
+  // Authentication
+  unauthorized: { status: 401, description: 'The admin bearer token is missing or wrong.' },
+  signature_required: { status: 401, description: 'The operation acts for a public key and must be signed by it.' },
+  signature_invalid: { status: 401, description: 'The signature does not verify against the public key.' },
+  request_expired: { status: 401, description: 'The signed request timestamp is outside the replay window.' },
+  request_replayed: { status: 409, description: 'The signed request nonce was already used within the replay window.' },
+  pubkey_mismatch: { status: 403, description: 'The body names a different public key than the one that signed the request.' },
+  miner_not_registered: { status: 403, description: 'The public key is not registered; register it with POST /devices/register.' },
+
+  // v4.0 challenges and proofs
+  challenge_not_found: { status: 404, description: 'No challenge with this id was issued by this validator.' },
+  challenge_expired: { status: 410, description: 'The challenge expired before the proof arrived.' },
+  challenge_hash_mismatch: { status: 422, description: 'challenge_hash is not the hash of the issued challenge.' },
+  proof_replayed: { status: 409, description: 'A proof for this challenge and key was already accepted.' },
+  tensor_result_mismatch: { status: 422, description: 'tensor_result_hash differs from the recomputed result for this nonce and key.' },
+  mml_score_mismatch: { status: 422, description: 'mml_score differs from the recomputed score.' },
+  path_signature_mismatch: { status: 422, description: 'path_signature differs from the recomputed neural path.' },
+  path_distance_mismatch: { status: 422, description: 'path_distance differs from the recomputed distance.' },
+  computation_hash_mismatch: { status: 422, description: 'computation_hash differs from the recomputed commitment.' },
+  mml_above_threshold: { status: 422, description: 'mml_score is above the challenge mml_threshold.' },
+  path_distance_above_max: { status: 422, description: 'path_distance is above the challenge path_distance_max.' },
+  invalid_nonce: { status: 400, description: 'The nonce is not an integer in [0, 2^53).' },
+
+  // v4.1 hexchain
+  hexchain_disabled: { status: 404, description: 'This validator does not serve the v4.1 hexchain endpoints.' },
+  coordinate_mismatch: { status: 422, description: 'The block coordinate is not the coordinate of the challenge.' },
+  coordinate_occupied: { status: 409, description: 'A block already occupies this coordinate; the first valid block wins.' },
+  pow_hash_mismatch: { status: 422, description: 'pow_hash differs from the hash of the recomputed header.' },
+  pow_above_target: { status: 422, description: 'The proof-of-work hash is above the challenge target.' },
+  block_not_found: { status: 404, description: 'No block occupies this coordinate.' },
+
+  // Economy (later issues; listed so that codes stay stable)
+  insufficient_balance: { status: 409, description: 'The account balance is lower than the amount.' },
+  stake_not_found: { status: 404, description: 'No stake position with this id belongs to this key.' },
+  vault_not_found: { status: 404, description: 'No vault with this id belongs to this key.' },
+  vault_locked: { status: 409, description: 'The vault unlock time has not been reached.' },
+  vault_withdrawn: { status: 409, description: 'The vault was already withdrawn.' },
+  slippage_exceeded: { status: 409, description: 'The swap output would be below min_received.' },
+  pool_not_member: { status: 409, description: 'The key is not a member of the pool.' },
+  pool_already_member: { status: 409, description: 'The key is already a member of the pool.' },
+  stake_below_minimum: { status: 422, description: 'The stake amount is below the minimum.' },
+  order_not_found: { status: 404, description: 'No order with this id belongs to this key.' },
+
+  // Server side
+  service_unavailable: { status: 503, description: 'The validator is starting or shutting down.' },
+  internal_error: { status: 500, description: 'An unexpected server error (a bug: please report it).' },
+} as const satisfies Record<string, { status: number; description: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.hasOwn(ERROR_CODES, value);
+}
+
+/** The result of a verification: success, or a stable code with a message and details. */
+export type Verdict =
+  | { readonly ok: true }
+  | {
+      readonly ok: false;
+      readonly code: ErrorCode;
+      readonly message: string;
+      readonly details?: Readonly<Record<string, unknown>>;
+    };
+
+export function reject(code: ErrorCode, message: string, details?: Record<string, unknown>): Verdict {
+  return details === undefined ? { ok: false, code, message } : { ok: false, code, message, details };
+}
+
+export const OK: Verdict = { ok: true };
