@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
+/** One root config; each package is a project (see vitest.shared.ts). */
 export default defineConfig({
   test: {
     projects: ['packages/*'],

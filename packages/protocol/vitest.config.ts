@@ -1,5 +1,3 @@
-import { defineProject } from 'vitest/config';
+import { packageProject } from '../../vitest.shared.ts';
 
-export default defineProject({
-  test: { name: 'protocol', include: ['src/**/*.test.ts', 'test/**/*.test.ts'] },
-});
+export default packageProject('protocol');

@@ -72,7 +72,10 @@ export function u32le(value: number): Uint8Array {
 
 export function i32le(value: number): Uint8Array {
   if (!Number.isInteger(value) || value < -0x80000000 || value > 0x7fffffff) {
-    throw new ProtocolError('invalid_integer', `i32: expected an integer in [-2^31, 2^31), got ${describe(value)}`);
+    throw new ProtocolError(
+      'invalid_integer',
+      `i32: expected an integer in [-2^31, 2^31), got ${describe(value)}`,
+    );
   }
   const out = new Uint8Array(4);
   new DataView(out.buffer).setInt32(0, value, true);
@@ -98,7 +101,10 @@ export function lpString(text: string): Uint8Array {
 
 function assertUint(value: number, max: number, what: string): void {
   if (!Number.isInteger(value) || value < 0 || value > max) {
-    throw new ProtocolError('invalid_integer', `${what}: expected an integer in [0, ${max}], got ${describe(value)}`);
+    throw new ProtocolError(
+      'invalid_integer',
+      `${what}: expected an integer in [0, ${max}], got ${describe(value)}`,
+    );
   }
 }
 
@@ -117,7 +123,8 @@ export function describe(value: unknown): string {
   if (typeof value === 'string') {
     return value.length > 40 ? `a string of ${value.length} characters` : JSON.stringify(value);
   }
-  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean')
+    return String(value);
   if (value === null) return 'null';
   if (Array.isArray(value)) return `an array of ${value.length}`;
   return typeof value;

@@ -1,5 +1,11 @@
-import { createPrivateKey, createPublicKey, sign as cryptoSign, verify as cryptoVerify, randomBytes } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
+import {
+  createPrivateKey,
+  createPublicKey,
+  sign as cryptoSign,
+  verify as cryptoVerify,
+  randomBytes,
+} from 'node:crypto';
 import { fromHex, toHex } from './bytes.js';
 import { ProtocolError } from './errors.js';
 
@@ -38,7 +44,10 @@ export function keyPairFromSecret(secretKey: Uint8Array): KeyPair {
   }
   const priv = privateKeyObject(secretKey);
   const spki = createPublicKey(priv).export({ format: 'der', type: 'spki' });
-  return { secretKey: Uint8Array.from(secretKey), publicKey: new Uint8Array(spki.subarray(SPKI_PREFIX.length)) };
+  return {
+    secretKey: Uint8Array.from(secretKey),
+    publicKey: new Uint8Array(spki.subarray(SPKI_PREFIX.length)),
+  };
 }
 
 export function sign(message: Uint8Array, secretKey: Uint8Array): Uint8Array {

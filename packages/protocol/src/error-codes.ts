@@ -9,42 +9,87 @@ export const ERROR_CODES = {
   validation_failed: { status: 400, description: 'The request does not match the schema.' },
   invalid_json: { status: 400, description: 'The body is not valid JSON.' },
   invalid_amount: { status: 400, description: 'An amount is not a valid decimal string for its token.' },
-  invalid_coordinate: { status: 400, description: 'A lattice coordinate is not integers with q + r + s = 0 inside the lattice bounds.' },
+  invalid_coordinate: {
+    status: 400,
+    description: 'A lattice coordinate is not integers with q + r + s = 0 inside the lattice bounds.',
+  },
   unknown_token: { status: 400, description: 'The token symbol is not listed by this validator.' },
   unsupported_device_type: { status: 400, description: 'The device type is not one the protocol defines.' },
   unsupported_media_type: { status: 415, description: 'The body is not application/json.' },
   body_too_large: { status: 413, description: 'The body is larger than the configured limit.' },
   not_found: { status: 404, description: 'No such route.' },
   method_not_allowed: { status: 405, description: 'The route exists but not for this method.' },
-  rate_limited: { status: 429, description: 'Too many requests from this key or address; retry after the indicated delay.' },
+  rate_limited: {
+    status: 429,
+    description: 'Too many requests from this key or address; retry after the indicated delay.',
+  },
 
   // Authentication
   unauthorized: { status: 401, description: 'The admin bearer token is missing or wrong.' },
-  signature_required: { status: 401, description: 'The operation acts for a public key and must be signed by it.' },
+  signature_required: {
+    status: 401,
+    description: 'The operation acts for a public key and must be signed by it.',
+  },
   signature_invalid: { status: 401, description: 'The signature does not verify against the public key.' },
   request_expired: { status: 401, description: 'The signed request timestamp is outside the replay window.' },
-  request_replayed: { status: 409, description: 'The signed request nonce was already used within the replay window.' },
-  pubkey_mismatch: { status: 403, description: 'The body names a different public key than the one that signed the request.' },
-  miner_not_registered: { status: 403, description: 'The public key is not registered; register it with POST /devices/register.' },
+  request_replayed: {
+    status: 409,
+    description: 'The signed request nonce was already used within the replay window.',
+  },
+  pubkey_mismatch: {
+    status: 403,
+    description: 'The body names a different public key than the one that signed the request.',
+  },
+  miner_not_registered: {
+    status: 403,
+    description: 'The public key is not registered; register it with POST /devices/register.',
+  },
 
   // v4.0 challenges and proofs
-  challenge_not_found: { status: 404, description: 'No challenge with this id was issued by this validator.' },
+  challenge_not_found: {
+    status: 404,
+    description: 'No challenge with this id was issued by this validator.',
+  },
   challenge_expired: { status: 410, description: 'The challenge expired before the proof arrived.' },
-  challenge_hash_mismatch: { status: 422, description: 'challenge_hash is not the hash of the issued challenge.' },
+  challenge_hash_mismatch: {
+    status: 422,
+    description: 'challenge_hash is not the hash of the issued challenge.',
+  },
   proof_replayed: { status: 409, description: 'A proof for this challenge and key was already accepted.' },
-  tensor_result_mismatch: { status: 422, description: 'tensor_result_hash differs from the recomputed result for this nonce and key.' },
+  tensor_result_mismatch: {
+    status: 422,
+    description: 'tensor_result_hash differs from the recomputed result for this nonce and key.',
+  },
   mml_score_mismatch: { status: 422, description: 'mml_score differs from the recomputed score.' },
-  path_signature_mismatch: { status: 422, description: 'path_signature differs from the recomputed neural path.' },
+  path_signature_mismatch: {
+    status: 422,
+    description: 'path_signature differs from the recomputed neural path.',
+  },
   path_distance_mismatch: { status: 422, description: 'path_distance differs from the recomputed distance.' },
-  computation_hash_mismatch: { status: 422, description: 'computation_hash differs from the recomputed commitment.' },
+  computation_hash_mismatch: {
+    status: 422,
+    description: 'computation_hash differs from the recomputed commitment.',
+  },
   mml_above_threshold: { status: 422, description: 'mml_score is above the challenge mml_threshold.' },
-  path_distance_above_max: { status: 422, description: 'path_distance is above the challenge path_distance_max.' },
+  path_distance_above_max: {
+    status: 422,
+    description: 'path_distance is above the challenge path_distance_max.',
+  },
   invalid_nonce: { status: 400, description: 'The nonce is not an integer in [0, 2^53).' },
 
   // v4.1 hexchain
-  hexchain_disabled: { status: 404, description: 'This validator does not serve the v4.1 hexchain endpoints.' },
-  coordinate_mismatch: { status: 422, description: 'The block coordinate is not the coordinate of the challenge.' },
-  coordinate_occupied: { status: 409, description: 'A block already occupies this coordinate; the first valid block wins.' },
+  hexchain_disabled: {
+    status: 404,
+    description: 'This validator does not serve the v4.1 hexchain endpoints.',
+  },
+  coordinate_mismatch: {
+    status: 422,
+    description: 'The block coordinate is not the coordinate of the challenge.',
+  },
+  coordinate_occupied: {
+    status: 409,
+    description: 'A block already occupies this coordinate; the first valid block wins.',
+  },
   pow_hash_mismatch: { status: 422, description: 'pow_hash differs from the hash of the recomputed header.' },
   pow_above_target: { status: 422, description: 'The proof-of-work hash is above the challenge target.' },
   block_not_found: { status: 404, description: 'No block occupies this coordinate.' },

@@ -17,7 +17,7 @@ export class ProtocolError extends Error {
     Object.defineProperty(this, BRAND, { value: true });
   }
 
-  static [Symbol.hasInstance](value: unknown): boolean {
+  static override [Symbol.hasInstance](value: unknown): boolean {
     return typeof value === 'object' && value !== null && BRAND in value;
   }
 }

@@ -41,4 +41,3 @@ export function hmacSha256(key: Uint8Array, ...parts: Uint8Array[]): Uint8Array 
   for (const p of parts) mac.update(p);
   return new Uint8Array(mac.digest());
 }
-

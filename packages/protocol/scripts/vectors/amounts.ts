@@ -84,7 +84,14 @@ export function generate() {
     ['PTM', '-18446744073.709551616'],
     ['USDC', '-0.0000001'],
   ];
-  const prices = ['0', '1', '1.5', '0.000000000000000001', '2500.123456789012345678', formatDecimal(MAX_DECIMAL, 18)];
+  const prices = [
+    '0',
+    '1',
+    '1.5',
+    '0.000000000000000001',
+    '2500.123456789012345678',
+    formatDecimal(MAX_DECIMAL, 18),
+  ];
   const pricesInvalid = [
     '0.0000000000000000001',
     '340282366920938463463.374607431768211456',
@@ -106,7 +113,11 @@ export function generate() {
       const minor = parseAmount(text, token);
       return { token, text, minor: minor.toString(), canonical: formatDecimal(minor, tokenDecimals(token)) };
     }),
-    invalid_amounts: invalid.map(([token, text]) => ({ token, text, code: errorCode(() => parseAmount(text, token)) })),
+    invalid_amounts: invalid.map(([token, text]) => ({
+      token,
+      text,
+      ...rejection(() => parseAmount(text, token)),
+    })),
     signed_amounts: signedValid.map(([token, text]) => {
       const minor = parseSignedAmount(text, token);
       return { token, text, minor: minor.toString(), canonical: formatDecimal(minor, tokenDecimals(token)) };
@@ -114,13 +125,13 @@ export function generate() {
     invalid_signed_amounts: signedInvalid.map(([token, text]) => ({
       token,
       text,
-      code: errorCode(() => parseSignedAmount(text, token)),
+      ...rejection(() => parseSignedAmount(text, token)),
     })),
     prices: prices.map((text) => {
       const value = parsePrice(text);
       return { text, value: value.toString(), canonical: formatDecimal(value, PRICE_DECIMALS) };
     }),
-    invalid_prices: pricesInvalid.map((text) => ({ text, code: errorCode(() => parsePrice(text)) })),
+    invalid_prices: pricesInvalid.map((text) => ({ text, ...rejection(() => parsePrice(text)) })),
     mul_div: (
       [
         [10n, 3n, 4n],
@@ -130,7 +141,12 @@ export function generate() {
         [MAX_AMOUNT, 10n ** 18n, 3n],
         [12_500_000_000n, 7n, 30n],
       ] as const
-    ).map(([a, b, c]) => ({ a: a.toString(), b: b.toString(), c: c.toString(), result: mulDiv(a, b, c).toString() })),
+    ).map(([a, b, c]) => ({
+      a: a.toString(),
+      b: b.toString(),
+      c: c.toString(),
+      result: mulDiv(a, b, c).toString(),
+    })),
     apply_bps: (
       [
         [1_000n, 250],
@@ -145,12 +161,14 @@ export function generate() {
   };
 }
 
-function errorCode(run: () => unknown): string {
+/** The code of the ProtocolError that `run` throws, and for `invalid_amount` the reason. */
+function rejection(run: () => unknown): { code: string; reason?: string } {
   try {
     run();
   } catch (error) {
-    if (error instanceof ProtocolError) return error.code;
-    throw error;
+    if (!(error instanceof ProtocolError)) throw error;
+    const reason = error.details?.reason;
+    return typeof reason === 'string' ? { code: error.code, reason } : { code: error.code };
   }
   throw new Error('expected a ProtocolError, but the input was accepted');
 }

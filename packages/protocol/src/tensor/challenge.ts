@@ -129,8 +129,11 @@ export function buildChallenge(p: ChallengeParams): TensorChallenge {
 /**
  * u8(version) || u64le(slot) || SHA-256(slot_hash) || u8(device code) || u8(operation code) ||
  * u8(activation code) || u16le(N) || u8(F) || u8(difficulty) || u32le(mml_threshold_q16) ||
- * u8(path_distance_max)  (58 bytes)
+ * u8(path_distance_max)  (53 bytes)
  */
+/** Size of the challenge parameter record. */
+export const CHALLENGE_PARAM_BYTES = 53;
+
 export function challengeParamBytes(p: {
   slot: number;
   slotHashDigest: Uint8Array;
@@ -143,7 +146,7 @@ export function challengeParamBytes(p: {
   mmlThresholdQ16: number;
   pathDistanceMax: number;
 }): Uint8Array {
-  const out = new Uint8Array(58);
+  const out = new Uint8Array(CHALLENGE_PARAM_BYTES);
   let at = 0;
   for (const part of [
     u8(TENSOR_PROTOCOL_VERSION),
