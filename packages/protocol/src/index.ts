@@ -12,6 +12,23 @@ export * from './ed25519.js';
 export * from './error-codes.js';
 export * from './errors.js';
 export * from './hash.js';
+// v4.1 hexchain
+export * from './hexchain/cell.js';
+export * from './hexchain/challenge-hash.js';
+export * from './hexchain/constants.js';
+export * from './hexchain/coord.js';
+export * from './hexchain/frontier.js';
+export * from './hexchain/genesis.js';
+export * from './hexchain/header.js';
+export * from './hexchain/lattice.js';
+export * from './hexchain/neighbors.js';
+export * from './hexchain/parents.js';
+export * from './hexchain/retarget.js';
+export * from './hexchain/slot.js';
+export * from './hexchain/solve-block.js';
+export * from './hexchain/submission.js';
+export * from './hexchain/target.js';
+export * from './hexchain/verify-block.js';
 export * from './replay-cache.js';
 export * from './signed-request.js';
 // v4.0 proof of tensor work
