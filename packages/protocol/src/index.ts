@@ -30,7 +30,10 @@ export * from './hexchain/submission.js';
 export * from './hexchain/target.js';
 export * from './hexchain/verify-block.js';
 export * from './replay-cache.js';
+// Wire schemas (TypeBox) and the route table of every service
+export * from './schemas/index.js';
 export * from './signed-request.js';
+
 // v4.0 proof of tensor work
 export * from './tensor/challenge.js';
 export * from './tensor/devices.js';
