@@ -23,20 +23,11 @@ import { solveBlock } from '../src/hexchain/solve-block.js';
 import { buildSubmission, type HexSubmissionInput, submissionMessage } from '../src/hexchain/submission.js';
 import { hashMeetsTarget, targetFromDifficulty } from '../src/hexchain/target.js';
 import { type HexChallengeTerms, verifyBlock } from '../src/hexchain/verify-block.js';
+import { thrown } from './helpers.js';
 
 const keyA = keyPairFromSecret(sha256(utf8('hexchain block test key a')));
 const keyB = keyPairFromSecret(sha256(utf8('hexchain block test key b')));
 const coord: Coord = { q: 2, r: -1, s: -1 };
-
-function thrown(fn: () => unknown): ProtocolError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof ProtocolError) return error;
-    throw error;
-  }
-  throw new Error('expected a ProtocolError');
-}
 
 /** A challenge at difficulty D and a valid signed submission for it by key A. */
 function solvedFixture(difficulty: bigint, label: string) {

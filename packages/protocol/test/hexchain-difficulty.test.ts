@@ -21,20 +21,11 @@ import {
   targetFromHex,
   targetToHex,
 } from '../src/hexchain/target.js';
+import { thrown } from './helpers.js';
 
 const MAX_UINT256 = 2n ** 256n - 1n;
 const difficultyArb = fc.bigInt({ min: MIN_HEX_DIFFICULTY, max: MAX_HEX_DIFFICULTY });
 const hashOf = (n: bigint) => fromHex(n.toString(16).padStart(64, '0'));
-
-function thrown(fn: () => unknown): ProtocolError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof ProtocolError) return error;
-    throw error;
-  }
-  throw new Error('expected a ProtocolError');
-}
 
 describe('targetFromDifficulty', () => {
   it('is floor((2^256 - 1) / D)', () => {

@@ -10,6 +10,7 @@ import { GENESIS_BLOCK_HASH, GENESIS_COORD } from '../src/hexchain/genesis.js';
 import { Lattice } from '../src/hexchain/lattice.js';
 import { neighbors } from '../src/hexchain/neighbors.js';
 import { depthFromParents, parentsRoot } from '../src/hexchain/parents.js';
+import { thrown } from './helpers.js';
 
 const blockHashFor = (c: Coord) => sha256(utf8(`block ${coordKey(c)}`));
 
@@ -23,16 +24,6 @@ function grow(picks: readonly number[], onStep?: (lattice: Lattice) => void): La
     onStep?.(lattice);
   }
   return lattice;
-}
-
-function thrown(fn: () => unknown): ProtocolError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof ProtocolError) return error;
-    throw error;
-  }
-  throw new Error('expected a ProtocolError');
 }
 
 describe('genesis', () => {
