@@ -41,6 +41,7 @@ export * from './tensor/difficulty.js';
 export * from './tensor/fixed-point.js';
 export * from './tensor/mml.js';
 export * from './tensor/proof.js';
+export * from './tensor/receipt.js';
 export * from './tensor/solve.js';
 export * from './tensor/verify.js';
 export * from './tensor/wire.js';

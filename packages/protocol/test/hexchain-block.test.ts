@@ -2,7 +2,6 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { concatBytes, fromHex, lpString, toHex, utf8 } from '../src/bytes.js';
 import { keyPairFromSecret, signatureToWire, verify } from '../src/ed25519.js';
-import { ProtocolError } from '../src/errors.js';
 import { sha256, taggedHash } from '../src/hash.js';
 import { cellSelector } from '../src/hexchain/cell.js';
 import { hexChallengeHash } from '../src/hexchain/challenge-hash.js';

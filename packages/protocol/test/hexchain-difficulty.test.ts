@@ -1,7 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fromHex } from '../src/bytes.js';
-import { ProtocolError } from '../src/errors.js';
 import {
   BLOCK_INTERVAL_MS_DEFAULT,
   difficultyAfterBlock,

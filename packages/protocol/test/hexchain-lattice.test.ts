@@ -1,7 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fromHex, toHex, u64le, utf8 } from '../src/bytes.js';
-import { ProtocolError } from '../src/errors.js';
 import { sha256, taggedHash } from '../src/hash.js';
 import { chooseTargetCell } from '../src/hexchain/cell.js';
 import { type Coord, coordEquals, coordKey, distance } from '../src/hexchain/coord.js';

@@ -291,6 +291,7 @@ describe('v4.0 challenge and proof', () => {
       reward: '1.5',
       token: 'PTM',
       ledger_entry_id: 'l_1',
+      accepted_at: 1767225600,
     };
     expect(check(SubmitResultSchema, result)).toBe(true);
     expect(check(SubmitResultSchema, { ...result, tx_sig: 'ef'.repeat(32) })).toBe(false);

@@ -14,9 +14,11 @@ const Count = (description: string) => withDescription(SafeUintSchema, descripti
 
 export const AdminMetricsSchema = Type.Object(
   {
-    challenges_issued: Count('v4.0 challenges issued since start.'),
-    proofs_valid: Count('v4.0 proofs accepted since start.'),
-    proofs_rejected: Count('v4.0 proofs rejected since start (any reason).'),
+    challenges_issued: Count('v4.0 challenges issued over the lifetime of the node (kept across restarts).'),
+    proofs_valid: Count('v4.0 proofs accepted over the lifetime of the node (kept across restarts).'),
+    proofs_rejected: Count(
+      'v4.0 proofs rejected over the lifetime of the node (any reason; kept across restarts).',
+    ),
     avg_response_time_ms: Type.Number({
       minimum: 0,
       description: 'Mean handling time of all requests since start, in milliseconds.',
@@ -25,13 +27,13 @@ export const AdminMetricsSchema = Type.Object(
       minimum: 0,
       maximum: 100,
       description:
-        'Percentage (0..100) of time since start the validator was serving (not in the degraded or starting state).',
+        'Percentage (0..100) of the time since the database of this node was first started during which a validator process served from it.',
     }),
     rejections_by_reason: Type.Record(Type.String({ pattern: '^[a-z0-9_]{1,64}$' }), SafeUintSchema, {
       description:
         'Rejected proofs and blocks per error code (keys are ErrorCode values, e.g. "mml_above_threshold"); codes never seen are left out.',
     }),
-    blocks_accepted: Count('v4.1 blocks accepted since start.'),
+    blocks_accepted: Count('v4.1 blocks accepted over the lifetime of the node (kept across restarts).'),
     requests_total: Count('HTTP requests handled since start.'),
     uptime_s: Count('Seconds since the validator started.'),
   },

@@ -201,7 +201,11 @@ export type LatticeQuery = Static<typeof LatticeQuerySchema>;
 
 export const LatticePageSchema = Type.Object(
   {
-    ...pageProperties('blocks', HexBlockSchema, 'Blocks in acceptance order (genesis first).'),
+    ...pageProperties(
+      'blocks',
+      HexBlockSchema,
+      'Mined blocks in acceptance (height) order; the genesis block at the origin has no header and is not listed (see genesis_hash in the status).',
+    ),
     total: Count('Number of blocks in the whole lattice.'),
   },
   { title: 'LatticePage', description: 'GET /api/hexchain/lattice: one page of all blocks.' },

@@ -89,6 +89,10 @@ export const HealthSchema = Type.Object(
       maxLength: 128,
       description: "This node's identifier (the same as in GET /status).",
     }),
+    node_pubkey: withDescription(
+      PublicKeyHexSchema,
+      'The ed25519 public key of the node: it signs the receipts (tx_sig) of accepted proofs (docs/protocol.md, receipts).',
+    ),
     uptime_s: Count('Seconds since the validator started.'),
   },
   { title: 'Health', description: 'Validator liveness and the protocol versions it serves.' },
@@ -152,12 +156,22 @@ export const NodeStatusSchema = Type.Object(
     pool_strategy: PoolStrategySchema,
     stats: Type.Object(
       {
-        total_challenges_issued: Count('v4.0 challenges issued since start.'),
-        total_proofs_valid: Count('v4.0 proofs accepted since start.'),
-        total_proofs_rejected: Count('v4.0 proofs rejected since start (any error code).'),
-        total_blocks_accepted: Count('v4.1 hexchain blocks accepted since start.'),
+        total_challenges_issued: Count(
+          'v4.0 challenges issued over the lifetime of the node (kept across restarts).',
+        ),
+        total_proofs_valid: Count(
+          'v4.0 proofs accepted over the lifetime of the node (kept across restarts).',
+        ),
+        total_proofs_rejected: Count(
+          'v4.0 proofs rejected over the lifetime of the node (any error code; kept across restarts).',
+        ),
+        total_blocks_accepted: Count(
+          'v4.1 hexchain blocks accepted over the lifetime of the node (kept across restarts).',
+        ),
       },
-      { description: 'Counters since the validator started.' },
+      {
+        description: 'Counters over the lifetime of the node: they are kept in its database across restarts.',
+      },
     ),
     engine: Type.Object(
       {
@@ -367,13 +381,17 @@ export const SubmitResultSchema = Type.Object(
     }),
     tx_sig: withDescription(
       SignatureHexSchema,
-      "The validator's ed25519 signature over the acceptance receipt (challenge_id, miner_pubkey, reward, token, ledger_entry_id), 128 lowercase hex.",
+      "The validator's ed25519 signature (by its node key) over the acceptance receipt: utf8('PTM4/receipt') || 0x00 || lpString(challenge_id) || miner_pubkey(32) || computation_hash(32) || u64le(ledger_entry_id) || u64le(reward minor units) || u64le(accepted_at), 128 lowercase hex.",
     ),
     challenge_id: withDescription(IdSchema, 'The challenge that was answered.'),
     miner_pubkey: withDescription(PublicKeyHexSchema, 'The miner credited.'),
     reward: withDescription(AmountSchema, 'The reward credited, in whole units of token.'),
     token: withDescription(TokenSymbolSchema, 'The reward token (PTM).'),
     ledger_entry_id: withDescription(IdSchema, 'The ledger entry that records the reward.'),
+    accepted_at: withDescription(
+      UnixSecondsSchema,
+      'When the proof was accepted (Unix seconds); signed in the receipt and equal to the ledger entry timestamp.',
+    ),
   },
   {
     title: 'SubmitResult',

@@ -1,0 +1,254 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import swagger from '@fastify/swagger';
+import {
+  fromHex,
+  keyPairFromSecret,
+  type OperationId,
+  ReplayCache,
+  taggedHash,
+  toHex,
+} from '@tensormine/protocol';
+import Fastify, { type FastifyInstance, type InjectOptions, type LightMyRequestResponse } from 'fastify';
+import {
+  type ConfigSource,
+  type ResolvedConfig,
+  RUNTIME_SETTINGS,
+  resolveConfig,
+  SETTINGS,
+  type SettingName,
+  type ValidatorConfig,
+} from './config.js';
+import type { RuntimeConfig, ValidatorContext } from './context.js';
+import { installErrorHandling } from './http/errors.js';
+import { RateLimiter } from './http/rate-limit.js';
+import { keepRawJsonBodies } from './http/raw-body.js';
+import { type Handlers, registerRoutes } from './http/routes.js';
+import { validatorCompiler } from './http/validator-compiler.js';
+import { adminHandlers } from './services/admin.js';
+import { createHexchainService } from './services/hexchain.js';
+import { Metrics } from './services/metrics.js';
+import { createMiningService } from './services/mining.js';
+import { nodeHandlers } from './services/node.js';
+import { openSqliteStorage } from './store/sqlite.js';
+import type { Storage } from './store/types.js';
+
+export const SOFTWARE_VERSION = '0.1.0';
+
+export interface CreateValidatorOptions extends Partial<Record<SettingName, unknown>> {
+  /** Read TENSORMINE_* variables from this environment (the bin passes process.env; default none). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** A JSON config file. */
+  readonly configFile?: string;
+  /** A storage to use instead of opening node:sqlite in dataDir. */
+  readonly storage?: Storage;
+  /** The clock, Unix milliseconds (tests inject a fake one). */
+  readonly now?: () => number;
+  /** Fastify logger options; default: the configured level to stdout, silent under tests. */
+  readonly logger?: boolean | Record<string, unknown>;
+}
+
+export interface Validator {
+  readonly app: FastifyInstance;
+  readonly config: ValidatorConfig;
+  readonly sources: Readonly<Record<SettingName, ConfigSource>>;
+  readonly context: ValidatorContext;
+  /** The admin bearer token in force. */
+  readonly adminToken: string;
+  /** Where the generated admin token is stored (undefined when configured or in memory). */
+  readonly adminTokenFile: string | undefined;
+  readonly registeredRoutes: readonly OperationId[];
+  /** Runs a request in process (no socket). */
+  inject(options: InjectOptions | string): Promise<LightMyRequestResponse>;
+  /** Starts listening (host and port from the config unless given); resolves to the base URL. */
+  listen(options?: { host?: string; port?: number }): Promise<string>;
+  close(): Promise<void>;
+}
+
+/**
+ * Builds a validator: opens (or uses) the storage, loads its state, registers every route.
+ * The returned instance is not listening: use `inject()` in tests, or `listen()`.
+ */
+export async function createValidator(options: CreateValidatorOptions = {}): Promise<Validator> {
+  const { env, configFile, storage: givenStorage, now = Date.now, logger, ...flags } = options;
+  const resolved: ResolvedConfig = resolveConfig({
+    flags,
+    ...(env ? { env } : {}),
+    ...(configFile ? { configFile } : {}),
+  });
+  const config = resolved.config;
+  const inMemory = config.dataDir === ':memory:';
+  if (!inMemory) mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const storage =
+    givenStorage ??
+    (await openSqliteStorage({ path: inMemory ? ':memory:' : join(config.dataDir, 'validator.db') }));
+
+  const seed = await loadSeed(storage);
+  const identity = keyPairFromSecret(taggedHash('PTM/validator-identity', seed));
+  const nodeId = `node-${toHex(identity.publicKey).slice(0, 16)}`;
+  const runtime = await loadRuntime(storage, resolved);
+  const { token: adminToken, file: adminTokenFile } = loadAdminToken(config);
+
+  const app = Fastify({
+    logger: logger ?? (process.env.VITEST ? false : { level: config.logLevel }),
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: false,
+    return503OnClosing: true,
+    ajv: { customOptions: { coerceTypes: false } },
+  });
+  app.setValidatorCompiler(validatorCompiler);
+
+  const metrics = new Metrics(storage, now);
+  await metrics.start();
+  const context: ValidatorContext = {
+    config,
+    runtime,
+    storage,
+    now,
+    seed,
+    identity,
+    nodeId,
+    metrics,
+    replayCache: new ReplayCache({ clock: now }),
+    log: app.log,
+    startedAt: now(),
+  };
+
+  keepRawJsonBodies(app, config.bodyLimitBytes);
+  installErrorHandling(app);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'tensormine reference validator',
+        version: SOFTWARE_VERSION,
+        description:
+          'The proof-of-tensor mining validator: v4.0 tensor proofs at root paths, v4.1 hexchain under /api/hexchain/. Error codes: docs/errors.md.',
+      },
+      components: {
+        securitySchemes: {
+          adminToken: { type: 'http', scheme: 'bearer', description: 'The admin token of the node.' },
+          signedRequest: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'x-tm-signature',
+            description:
+              'ed25519 signed request: headers x-tm-pubkey, x-tm-timestamp, x-tm-nonce, x-tm-signature (docs/protocol.md, signed requests).',
+          },
+        },
+      },
+    },
+  });
+
+  const addressLimiter = new RateLimiter(
+    { burst: config.rateLimitBurst, perSecond: config.rateLimitPerSecond },
+    now,
+  );
+  const keyLimiter = new RateLimiter(
+    { burst: config.keyRateLimitBurst, perSecond: config.keyRateLimitPerSecond },
+    now,
+  );
+  app.addHook('onRequest', async (request) => {
+    addressLimiter.take(request.ip, 'address');
+  });
+  app.addHook('onResponse', async (_request, reply) => {
+    metrics.observeResponse(reply.elapsedTime);
+  });
+
+  const hexchain = await createHexchainService(context);
+  const mining = createMiningService(context);
+  const handlers: Handlers = {
+    ...nodeHandlers({ softwareVersion: SOFTWARE_VERSION, hexchain }),
+    ...adminHandlers({ hexchain }),
+    ...mining.handlers,
+    ...hexchain.handlers,
+  };
+  const registeredRoutes = registerRoutes(app, context, handlers, {
+    adminToken,
+    keyLimiter,
+    disabledVersions: config.hexchain ? [] : ['4.1'],
+  });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  const beat = setInterval(() => {
+    metrics
+      .beat()
+      .catch((error: unknown) => app.log.warn({ err: error }, 'could not persist the uptime counter'));
+  }, 30_000);
+  beat.unref();
+
+  let closed = false;
+  return {
+    app,
+    config,
+    sources: resolved.sources,
+    context,
+    adminToken,
+    adminTokenFile,
+    registeredRoutes,
+    inject: (injectOptions) => app.inject(injectOptions as InjectOptions),
+    async listen(listenOptions = {}) {
+      return app.listen({ host: listenOptions.host ?? config.host, port: listenOptions.port ?? config.port });
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      clearInterval(beat);
+      await app.close();
+      await metrics.beat().catch(() => {});
+      if (!givenStorage) await storage.close();
+    },
+  };
+}
+
+/** The validator's secret seed: generated once, kept in the database. */
+async function loadSeed(storage: Storage): Promise<Uint8Array> {
+  return storage.transaction(async (tx) => {
+    const existing = await tx.meta.get('validator_seed');
+    if (existing) return fromHex(existing, 32, 'validator_seed');
+    const seed = new Uint8Array(randomBytes(32));
+    await tx.meta.set('validator_seed', toHex(seed));
+    return seed;
+  });
+}
+
+/**
+ * The run-time settings: a value persisted by POST /admin/config wins over the config file and
+ * the defaults; a flag or an environment variable wins over the persisted value.
+ */
+async function loadRuntime(storage: Storage, resolved: ResolvedConfig): Promise<RuntimeConfig> {
+  const runtime: Record<string, unknown> = {};
+  await storage.read(async (tx) => {
+    for (const name of RUNTIME_SETTINGS) {
+      const source = resolved.sources[name];
+      const persisted = await tx.meta.get(`config.${name}`);
+      runtime[name] =
+        persisted !== undefined && source !== 'flag' && source !== 'env'
+          ? (SETTINGS[name].parse as (v: unknown, w: string) => unknown)(
+              persisted,
+              `persisted setting ${name}`,
+            )
+          : resolved.config[name];
+    }
+  });
+  return runtime as RuntimeConfig;
+}
+
+/**
+ * The admin token: configured, or read from `<dataDir>/admin-token`, or generated there at
+ * first start (file mode 0600). In memory, a fresh token lives as long as the process.
+ */
+function loadAdminToken(config: ValidatorConfig): { token: string; file: string | undefined } {
+  if (config.adminToken) return { token: config.adminToken, file: undefined };
+  const fresh = () => randomBytes(32).toString('base64url');
+  if (config.dataDir === ':memory:') return { token: fresh(), file: undefined };
+  const file = join(config.dataDir, 'admin-token');
+  if (existsSync(file)) {
+    const token = readFileSync(file, 'utf8').trim();
+    if (token.length >= 16) return { token, file };
+  }
+  const token = fresh();
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  return { token, file };
+}

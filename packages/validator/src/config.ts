@@ -1,0 +1,322 @@
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import {
+  BLOCK_INTERVAL_MS_DEFAULT,
+  MAX_DIFFICULTY,
+  MAX_HEX_DIFFICULTY,
+  MAX_TENSOR_DIM,
+  MIN_DIFFICULTY,
+  MIN_HEX_DIFFICULTY,
+  MIN_TENSOR_DIM,
+} from '@tensormine/protocol';
+
+/**
+ * Validator configuration. Every setting has one entry in SETTINGS: its environment
+ * variable, default, parser and meaning. Values resolve with the precedence
+ *   flags > environment > config file > defaults
+ * and `resolveConfig` records where each value came from. Settings that `POST /admin/config`
+ * changes at run time are persisted in the database and apply to challenges issued afterwards;
+ * at the next start a persisted value wins over the config file and the defaults, while a
+ * flag or an environment variable still wins over it.
+ */
+
+export type PoolStrategy = 'solo' | 'pplns' | 'proportional';
+
+export interface ValidatorConfig {
+  /** Address to listen on (default loopback only). */
+  readonly host: string;
+  readonly port: number;
+  /** Where the database and the admin token file live; ':memory:' keeps nothing. */
+  readonly dataDir: string;
+  /** The admin bearer token; when unset, one is generated at first start and stored in dataDir. */
+  readonly adminToken: string | undefined;
+  /** v4.0 difficulty level, 1..24. */
+  readonly difficulty: number;
+  /** Largest tensor side served, 4..64. */
+  readonly maxTensorDim: number;
+  readonly poolStrategy: PoolStrategy;
+  /** Initial v4.1 hexchain difficulty (expected hashes per block); the retarget rule moves it. */
+  readonly hexDifficulty: bigint;
+  /** Target v4.1 block interval in milliseconds. */
+  readonly blockIntervalMs: bigint;
+  /** Lifetime of a challenge in seconds. */
+  readonly challengeTtlS: number;
+  /** Require proof and block signatures (the default); false accepts unsigned legacy submissions. */
+  readonly requireSignatures: boolean;
+  /** Serve the v4.1 /api/hexchain/ endpoints. */
+  readonly hexchain: boolean;
+  /** Largest accepted request body in bytes. */
+  readonly bodyLimitBytes: number;
+  /** Per client address: sustained requests per second and burst. */
+  readonly rateLimitPerSecond: number;
+  readonly rateLimitBurst: number;
+  /** Per public key (signed operations and submissions): sustained per second and burst. */
+  readonly keyRateLimitPerSecond: number;
+  readonly keyRateLimitBurst: number;
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+}
+
+export type SettingName = keyof ValidatorConfig;
+export type ConfigSource = 'flag' | 'env' | 'file' | 'persisted' | 'default';
+
+interface Setting<T> {
+  readonly env: string;
+  readonly description: string;
+  readonly default: () => T;
+  /** Parses a string (env) or a JSON value (file, flags); throws ConfigError with a clear message. */
+  readonly parse: (value: unknown, where: string) => T;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+function int(min: number, max: number) {
+  return (value: unknown, where: string): number => {
+    const n = typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) {
+      throw new ConfigError(
+        `${where}: expected an integer in [${min}, ${max}], got ${JSON.stringify(value)}`,
+      );
+    }
+    return n;
+  };
+}
+
+function big(min: bigint, max: bigint) {
+  return (value: unknown, where: string): bigint => {
+    let n: bigint | undefined;
+    if (typeof value === 'bigint') n = value;
+    else if (typeof value === 'number' && Number.isSafeInteger(value)) n = BigInt(value);
+    else if (typeof value === 'string' && /^\d+$/.test(value.trim())) n = BigInt(value.trim());
+    if (n === undefined || n < min || n > max) {
+      throw new ConfigError(
+        `${where}: expected an integer in [${min}, ${max}], got ${JSON.stringify(String(value))}`,
+      );
+    }
+    return n;
+  };
+}
+
+function bool(value: unknown, where: string): boolean {
+  if (typeof value === 'boolean') return value;
+  if (typeof value === 'string' && /^(1|true|yes|on)$/i.test(value.trim())) return true;
+  if (typeof value === 'string' && /^(0|false|no|off)$/i.test(value.trim())) return false;
+  throw new ConfigError(`${where}: expected true or false, got ${JSON.stringify(value)}`);
+}
+
+function oneOf<T extends string>(values: readonly T[]) {
+  return (value: unknown, where: string): T => {
+    if (typeof value === 'string' && (values as readonly string[]).includes(value)) return value as T;
+    throw new ConfigError(`${where}: expected one of ${values.join(', ')}, got ${JSON.stringify(value)}`);
+  };
+}
+
+function text(value: unknown, where: string): string {
+  if (typeof value === 'string' && value.length > 0 && value.length <= 4096) return value;
+  throw new ConfigError(`${where}: expected a non-empty string, got ${JSON.stringify(value)}`);
+}
+
+function token(value: unknown, where: string): string {
+  const s = text(value, where);
+  if (s.length < 16) throw new ConfigError(`${where}: an admin token needs at least 16 characters`);
+  return s;
+}
+
+export function defaultDataDir(): string {
+  const base = process.env.XDG_DATA_HOME ?? join(homedir(), '.local', 'share');
+  return join(base, 'tensormine', 'validator');
+}
+
+export const SETTINGS: { readonly [K in SettingName]: Setting<ValidatorConfig[K]> } = {
+  host: {
+    env: 'TENSORMINE_HOST',
+    description: 'address to listen on',
+    default: () => '127.0.0.1',
+    parse: text,
+  },
+  port: {
+    env: 'TENSORMINE_PORT',
+    description: 'TCP port (0 picks a free one)',
+    default: () => 8420,
+    parse: int(0, 65535),
+  },
+  dataDir: {
+    env: 'TENSORMINE_DATA_DIR',
+    description: 'data directory (database, admin token); :memory: keeps nothing',
+    default: defaultDataDir,
+    parse: text,
+  },
+  adminToken: {
+    env: 'TENSORMINE_ADMIN_TOKEN',
+    description: 'admin bearer token (generated and stored in the data directory when unset)',
+    default: () => undefined,
+    parse: token,
+  },
+  difficulty: {
+    env: 'TENSORMINE_DIFFICULTY',
+    description: 'v4.0 difficulty level',
+    default: () => 6,
+    parse: int(MIN_DIFFICULTY, MAX_DIFFICULTY),
+  },
+  maxTensorDim: {
+    env: 'TENSORMINE_MAX_TENSOR_DIM',
+    description: 'largest tensor side served',
+    default: () => MAX_TENSOR_DIM,
+    parse: int(MIN_TENSOR_DIM, MAX_TENSOR_DIM),
+  },
+  poolStrategy: {
+    env: 'TENSORMINE_POOL_STRATEGY',
+    description: 'pool strategy',
+    default: () => 'solo',
+    parse: oneOf(['solo', 'pplns', 'proportional'] as const),
+  },
+  hexDifficulty: {
+    env: 'TENSORMINE_HEX_DIFFICULTY',
+    description: 'initial v4.1 difficulty (expected hashes per block)',
+    default: () => 1n << 20n,
+    parse: big(MIN_HEX_DIFFICULTY, MAX_HEX_DIFFICULTY),
+  },
+  blockIntervalMs: {
+    env: 'TENSORMINE_BLOCK_INTERVAL_MS',
+    description: 'target v4.1 block interval in milliseconds',
+    default: () => BLOCK_INTERVAL_MS_DEFAULT,
+    parse: big(100n, 86_400_000n),
+  },
+  challengeTtlS: {
+    env: 'TENSORMINE_CHALLENGE_TTL_S',
+    description: 'challenge lifetime in seconds',
+    default: () => 120,
+    parse: int(10, 3600),
+  },
+  requireSignatures: {
+    env: 'TENSORMINE_REQUIRE_SIGNATURES',
+    description: 'require signed proofs and blocks (false accepts unsigned legacy submissions)',
+    default: () => true,
+    parse: bool,
+  },
+  hexchain: {
+    env: 'TENSORMINE_HEXCHAIN',
+    description: 'serve the v4.1 hexchain endpoints',
+    default: () => true,
+    parse: bool,
+  },
+  bodyLimitBytes: {
+    env: 'TENSORMINE_BODY_LIMIT_BYTES',
+    description: 'largest request body in bytes',
+    default: () => 65_536,
+    parse: int(1024, 16 * 1024 * 1024),
+  },
+  rateLimitPerSecond: {
+    env: 'TENSORMINE_RATE_LIMIT_PER_SECOND',
+    description: 'sustained requests per second per client address',
+    default: () => 200,
+    parse: int(1, 1_000_000),
+  },
+  rateLimitBurst: {
+    env: 'TENSORMINE_RATE_LIMIT_BURST',
+    description: 'request burst per client address',
+    default: () => 400,
+    parse: int(1, 1_000_000),
+  },
+  keyRateLimitPerSecond: {
+    env: 'TENSORMINE_KEY_RATE_LIMIT_PER_SECOND',
+    description: 'sustained signed operations and submissions per second per public key',
+    default: () => 50,
+    parse: int(1, 1_000_000),
+  },
+  keyRateLimitBurst: {
+    env: 'TENSORMINE_KEY_RATE_LIMIT_BURST',
+    description: 'burst of signed operations and submissions per public key',
+    default: () => 100,
+    parse: int(1, 1_000_000),
+  },
+  logLevel: {
+    env: 'TENSORMINE_LOG_LEVEL',
+    description: 'log level',
+    default: () => 'info',
+    parse: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
+  },
+};
+
+export const SETTING_NAMES = Object.keys(SETTINGS) as SettingName[];
+
+/** Settings `POST /admin/config` may change at run time (persisted). */
+export const RUNTIME_SETTINGS = [
+  'difficulty',
+  'maxTensorDim',
+  'poolStrategy',
+  'hexDifficulty',
+  'challengeTtlS',
+] as const;
+export type RuntimeSettingName = (typeof RUNTIME_SETTINGS)[number];
+
+export interface ResolveInput {
+  /** Values given as flags or programmatic options (already typed or strings). */
+  readonly flags?: Partial<Record<SettingName, unknown>>;
+  /** The environment (default: none; pass process.env to read it). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** A JSON config file path; its keys are the setting names. */
+  readonly configFile?: string;
+}
+
+export interface ResolvedConfig {
+  readonly config: ValidatorConfig;
+  readonly sources: Readonly<Record<SettingName, ConfigSource>>;
+}
+
+export function resolveConfig(input: ResolveInput = {}): ResolvedConfig {
+  const file = input.configFile ? readConfigFile(input.configFile) : {};
+  const config: Record<string, unknown> = {};
+  const sources: Record<string, ConfigSource> = {};
+  for (const name of SETTING_NAMES) {
+    const setting = SETTINGS[name] as Setting<unknown>;
+    const flag = input.flags?.[name];
+    const env = input.env?.[setting.env];
+    if (flag !== undefined) {
+      config[name] = setting.parse(flag, `option ${name}`);
+      sources[name] = 'flag';
+    } else if (env !== undefined && env !== '') {
+      config[name] = setting.parse(env, `environment ${setting.env}`);
+      sources[name] = 'env';
+    } else if (file[name] !== undefined) {
+      config[name] = setting.parse(file[name], `config file ${input.configFile} key ${name}`);
+      sources[name] = 'file';
+    } else {
+      config[name] = setting.default();
+      sources[name] = 'default';
+    }
+  }
+  return {
+    config: config as unknown as ValidatorConfig,
+    sources: sources as Record<SettingName, ConfigSource>,
+  };
+}
+
+function readConfigFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(
+      `config file ${path}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`config file ${path}: not valid JSON (${(error as Error).message})`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigError(`config file ${path}: expected a JSON object of settings`);
+  }
+  const unknown = Object.keys(parsed).filter((k) => !(SETTING_NAMES as string[]).includes(k));
+  if (unknown.length > 0) {
+    throw new ConfigError(
+      `config file ${path}: unknown settings ${unknown.join(', ')} (known: ${SETTING_NAMES.join(', ')})`,
+    );
+  }
+  return parsed as Record<string, unknown>;
+}

@@ -1,0 +1,73 @@
+import type { RuntimeSettingName } from '../config.js';
+import type { RuntimeConfig, ValidatorContext } from '../context.js';
+import { routeHandlers } from '../http/handlers.js';
+import { COUNTERS } from './metrics.js';
+import type { HexchainService } from './types.js';
+
+function effectiveConfig(ctx: ValidatorContext, hexchain: HexchainService) {
+  return {
+    difficulty: ctx.runtime.difficulty,
+    max_tensor_dim: ctx.runtime.maxTensorDim,
+    pool_strategy: ctx.runtime.poolStrategy,
+    hexchain_difficulty: Number(hexchain.info().difficulty),
+    challenge_ttl_s: ctx.runtime.challengeTtlS,
+  };
+}
+
+/** GET /admin/metrics, GET and POST /admin/config (admin bearer token, checked by the router). */
+export function adminHandlers(deps: { hexchain: HexchainService }) {
+  return routeHandlers({
+    async getAdminMetrics(_request, ctx) {
+      const c = await ctx.storage.read(async (tx) => ({
+        issued: await tx.counters.get(COUNTERS.challengesIssued),
+        valid: await tx.counters.get(COUNTERS.proofsValid),
+        rejected: await tx.counters.get(COUNTERS.proofsRejected),
+        blocks: await tx.counters.get(COUNTERS.blocksAccepted),
+        reasons: await tx.counters.list(COUNTERS.rejectedPrefix),
+      }));
+      const rejections: Record<string, number> = {};
+      for (const [name, count] of Object.entries(c.reasons)) {
+        rejections[name.slice(COUNTERS.rejectedPrefix.length)] = count;
+      }
+      return {
+        challenges_issued: c.issued,
+        proofs_valid: c.valid,
+        proofs_rejected: c.rejected,
+        avg_response_time_ms: ctx.metrics.avgResponseTimeMs(),
+        uptime_pct: await ctx.metrics.uptimePct(),
+        rejections_by_reason: rejections,
+        blocks_accepted: c.blocks,
+        requests_total: ctx.metrics.requestsTotal,
+        uptime_s: Math.floor((ctx.now() - ctx.startedAt) / 1000),
+      };
+    },
+
+    async getAdminConfig(_request, ctx) {
+      return effectiveConfig(ctx, deps.hexchain);
+    },
+
+    /**
+     * Validated by the schema (ranges, at least one setting); applies to challenges issued
+     * afterwards (open challenges keep the thresholds they were issued with) and is persisted.
+     */
+    async setAdminConfig(request, ctx) {
+      const body = request.body;
+      const changes: Partial<RuntimeConfig> = {};
+      if (body.difficulty !== undefined) changes.difficulty = body.difficulty;
+      if (body.max_tensor_dim !== undefined) changes.maxTensorDim = body.max_tensor_dim;
+      if (body.pool_strategy !== undefined) changes.poolStrategy = body.pool_strategy;
+      if (body.challenge_ttl_s !== undefined) changes.challengeTtlS = body.challenge_ttl_s;
+      await ctx.storage.transaction(async (tx) => {
+        for (const [name, value] of Object.entries(changes) as [RuntimeSettingName, unknown][]) {
+          await tx.meta.set(`config.${name}`, String(value));
+        }
+      });
+      Object.assign(ctx.runtime, changes);
+      if (body.hexchain_difficulty !== undefined) {
+        await deps.hexchain.setDifficulty(BigInt(body.hexchain_difficulty));
+      }
+      request.raw.log.info({ changes: body }, 'runtime configuration changed');
+      return { applied: true as const, config: effectiveConfig(ctx, deps.hexchain) };
+    },
+  });
+}

@@ -1,0 +1,386 @@
+import {
+  type Coord,
+  cellSelector,
+  chooseTargetCell,
+  coordEquals,
+  depthFromParents,
+  difficultyAfterBlock,
+  formatAmount,
+  formatCoord,
+  fromHex,
+  GENESIS_BLOCK_HASH,
+  GENESIS_COORD,
+  hexChallengeEntropy,
+  hexChallengeHash,
+  Lattice,
+  parentsRoot,
+  parseCoord,
+  parseHexDifficulty,
+  RETARGET_WINDOW_BLOCKS,
+  shouldRetarget,
+  targetFromDifficulty,
+  targetFromHex,
+  targetToHex,
+  toHex,
+  verifyBlock,
+} from '@tensormine/protocol';
+import { nowSeconds, type ValidatorContext } from '../context.js';
+import { ApiError, verdictError } from '../http/errors.js';
+import { routeHandlers } from '../http/handlers.js';
+import type { BlockRecord, HexChallengeRecord, StorageTx } from '../store/types.js';
+import { blockToWire, challengeToWire, latticeCursor, parseLatticeCursor } from './hexchain/wire.js';
+import { COUNTERS } from './metrics.js';
+import type { HexchainService } from './types.js';
+
+/**
+ * The v4.1 hexchain service (docs/protocol.md section 4, docs/.sections/validator-hexchain.md):
+ * issues lattice challenges, verifies and stores blocks (the first valid block at a coordinate
+ * wins), retargets the difficulty every RETARGET_WINDOW_BLOCKS blocks and serves the lattice.
+ *
+ * The storage is the source of truth; the in-memory `Lattice` mirrors the committed blocks and
+ * changes only after a block's transaction has committed.
+ */
+
+/** Meta key of the live difficulty (decimal). Absent until a retarget or an admin change. */
+export const HEX_DIFFICULTY_META_KEY = 'hexchain.difficulty';
+
+/** Meta key of the genesis time t[0] in Unix ms: the first start of this database. */
+export const HEX_GENESIS_TIME_META_KEY = 'hexchain.genesis_time_ms';
+
+/** The reward token of a block. */
+export const HEX_REWARD_TOKEN = 'PTM';
+
+/** The reward of one accepted block: 1 PTM (10^9 minor units), to the block's miner_pubkey. */
+export const HEX_BLOCK_REWARD = 1_000_000_000n;
+
+/** Page size of GET /api/hexchain/lattice when the query has no limit. */
+export const LATTICE_DEFAULT_LIMIT = 100;
+
+/** Creates the hexchain service: loads the stored blocks into a lattice and the live difficulty. */
+export async function createHexchainService(ctx: ValidatorContext): Promise<HexchainService> {
+  const lattice = new Lattice();
+  const depthCounts = new Map<number, number>([[0, 1]]);
+  let maxDepth = 0;
+  let lastBlockAtMs: number | null = null;
+
+  const { stored, blocks, genesisTimeMs } = await ctx.storage.transaction(async (tx) => {
+    let genesis = await tx.meta.get(HEX_GENESIS_TIME_META_KEY);
+    if (genesis === undefined) {
+      genesis = String(ctx.now());
+      await tx.meta.set(HEX_GENESIS_TIME_META_KEY, genesis);
+    }
+    return {
+      stored: await tx.meta.get(HEX_DIFFICULTY_META_KEY),
+      blocks: await tx.blocks.all(),
+      genesisTimeMs: BigInt(genesis),
+    };
+  });
+  let difficulty = stored === undefined ? ctx.config.hexDifficulty : parseStoredDifficulty(stored);
+
+  /** Adds a committed block to the in-memory mirror. */
+  const place = (block: BlockRecord): void => {
+    lattice.add({
+      coord: block.coord,
+      blockHash: fromHex(block.blockHash, 32, 'block_hash'),
+      depth: block.depth,
+    });
+    depthCounts.set(block.depth, (depthCounts.get(block.depth) ?? 0) + 1);
+    if (block.depth > maxDepth) maxDepth = block.depth;
+    if (lastBlockAtMs === null || block.timestampMs > lastBlockAtMs) lastBlockAtMs = block.timestampMs;
+  };
+  for (const block of blocks) place(block);
+
+  // Difficulty writes (retargets, admin changes) are numbered inside their transaction, which
+  // run one at a time, so that the in-memory value follows the commit order.
+  let writeSeq = 0;
+  let appliedSeq = 0;
+  const applyDifficulty = (seq: number, value: bigint): void => {
+    if (seq > appliedSeq) {
+      appliedSeq = seq;
+      difficulty = value;
+    }
+  };
+  const difficultyIn = async (tx: StorageTx): Promise<bigint> => {
+    const value = await tx.meta.get(HEX_DIFFICULTY_META_KEY);
+    return value === undefined ? ctx.config.hexDifficulty : parseStoredDifficulty(value);
+  };
+
+  const rejectBlock = async (error: ApiError): Promise<never> => {
+    await ctx.metrics.recordRejection(error.code, 'block');
+    throw error;
+  };
+
+  const handlers = routeHandlers({
+    async hexChallenge(request) {
+      const { slot, slot_hash: slotHash, miner_pubkey: minerPubkey } = request.body;
+      if (minerPubkey !== undefined) {
+        const device = await ctx.storage.read((tx) => tx.devices.get(minerPubkey));
+        if (device === undefined) throw notRegistered('miner_pubkey', minerPubkey);
+      }
+      const issuedAt = nowSeconds(ctx);
+      const record = await ctx.storage.transaction(async (tx) => {
+        const serial = await tx.hexChallenges.nextSerial();
+        const entropy = hexChallengeEntropy(ctx.seed, serial);
+        // The lattice only holds committed blocks, and blocks are never removed: the parents
+        // read here stay occupied, so the depth fixed now is final.
+        const coord = chooseTargetCell(lattice.frontier(), cellSelector(slot, slotHash, entropy));
+        const parents = lattice.parentsOf(coord);
+        const target = targetFromDifficulty(difficulty);
+        const challengeHash = toHex(
+          hexChallengeHash({ coord, slot, slotHash, target, parentsRoot: parentsRoot(parents), entropy }),
+        );
+        const challenge: HexChallengeRecord = {
+          id: `h-${challengeHash.slice(0, 24)}`,
+          serial,
+          coord,
+          slot,
+          slotHash,
+          challengeHash,
+          target: targetToHex(target),
+          difficulty,
+          entropy: toHex(entropy),
+          parents: parents.map((p) => ({ coord: p.coord, blockHash: toHex(p.blockHash), depth: p.depth })),
+          depth: depthFromParents(parents),
+          minerPubkey: minerPubkey ?? null,
+          issuedAt,
+          expiresAt: issuedAt + ctx.runtime.challengeTtlS,
+        };
+        await tx.hexChallenges.insert(challenge);
+        await tx.counters.add(COUNTERS.hexChallengesIssued, 1);
+        return challenge;
+      });
+      return challengeToWire(record);
+    },
+
+    async hexSubmit(request) {
+      const body = request.body;
+      const challenge = await ctx.storage.read((tx) => tx.hexChallenges.get(body.challenge_id));
+      if (challenge === undefined) {
+        return rejectBlock(
+          new ApiError(
+            'challenge_not_found',
+            `challenge_id: no challenge ${JSON.stringify(body.challenge_id)} was issued by this validator`,
+          ),
+        );
+      }
+      const now = ctx.now();
+      if (now > challenge.expiresAt * 1000) {
+        return rejectBlock(
+          new ApiError(
+            'challenge_expired',
+            `challenge ${challenge.id} expired at ${challenge.expiresAt} (Unix seconds), it is now ${Math.floor(now / 1000)}; request a new one`,
+            { expires_at: challenge.expiresAt, now: Math.floor(now / 1000) },
+          ),
+        );
+      }
+      const holder = lattice.get(challenge.coord);
+      if (holder !== undefined) {
+        return rejectBlock(occupied(challenge.coord, toHex(holder.blockHash), holder.depth));
+      }
+      const pubkey = body.block.miner_pubkey;
+      const device = await ctx.storage.read((tx) => tx.devices.get(pubkey));
+      if (device === undefined) return rejectBlock(notRegistered('block.miner_pubkey', pubkey));
+      if (challenge.minerPubkey !== null && challenge.minerPubkey !== pubkey) {
+        return rejectBlock(
+          new ApiError(
+            'pubkey_mismatch',
+            `block.miner_pubkey: expected ${challenge.minerPubkey} (the key this challenge was issued to), got ${pubkey}`,
+          ),
+        );
+      }
+
+      const verdict = verifyBlock(
+        {
+          id: challenge.id,
+          coord: challenge.coord,
+          challengeHash: fromHex(challenge.challengeHash, 32, 'challenge_hash'),
+          target: targetFromHex(challenge.target),
+        },
+        body,
+        { requireSignature: ctx.config.requireSignatures },
+      );
+      if (!verdict.ok) {
+        return rejectBlock(verdictError(verdict));
+      }
+
+      const blockHash = toHex(verdict.blockHash);
+      const outcome = await ctx.storage.transaction(async (tx) => {
+        const acceptedAtMs = ctx.now();
+        const acceptedAt = Math.floor(acceptedAtMs / 1000);
+        const height = (await tx.blocks.count()) + 1;
+        const block: BlockRecord = {
+          coord: challenge.coord,
+          blockHash,
+          powHash: toHex(verdict.powHash),
+          depth: challenge.depth,
+          parents: challenge.parents.map((p) => p.coord),
+          minerPubkey: pubkey,
+          nonce: verdict.nonce,
+          challengeId: challenge.id,
+          slot: challenge.slot,
+          difficulty: challenge.difficulty,
+          timestampMs: acceptedAtMs,
+          height,
+        };
+        if (!(await tx.blocks.insert(block))) {
+          const winner = await tx.blocks.get(challenge.coord);
+          return { accepted: false as const, winner };
+        }
+        await tx.ledger.apply([
+          {
+            type: 'mining_reward',
+            pubkey,
+            token: HEX_REWARD_TOKEN,
+            amount: HEX_BLOCK_REWARD,
+            timestamp: acceptedAt,
+            ref: blockHash,
+            idempotencyKey: `block:${blockHash}`,
+          },
+        ]);
+        await tx.counters.add(COUNTERS.blocksAccepted, 1);
+        await tx.miners.record(pubkey, { blocksAccepted: 1, seenAt: acceptedAt });
+        await tx.devices.touch(pubkey, acceptedAt);
+
+        // The retarget rule (protocol 4.6), in the same transaction so that a crash cannot
+        // keep the block and lose the new difficulty.
+        const old = await difficultyIn(tx);
+        let next = old;
+        if (shouldRetarget(height, RETARGET_WINDOW_BLOCKS)) {
+          const start = height - RETARGET_WINDOW_BLOCKS;
+          const startBlock = start === 0 ? undefined : await tx.blocks.byHeight(start);
+          if (start !== 0 && startBlock === undefined) {
+            throw new Error(`hexchain: block at height ${start} is missing; cannot retarget`);
+          }
+          next = difficultyAfterBlock({
+            difficulty: old,
+            height,
+            blockTimeMs: BigInt(acceptedAtMs),
+            windowStartTimeMs: startBlock === undefined ? genesisTimeMs : BigInt(startBlock.timestampMs),
+            windowBlocks: RETARGET_WINDOW_BLOCKS,
+            intervalMs: ctx.config.blockIntervalMs,
+          });
+          await tx.meta.set(HEX_DIFFICULTY_META_KEY, next.toString());
+        }
+        return { accepted: true as const, block, old, next, seq: ++writeSeq };
+      });
+
+      if (!outcome.accepted) {
+        const winner = outcome.winner;
+        return rejectBlock(occupied(challenge.coord, winner?.blockHash, winner?.depth));
+      }
+      place(outcome.block);
+      applyDifficulty(outcome.seq, outcome.next);
+      if (outcome.next !== outcome.old) {
+        ctx.log.info(
+          { height: outcome.block.height, from: outcome.old.toString(), to: outcome.next.toString() },
+          'hexchain difficulty retargeted',
+        );
+      }
+      return {
+        accepted: true,
+        depth: outcome.block.depth,
+        block_hash: blockHash,
+        coord: { ...challenge.coord },
+        reward: formatAmount(HEX_BLOCK_REWARD, HEX_REWARD_TOKEN),
+        token: HEX_REWARD_TOKEN,
+      };
+    },
+
+    async hexStatus() {
+      const open = await ctx.storage.read((tx) => tx.hexChallenges.countOpen(nowSeconds(ctx)));
+      const height = lattice.height;
+      return {
+        occupied: lattice.size,
+        max_depth: maxDepth,
+        depth_distribution: [...depthCounts.entries()]
+          .sort(([a], [b]) => a - b)
+          .map(([depth, count]) => ({ depth, count })),
+        frontier_size: lattice.frontierSize,
+        difficulty: Number(difficulty),
+        target: targetToHex(targetFromDifficulty(difficulty)),
+        open_challenges: open,
+        block_interval_s: Number(ctx.config.blockIntervalMs) / 1000,
+        blocks_until_retarget: RETARGET_WINDOW_BLOCKS - (height % RETARGET_WINDOW_BLOCKS),
+        last_block_at: lastBlockAtMs === null ? null : Math.floor(lastBlockAtMs / 1000),
+        genesis_hash: GENESIS_BLOCK_HASH,
+      };
+    },
+
+    async hexLattice(request) {
+      const limit = request.query.limit ?? LATTICE_DEFAULT_LIMIT;
+      const after = request.query.cursor === undefined ? 0 : parseLatticeCursor(request.query.cursor);
+      const { page, total } = await ctx.storage.read(async (tx) => ({
+        page: await tx.blocks.list(after, limit + 1),
+        total: await tx.blocks.count(),
+      }));
+      const blocks = page.slice(0, limit);
+      const last = blocks.at(-1);
+      return {
+        blocks: blocks.map(blockToWire),
+        next_cursor: page.length > limit && last !== undefined ? latticeCursor(last.height) : null,
+        total,
+      };
+    },
+
+    async hexBlock(request) {
+      const coord = parseCoord(request.params);
+      if (coordEquals(coord, GENESIS_COORD)) {
+        throw new ApiError(
+          'block_not_found',
+          `coordinate ${formatCoord(coord)} holds the genesis block, which has no header (no pow_hash, nonce or miner); its hash is genesis_hash in GET /api/hexchain/status`,
+          { genesis_hash: GENESIS_BLOCK_HASH },
+        );
+      }
+      const block = await ctx.storage.read((tx) => tx.blocks.get(coord));
+      if (block === undefined) {
+        throw new ApiError(
+          'block_not_found',
+          `coordinate ${formatCoord(coord)}: no block occupies it${lattice.isFrontier(coord) ? ' (it is on the frontier: a challenge may target it)' : ''}`,
+        );
+      }
+      return blockToWire(block);
+    },
+  });
+
+  return {
+    handlers,
+    info: () => ({ difficulty, occupied: lattice.size }),
+    async setDifficulty(value) {
+      const next = parseHexDifficulty(value);
+      const seq = await ctx.storage.transaction(async (tx) => {
+        await tx.meta.set(HEX_DIFFICULTY_META_KEY, next.toString());
+        return ++writeSeq;
+      });
+      applyDifficulty(seq, next);
+    },
+  };
+}
+
+function parseStoredDifficulty(value: string): bigint {
+  if (!/^[0-9]{1,16}$/.test(value)) {
+    throw new Error(
+      `hexchain: stored ${HEX_DIFFICULTY_META_KEY} is not a decimal integer: ${JSON.stringify(value)}`,
+    );
+  }
+  return parseHexDifficulty(BigInt(value));
+}
+
+function occupied(coord: Coord, blockHash: string | undefined, depth: number | undefined): ApiError {
+  const by = blockHash === undefined ? 'another block' : `block ${blockHash} (depth ${depth})`;
+  return new ApiError(
+    'coordinate_occupied',
+    `coordinate ${formatCoord(coord)} is already occupied by ${by}; the first valid block wins: request a new challenge`,
+    {
+      coord: { q: coord.q, r: coord.r, s: coord.s },
+      ...(blockHash === undefined ? {} : { block_hash: blockHash }),
+      ...(depth === undefined ? {} : { depth }),
+    },
+  );
+}
+
+function notRegistered(field: string, pubkey: string): ApiError {
+  return new ApiError(
+    'miner_not_registered',
+    `${field}: ${pubkey} is not registered; register it with POST /devices/register`,
+  );
+}

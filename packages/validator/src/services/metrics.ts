@@ -1,0 +1,86 @@
+import type { ErrorCode } from '@tensormine/protocol';
+import type { Storage } from '../store/types.js';
+
+/** Persisted counter names. */
+export const COUNTERS = {
+  challengesIssued: 'challenges_issued',
+  proofsValid: 'proofs_valid',
+  proofsRejected: 'proofs_rejected',
+  blocksAccepted: 'blocks_accepted',
+  hexChallengesIssued: 'hex_challenges_issued',
+  blocksRejected: 'blocks_rejected',
+  /** Prefix of `rejected.<code>`: rejections of proofs and blocks by reason. */
+  rejectedPrefix: 'rejected.',
+  /** Accumulated serving time in milliseconds, and the first start (Unix ms). */
+  uptimeMs: 'uptime_ms',
+  firstStartMs: 'first_start_ms',
+} as const;
+
+/**
+ * Request timing (in memory, since this process started) and the persisted counters of
+ * the node (challenges, proofs, blocks, rejections by reason, serving time).
+ */
+export class Metrics {
+  requestsTotal = 0;
+  #responseMsTotal = 0;
+  #lastBeat: number;
+
+  constructor(
+    private readonly storage: Storage,
+    private readonly now: () => number,
+  ) {
+    this.#lastBeat = now();
+  }
+
+  observeResponse(ms: number): void {
+    this.requestsTotal++;
+    this.#responseMsTotal += ms;
+  }
+
+  avgResponseTimeMs(): number {
+    return this.requestsTotal === 0
+      ? 0
+      : Math.round((this.#responseMsTotal / this.requestsTotal) * 1000) / 1000;
+  }
+
+  /** Counts a rejected proof or block by reason, in the caller's transaction or its own. */
+  async recordRejection(code: ErrorCode, kind: 'proof' | 'block'): Promise<void> {
+    await this.storage.transaction(async (tx) => {
+      await tx.counters.add(kind === 'proof' ? COUNTERS.proofsRejected : COUNTERS.blocksRejected, 1);
+      await tx.counters.add(`${COUNTERS.rejectedPrefix}${code}`, 1);
+    });
+  }
+
+  /** Records the first start if this database never saw one. */
+  async start(): Promise<void> {
+    this.#lastBeat = this.now();
+    await this.storage.transaction(async (tx) => {
+      if ((await tx.counters.get(COUNTERS.firstStartMs)) === 0)
+        await tx.counters.add(COUNTERS.firstStartMs, this.#lastBeat);
+    });
+  }
+
+  /** Adds the serving time since the last beat to the persisted total (call periodically and at close). */
+  async beat(): Promise<void> {
+    const now = this.now();
+    const elapsed = Math.max(0, now - this.#lastBeat);
+    this.#lastBeat = now;
+    await this.storage.transaction((tx) => tx.counters.add(COUNTERS.uptimeMs, elapsed));
+  }
+
+  /**
+   * Percentage of the time since the first start of this database during which a validator
+   * served from it, including the time since the last beat.
+   */
+  async uptimePct(): Promise<number> {
+    const { first, served } = await this.storage.read(async (tx) => ({
+      first: await tx.counters.get(COUNTERS.firstStartMs),
+      served: await tx.counters.get(COUNTERS.uptimeMs),
+    }));
+    const now = this.now();
+    const total = now - first;
+    if (first === 0 || total <= 0) return 100;
+    const pct = (100 * (served + (now - this.#lastBeat))) / total;
+    return Math.min(100, Math.round(pct * 100) / 100);
+  }
+}

@@ -1,0 +1,30 @@
+import { ApiError } from '../../http/errors.js';
+
+/**
+ * Opaque page cursors: base64url of `<listing>:<position>`, where the position is the ledger
+ * id to continue before (GET /ledger/entries) or the number of items already served
+ * (GET /devices). Clients must pass next_cursor back unchanged; the encoding may change.
+ */
+export function encodeCursor(listing: string, position: number): string {
+  return Buffer.from(`${listing}:${position}`, 'utf8').toString('base64url');
+}
+
+/**
+ * Decodes a cursor of `listing` into its position (a non-negative safe integer).
+ * @throws ApiError validation_failed when the cursor was not made by {@link encodeCursor} for this listing.
+ */
+export function decodeCursor(listing: string, cursor: string, endpoint: string): number {
+  const fail = (): never => {
+    throw new ApiError(
+      'validation_failed',
+      `cursor: expected the next_cursor of a previous ${endpoint} page, got ${JSON.stringify(cursor.length > 40 ? `${cursor.slice(0, 40)}...` : cursor)}`,
+    );
+  };
+  if (!/^[A-Za-z0-9_-]+$/.test(cursor)) fail();
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const match = /^([a-z]+):(0|[1-9][0-9]{0,15})$/.exec(text);
+  if (!match || match[1] !== listing) return fail();
+  const position = Number(match[2]);
+  if (!Number.isSafeInteger(position)) fail();
+  return position;
+}

@@ -1,0 +1,222 @@
+import {
+  formatAmount,
+  type ProofWire,
+  parseProof,
+  proofMessage,
+  signatureFromWire,
+  signReceipt,
+  verify,
+  verifyProof,
+} from '@tensormine/protocol';
+import { nowSeconds, type ValidatorContext } from '../../context.js';
+import { ApiError, verdictError } from '../../http/errors.js';
+import { routeHandlers } from '../../http/handlers.js';
+import type { ChallengeRecord } from '../../store/types.js';
+import { COUNTERS } from '../metrics.js';
+import { challengeFromRecord, notRegistered } from './challenges.js';
+import { REWARD_TOKEN, rewardFor, rewardIdempotencyKey } from './rules.js';
+
+/**
+ * POST /submit. The checks, in order; the first failure is the answer:
+ *   1. field encodings (parseProof)            validation_failed, invalid_nonce
+ *   2. the challenge was issued here           challenge_not_found (404)
+ *   3. it has not expired (now > expires_at)   challenge_expired (410)
+ *   4. challenge_hash is the issued hash       challenge_hash_mismatch (422)
+ *   5. miner_pubkey is registered              miner_not_registered (403)
+ *   6. the signature by miner_pubkey           signature_required / signature_invalid (401)
+ *   7. no accepted proof for (challenge, key)  proof_replayed (409)
+ *   8. recomputation of the work for the nonce and key, then the thresholds (verifyProof):
+ *      tensor_result_mismatch, mml_score_mismatch, path_signature_mismatch,
+ *      path_distance_mismatch, computation_hash_mismatch, mml_above_threshold,
+ *      path_distance_above_max (422)
+ * Then one transaction records the proof, credits the reward, counts and signs the receipt.
+ */
+export function submitHandlers() {
+  return routeHandlers({
+    async submitProof({ body }, ctx) {
+      const state = { attributable: false };
+      try {
+        return await submit(body.proof, body.signature, ctx, state);
+      } catch (error) {
+        if (error instanceof ApiError && error.statusCode < 500) {
+          await recordRejection(ctx, error, body.proof.miner_pubkey, state.attributable);
+        }
+        throw error;
+      }
+    },
+  });
+}
+
+async function submit(
+  proof: ProofWire,
+  signature: readonly number[] | undefined,
+  ctx: ValidatorContext,
+  state: { attributable: boolean },
+) {
+  const parsed = parseProof(proof);
+  if (!parsed.ok) {
+    const verdict = parsed.verdict;
+    throw verdict.ok ? new Error('parseProof rejected without a code') : verdictError(verdict);
+  }
+  const bytes = parsed.bytes;
+  const pubkey = proof.miner_pubkey;
+
+  const { record, device, previous } = await ctx.storage.read(async (tx) => ({
+    record: await tx.challenges.get(proof.challenge_id),
+    device: await tx.devices.get(pubkey),
+    previous: await tx.proofs.get(proof.challenge_id, pubkey),
+  }));
+  if (!record) {
+    throw new ApiError(
+      'challenge_not_found',
+      `challenge_id ${JSON.stringify(proof.challenge_id)} was not issued by this validator; request a challenge with POST /challenge`,
+      { challenge_id: proof.challenge_id },
+    );
+  }
+  const now = nowSeconds(ctx);
+  if (now > record.expiresAt) {
+    throw new ApiError(
+      'challenge_expired',
+      `challenge ${record.id} expired at ${record.expiresAt} (issued at ${record.issuedAt}, lifetime ${record.expiresAt - record.issuedAt} s) and it is now ${now}; request a new challenge with POST /challenge`,
+      { challenge_id: record.id, issued_at: record.issuedAt, expires_at: record.expiresAt, now },
+    );
+  }
+  if (proof.challenge_hash !== record.challengeHash) {
+    throw new ApiError(
+      'challenge_hash_mismatch',
+      `challenge_hash is not the hash of the issued challenge ${record.id}: expected ${record.challengeHash}, got ${proof.challenge_hash}`,
+      { challenge_id: record.id, expected: record.challengeHash, got: proof.challenge_hash },
+    );
+  }
+  if (!device) throw notRegistered(pubkey, 'miner_pubkey');
+
+  if (signature === undefined) {
+    if (ctx.config.requireSignatures) {
+      throw new ApiError(
+        'signature_required',
+        'the proof must be signed by miner_pubkey: send signature, the 64-byte ed25519 signature over the canonical proof bytes (proofMessage), as an array of 64 integers',
+      );
+    }
+    // Legacy unsigned mode: nothing authenticates the key, so the key named is all there is.
+    state.attributable = true;
+  } else {
+    let sig: Uint8Array;
+    try {
+      sig = signatureFromWire(signature);
+    } catch (error) {
+      throw new ApiError('validation_failed', (error as Error).message);
+    }
+    if (!verify(sig, proofMessage(bytes), bytes.minerPublicKey)) {
+      throw new ApiError(
+        'signature_invalid',
+        `the signature does not verify against miner_pubkey ${pubkey} over the canonical proof bytes (proofMessage)`,
+        { miner_pubkey: pubkey },
+      );
+    }
+    state.attributable = true;
+  }
+
+  if (previous) throw replayed(record, pubkey, previous.acceptedAt, previous.ledgerEntryId);
+
+  // The expensive part, outside any transaction: recompute the work for this nonce and key.
+  const verdict = verifyProof(challengeFromRecord(record), proof, { requireSignature: false });
+  if (!verdict.ok) throw verdictError(verdict);
+
+  const reward = rewardFor(record.difficulty);
+  const acceptedAt = nowSeconds(ctx);
+  const accepted = await ctx.storage.transaction(async (tx) => {
+    const earlier = await tx.proofs.get(record.id, pubkey);
+    if (earlier) throw replayed(record, pubkey, earlier.acceptedAt, earlier.ledgerEntryId);
+    const [entry] = await tx.ledger.apply([
+      {
+        type: 'mining_reward',
+        pubkey,
+        token: REWARD_TOKEN,
+        amount: reward,
+        timestamp: acceptedAt,
+        ref: record.id,
+        idempotencyKey: rewardIdempotencyKey(record.id, pubkey),
+      },
+    ]);
+    if (!entry) throw new Error('ledger.apply returned no entry');
+    const txSig = signReceipt(
+      {
+        challengeId: record.id,
+        minerPubkey: pubkey,
+        computationHash: proof.computation_hash,
+        ledgerEntryId: entry.id,
+        rewardMinor: reward,
+        acceptedAt,
+      },
+      ctx.identity.secretKey,
+    );
+    const inserted = await tx.proofs.insert({
+      challengeId: record.id,
+      pubkey,
+      nonce: proof.computation_nonce,
+      acceptedAt,
+      ledgerEntryId: entry.id,
+      txSig,
+    });
+    // Unreachable while transactions run one at a time (checked above); kept as the rule.
+    if (!inserted) throw replayed(record, pubkey, acceptedAt, entry.id);
+    await tx.counters.add(COUNTERS.proofsValid, 1);
+    await tx.miners.record(pubkey, { proofsAccepted: 1, seenAt: acceptedAt });
+    await tx.devices.touch(pubkey, acceptedAt);
+    return { entryId: entry.id, txSig };
+  });
+
+  return {
+    accepted: true,
+    tx_sig: accepted.txSig,
+    challenge_id: record.id,
+    miner_pubkey: pubkey,
+    reward: formatAmount(reward, REWARD_TOKEN),
+    token: REWARD_TOKEN,
+    ledger_entry_id: String(accepted.entryId),
+    accepted_at: acceptedAt,
+  };
+}
+
+function replayed(
+  record: ChallengeRecord,
+  pubkey: string,
+  acceptedAt: number,
+  ledgerEntryId: number,
+): ApiError {
+  return new ApiError(
+    'proof_replayed',
+    `a proof for challenge ${record.id} by ${pubkey} was already accepted at ${acceptedAt} (ledger entry ${ledgerEntryId}); each key is rewarded once per challenge: request a new challenge with POST /challenge`,
+    {
+      challenge_id: record.id,
+      miner_pubkey: pubkey,
+      accepted_at: acceptedAt,
+      ledger_entry_id: String(ledgerEntryId),
+    },
+  );
+}
+
+/**
+ * Counts a rejection by reason (admin metrics), and against the miner's account when the
+ * rejection is attributable to the key: the key is registered and the proof carried a valid
+ * signature by it (or signatures are not required and none was sent). A forged submission
+ * naming someone else's key never raises that key's proofs_rejected.
+ */
+async function recordRejection(
+  ctx: ValidatorContext,
+  error: ApiError,
+  pubkey: string,
+  attributable: boolean,
+): Promise<void> {
+  try {
+    await ctx.metrics.recordRejection(error.code, 'proof');
+    if (attributable) {
+      const seenAt = nowSeconds(ctx);
+      await ctx.storage.transaction(async (tx) => {
+        if (await tx.devices.get(pubkey)) await tx.miners.record(pubkey, { proofsRejected: 1, seenAt });
+      });
+    }
+  } catch (countError) {
+    ctx.log.warn({ err: countError }, 'could not count a rejected proof');
+  }
+}

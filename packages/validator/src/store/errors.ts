@@ -1,0 +1,46 @@
+const BRAND = Symbol.for('@tensormine/validator/StorageError');
+
+/**
+ * Why the storage refused to do something. These are programming or deployment errors, not
+ * user input errors: the HTTP layer turns them into a 500 and logs them.
+ * - `nested_transaction`: `transaction`, `read` or `close` was called inside a callback of the
+ *   same storage (it would wait for itself forever).
+ * - `transaction_finished`: a `tx` was used after its callback's promise settled.
+ * - `read_only`: a write was attempted inside `read`.
+ * - `storage_closed`: the storage was used after `close`.
+ * - `schema_too_new`: the database was written by a newer version of the validator.
+ * - `migration_failed`: a schema migration failed (the database keeps its previous version).
+ * - `wal_unavailable`: the file system refused the WAL journal (a network file system?).
+ * - `invalid_value`: a value that cannot be stored (a non-integer timestamp, an unknown
+ *   ledger entry type...).
+ * - `corrupt_row`: a stored value does not have the expected type.
+ */
+export type StorageErrorCode =
+  | 'nested_transaction'
+  | 'transaction_finished'
+  | 'read_only'
+  | 'storage_closed'
+  | 'schema_too_new'
+  | 'migration_failed'
+  | 'wal_unavailable'
+  | 'invalid_value'
+  | 'corrupt_row';
+
+/**
+ * The error of the storage layer, with a stable `code`. `instanceof` works across two copies
+ * of the package (brand via `Symbol.for`).
+ */
+export class StorageError extends Error {
+  override readonly name = 'StorageError';
+  readonly code: StorageErrorCode;
+
+  constructor(code: StorageErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.code = code;
+    Object.defineProperty(this, BRAND, { value: true });
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && BRAND in value;
+  }
+}

@@ -1,0 +1,310 @@
+import type { DatabaseSync } from 'node:sqlite';
+import { StorageError } from './errors.js';
+
+/**
+ * The schema of the SQLite database, as an ordered list of steps. The version of a database
+ * is `PRAGMA user_version` (0 for a new file): opening a database applies every step above it,
+ * each in its own transaction together with the new `user_version`, so a failed step leaves
+ * the database at the previous version. A database whose version is above the last step was
+ * written by a newer validator and is refused (an older program must not write a schema it
+ * does not know).
+ *
+ * Rules for new steps: append, never edit a released step; add tables and columns rather than
+ * change them. A step that has to rebuild a table (SQLite cannot change a constraint in place)
+ * follows https://www.sqlite.org/lang_altertable.html#otheralter: create `x_new`, copy, drop,
+ * rename, recreate indexes and triggers, in the step's transaction.
+ */
+export interface Migration {
+  /** 1, 2, 3...: the `user_version` after this step. */
+  readonly version: number;
+  /** For messages: what the step does. */
+  readonly name: string;
+  /** One or more SQL statements. */
+  readonly sql: string;
+}
+
+/** A canonical unsigned decimal integer: `0` or `[1-9][0-9]*` (bigint amounts as TEXT). */
+const unsigned = (column: string) =>
+  `CHECK ((${column} = '0' OR ${column} GLOB '[1-9]*') AND ${column} NOT GLOB '*[^0-9]*')`;
+
+/** A canonical signed decimal integer: `0`, `[1-9][0-9]*` or `-[1-9][0-9]*`. */
+const signed = (column: string) =>
+  `CHECK ((${column} = '0' OR ${column} GLOB '[1-9]*' OR ${column} GLOB '-[1-9]*') AND ltrim(${column}, '-') NOT GLOB '*[^0-9]*')`;
+
+/**
+ * Version 1.
+ *
+ * Types: every table is STRICT (an INTEGER column refuses 1.5 or '7'). Counts, ids and
+ * timestamps are INTEGER; token amounts and hexchain difficulties are bigints stored as
+ * canonical decimal TEXT (a balance may exceed a signed 64-bit integer, and SQLite's own
+ * arithmetic on such text would go through floating point), parsed with `BigInt` only.
+ *
+ * Accounts and the ledger. An account is a (pubkey, token) pair; it exists as soon as an entry
+ * touches it. `ledger_entries` is the append-only journal (triggers refuse UPDATE and DELETE):
+ * one row per signed movement of one token on one account, with a type and a `ref` naming
+ * what it is about. `balances` is the sum of an account's entries, kept in the same
+ * transaction, never negative. `ledger_totals` keeps, per account and entry type, the sum of
+ * credits and of debits (so that "rewards earned" is one row, not a scan).
+ *
+ * How the economy of a later version hangs off this without redesign: funds held by a module
+ * are the balance of a module account whose name cannot be a public key (64 hex digits), for
+ * example `@stake`, `@vault`, `@market`, `@pool`, `@swap:TMN/USDT`. Every move is a balanced
+ * group of entries applied in one call (a stake: `stake` -x on the user, +x on `@stake`; a
+ * swap: user -a TMN, pool +a TMN, pool -b USDT, user +b USDT; a fee: user -f, `@fees` +f), so
+ * the "never negative" rule protects pools and escrows too, and the supply of a token is the
+ * sum of its balances. The state of each product is its own table, added by a new step, whose
+ * rows point at the entries that moved the money (`ref` on the entry, entry ids on the row):
+ * `stakes` (id, pubkey, token, amount, lock_expiry, yield_rate_bps, open/close entry ids),
+ * `vaults` (id, pubkey, token, amount, unlock_at, deposit/withdraw entry ids), `swap_pools`
+ * (pair, fee; the reserves are the pool account's balances), `orders` and `order_fills`
+ * (order ids, amount and price as decimal text, fill entry ids), `pool_members` (pubkey,
+ * stake, joined_at, entry id). The entry types already list them.
+ */
+const V1 = `
+CREATE TABLE meta (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE counters (
+  name TEXT PRIMARY KEY,
+  value INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+
+-- Serial numbers that are never handed out twice (one row per sequence).
+CREATE TABLE sequences (
+  name TEXT PRIMARY KEY,
+  next_value INTEGER NOT NULL CHECK (next_value >= 0)
+) STRICT, WITHOUT ROWID;
+INSERT INTO sequences (name, next_value) VALUES ('challenges', 0), ('hex_challenges', 0);
+
+-- AUTOINCREMENT: ids only grow, even if the newest row were ever removed.
+CREATE TABLE ledger_entries (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  type TEXT NOT NULL,
+  pubkey TEXT NOT NULL,
+  token TEXT NOT NULL,
+  amount TEXT NOT NULL ${signed('amount')},
+  timestamp INTEGER NOT NULL,
+  ref TEXT,
+  idempotency_key TEXT
+) STRICT;
+CREATE UNIQUE INDEX ledger_entries_idempotency_key ON ledger_entries (idempotency_key)
+  WHERE idempotency_key IS NOT NULL;
+-- Newest-first listings (each index ends with the rowid, id).
+CREATE INDEX ledger_entries_pubkey ON ledger_entries (pubkey);
+CREATE INDEX ledger_entries_pubkey_token ON ledger_entries (pubkey, token);
+CREATE INDEX ledger_entries_pubkey_type ON ledger_entries (pubkey, type);
+CREATE INDEX ledger_entries_type ON ledger_entries (type);
+CREATE INDEX ledger_entries_token ON ledger_entries (token);
+CREATE TRIGGER ledger_entries_no_update BEFORE UPDATE ON ledger_entries
+BEGIN SELECT RAISE(ABORT, 'ledger entries are append-only'); END;
+CREATE TRIGGER ledger_entries_no_delete BEFORE DELETE ON ledger_entries
+BEGIN SELECT RAISE(ABORT, 'ledger entries are append-only'); END;
+
+CREATE TABLE balances (
+  pubkey TEXT NOT NULL,
+  token TEXT NOT NULL,
+  amount TEXT NOT NULL ${unsigned('amount')},
+  PRIMARY KEY (pubkey, token)
+) STRICT, WITHOUT ROWID;
+
+-- Per account and entry type: the sum of positive amounts and of the magnitudes of negative ones.
+CREATE TABLE ledger_totals (
+  pubkey TEXT NOT NULL,
+  token TEXT NOT NULL,
+  type TEXT NOT NULL,
+  credited TEXT NOT NULL ${unsigned('credited')},
+  debited TEXT NOT NULL ${unsigned('debited')},
+  PRIMARY KEY (pubkey, token, type)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE devices (
+  pubkey TEXT PRIMARY KEY,
+  device_id TEXT NOT NULL UNIQUE,
+  device_type TEXT NOT NULL,
+  port INTEGER CHECK (port IS NULL OR port BETWEEN 0 AND 65535),
+  registered_at INTEGER NOT NULL,
+  last_seen INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE INDEX devices_registered ON devices (registered_at, pubkey);
+CREATE INDEX devices_type_registered ON devices (device_type, registered_at, pubkey);
+
+CREATE TABLE miners (
+  pubkey TEXT PRIMARY KEY,
+  proofs_accepted INTEGER NOT NULL CHECK (proofs_accepted >= 0),
+  proofs_rejected INTEGER NOT NULL CHECK (proofs_rejected >= 0),
+  blocks_accepted INTEGER NOT NULL CHECK (blocks_accepted >= 0),
+  last_seen INTEGER
+) STRICT, WITHOUT ROWID;
+
+-- v4.0
+CREATE TABLE challenges (
+  id TEXT PRIMARY KEY,
+  serial INTEGER NOT NULL UNIQUE,
+  slot INTEGER NOT NULL,
+  slot_hash TEXT NOT NULL,
+  device_type TEXT NOT NULL,
+  difficulty INTEGER NOT NULL,
+  dim INTEGER NOT NULL,
+  entropy TEXT NOT NULL,
+  challenge_hash TEXT NOT NULL,
+  issued_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE INDEX challenges_expires_at ON challenges (expires_at);
+
+CREATE TABLE proofs (
+  challenge_id TEXT NOT NULL REFERENCES challenges (id),
+  pubkey TEXT NOT NULL,
+  nonce INTEGER NOT NULL,
+  accepted_at INTEGER NOT NULL,
+  ledger_entry_id INTEGER NOT NULL REFERENCES ledger_entries (id),
+  tx_sig TEXT NOT NULL,
+  PRIMARY KEY (challenge_id, pubkey)
+) STRICT, WITHOUT ROWID;
+
+-- v4.1 hexchain. parents: JSON arrays, read and written whole (at most 6 neighbours).
+CREATE TABLE hex_challenges (
+  id TEXT PRIMARY KEY,
+  serial INTEGER NOT NULL UNIQUE,
+  q INTEGER NOT NULL,
+  r INTEGER NOT NULL,
+  s INTEGER NOT NULL,
+  slot INTEGER NOT NULL,
+  slot_hash TEXT NOT NULL,
+  challenge_hash TEXT NOT NULL,
+  target TEXT NOT NULL,
+  difficulty TEXT NOT NULL ${unsigned('difficulty')},
+  entropy TEXT NOT NULL,
+  parents TEXT NOT NULL CHECK (json_valid(parents)),
+  depth INTEGER NOT NULL,
+  miner_pubkey TEXT,
+  issued_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  CHECK (q + r + s = 0)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX hex_challenges_expires_at ON hex_challenges (expires_at);
+
+-- One block per coordinate, never overwritten (triggers refuse UPDATE and DELETE).
+CREATE TABLE blocks (
+  height INTEGER PRIMARY KEY CHECK (height >= 1),
+  q INTEGER NOT NULL,
+  r INTEGER NOT NULL,
+  s INTEGER NOT NULL,
+  block_hash TEXT NOT NULL UNIQUE,
+  pow_hash TEXT NOT NULL,
+  depth INTEGER NOT NULL,
+  parents TEXT NOT NULL CHECK (json_valid(parents)),
+  miner_pubkey TEXT NOT NULL,
+  nonce INTEGER NOT NULL,
+  challenge_id TEXT NOT NULL REFERENCES hex_challenges (id),
+  slot INTEGER NOT NULL,
+  difficulty TEXT NOT NULL ${unsigned('difficulty')},
+  timestamp_ms INTEGER NOT NULL,
+  UNIQUE (q, r, s),
+  CHECK (q + r + s = 0)
+) STRICT;
+CREATE TRIGGER blocks_no_update BEFORE UPDATE ON blocks
+BEGIN SELECT RAISE(ABORT, 'blocks are immutable'); END;
+CREATE TRIGGER blocks_no_delete BEFORE DELETE ON blocks
+BEGIN SELECT RAISE(ABORT, 'blocks are immutable'); END;
+`;
+
+/** Every step, in order. */
+export const MIGRATIONS: readonly Migration[] = [{ version: 1, name: 'initial schema', sql: V1 }];
+
+/** The schema version this code writes. */
+export const LATEST_SCHEMA_VERSION: number = MIGRATIONS.length;
+
+export interface MigrateOptions {
+  /** The database's path, for messages. */
+  readonly location: string;
+  /** The steps (default {@link MIGRATIONS}; tests pass others). */
+  readonly migrations?: readonly Migration[];
+}
+
+export interface MigrateResult {
+  /** The version found. */
+  readonly from: number;
+  /** The version now. */
+  readonly to: number;
+  /** The versions applied by this call, in order. */
+  readonly applied: number[];
+}
+
+/** The schema version of an open database (`PRAGMA user_version`). */
+export function schemaVersion(db: DatabaseSync): number {
+  const row = db.prepare('PRAGMA user_version').get();
+  const version = row?.user_version;
+  if (typeof version !== 'number') throw new Error('PRAGMA user_version returned no number');
+  return version;
+}
+
+/**
+ * Brings the database up to the last step. Each step runs in its own `BEGIN IMMEDIATE`
+ * transaction that re-reads the version first, so two processes opening the same new file
+ * cannot both apply a step.
+ * @throws StorageError `schema_too_new` when the database is newer than the steps,
+ *   `migration_failed` when a step fails (that step is rolled back).
+ */
+export function migrate(db: DatabaseSync, options: MigrateOptions): MigrateResult {
+  const migrations = options.migrations ?? MIGRATIONS;
+  checkMigrations(migrations);
+  const latest = migrations.length;
+  const from = schemaVersion(db);
+  if (from > latest) throw tooNew(options.location, from, latest);
+  const applied: number[] = [];
+  for (const step of migrations) {
+    if (step.version <= from) continue;
+    db.exec('BEGIN IMMEDIATE');
+    try {
+      const current = schemaVersion(db);
+      if (current > latest) throw tooNew(options.location, current, latest);
+      if (current < step.version) {
+        db.exec(step.sql);
+        db.exec(`PRAGMA user_version = ${step.version}`);
+        applied.push(step.version);
+      }
+      db.exec('COMMIT');
+    } catch (error) {
+      rollback(db);
+      if (error instanceof StorageError) throw error;
+      throw new StorageError(
+        'migration_failed',
+        `schema migration ${step.version} (${step.name}) of ${options.location} failed: ${(error as Error).message}`,
+        { cause: error },
+      );
+    }
+  }
+  return { from, to: schemaVersion(db), applied };
+}
+
+/**
+ * Rolls back the open transaction, if there is one: SQLite may already have rolled back by
+ * itself (after a disk-full error, for example). `DatabaseSync.isTransaction` would say so,
+ * but it needs Node 24.
+ */
+export function rollback(db: DatabaseSync): void {
+  try {
+    db.exec('ROLLBACK');
+  } catch (error) {
+    if (!String((error as Error).message).includes('no transaction is active')) throw error;
+  }
+}
+
+function tooNew(location: string, version: number, latest: number): StorageError {
+  return new StorageError(
+    'schema_too_new',
+    `the database ${location} has schema version ${version}, but this validator knows versions up to ${latest}: ` +
+      'it was written by a newer @tensormine/validator; upgrade the validator or use another data directory',
+  );
+}
+
+function checkMigrations(migrations: readonly Migration[]): void {
+  migrations.forEach((step, index) => {
+    if (step.version !== index + 1) {
+      throw new Error(`migration ${index}: expected version ${index + 1}, got ${step.version}`);
+    }
+  });
+}

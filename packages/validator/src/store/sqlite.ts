@@ -1,0 +1,197 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { StorageError } from './errors.js';
+import { migrate, rollback } from './migrations.js';
+import { Mutex } from './mutex.js';
+import { Scope, SqliteTx, type Statements } from './sqlite-repos.js';
+import type { Storage, StorageTx } from './types.js';
+
+export interface SqliteStorageOptions {
+  /** A file path (its directory is created, mode 0700), or ':memory:' for a private in-memory database. */
+  readonly path: string;
+  /** How long to wait for a lock held by another process, in milliseconds. Default 5 000. */
+  readonly busyTimeoutMs?: number;
+}
+
+export const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
+
+/**
+ * Opens (creating and migrating if needed) the embedded SQLite storage of the validator.
+ * @throws StorageError `schema_too_new` when the file was written by a newer validator,
+ *   `migration_failed`, `wal_unavailable`.
+ */
+export async function openSqliteStorage(options: SqliteStorageOptions): Promise<SqliteStorage> {
+  return SqliteStorage.open(options);
+}
+
+/**
+ * The storage on node:sqlite: one synchronous connection shared by every request.
+ *
+ * Transactions are serialised by a FIFO async mutex: `transaction` takes it, runs
+ * `BEGIN IMMEDIATE`, awaits the callback, then `COMMIT` (or `ROLLBACK` if anything threw, and
+ * the error is rethrown). `read` takes the same mutex (with a deferred `BEGIN` and
+ * `PRAGMA query_only`): with one connection, a read that ran while a transaction awaits would
+ * see that transaction's uncommitted writes, and reads are short. The price is that a read waits
+ * for the running transaction, which is why callbacks must not do slow work.
+ *
+ * Calling `transaction`, `read` or `close` inside a callback of the same storage would wait
+ * for itself forever; an AsyncLocalStorage marks the callbacks, and such a call rejects with
+ * `StorageError` `nested_transaction` instead.
+ */
+export class SqliteStorage implements Storage {
+  readonly location: string;
+  /** The schema version of the database (the latest this code knows). */
+  readonly schemaVersion: number;
+  readonly #db: DatabaseSync;
+  readonly #cache = new Map<string, StatementSync>();
+  readonly #statements: Statements;
+  readonly #mutex = new Mutex();
+  readonly #inside = new AsyncLocalStorage<Scope>();
+  #closed = false;
+
+  private constructor(db: DatabaseSync, location: string, schemaVersion: number) {
+    this.#db = db;
+    this.location = location;
+    this.schemaVersion = schemaVersion;
+    this.#statements = {
+      prepare: (sql) => {
+        let statement = this.#cache.get(sql);
+        if (statement === undefined) {
+          statement = this.#db.prepare(sql);
+          this.#cache.set(sql, statement);
+        }
+        return statement;
+      },
+      exec: (sql) => this.#db.exec(sql),
+    };
+  }
+
+  static async open(options: SqliteStorageOptions): Promise<SqliteStorage> {
+    const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+    const file = options.path !== ':memory:';
+    if (file) createFile(options.path);
+    const db = new DatabaseSync(options.path, { enableForeignKeyConstraints: true });
+    try {
+      configureConnection(db, { location: options.path, file, busyTimeoutMs });
+      const { to } = migrate(db, { location: options.path });
+      return new SqliteStorage(db, options.path, to);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+  }
+
+  transaction<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T> {
+    return this.#run('transaction', false, fn);
+  }
+
+  read<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T> {
+    return this.#run('read', true, fn);
+  }
+
+  /** Waits for the running and queued transactions, then closes the database. Idempotent. */
+  async close(): Promise<void> {
+    this.#checkOutside('close');
+    await this.#mutex.run(() => {
+      if (this.#closed) return;
+      this.#closed = true;
+      this.#cache.clear();
+      try {
+        this.#db.exec('PRAGMA optimize');
+      } finally {
+        this.#db.close();
+      }
+    });
+  }
+
+  async #run<T>(what: string, readOnly: boolean, fn: (tx: StorageTx) => Promise<T>): Promise<T> {
+    this.#checkOutside(what);
+    return this.#mutex.run(async () => {
+      if (this.#closed) {
+        throw new StorageError('storage_closed', `storage.${what}() after close() of ${this.location}`);
+      }
+      const scope = new Scope(this.#statements, readOnly);
+      if (readOnly) this.#db.exec('PRAGMA query_only = ON');
+      try {
+        this.#db.exec(readOnly ? 'BEGIN DEFERRED' : 'BEGIN IMMEDIATE');
+        try {
+          const result = await this.#inside.run(scope, () => fn(new SqliteTx(scope)));
+          scope.active = false;
+          this.#db.exec('COMMIT');
+          return result;
+        } catch (error) {
+          scope.active = false;
+          rollback(this.#db);
+          throw error;
+        }
+      } finally {
+        scope.active = false;
+        if (readOnly) this.#db.exec('PRAGMA query_only = OFF');
+      }
+    });
+  }
+
+  #checkOutside(what: string): void {
+    if (this.#inside.getStore()?.active) {
+      throw new StorageError(
+        'nested_transaction',
+        `storage.${what}() was called inside a transaction or read callback of the same storage; ` +
+          'it would wait for that callback to finish, which waits for it: use the tx given to the callback',
+      );
+    }
+  }
+}
+
+/**
+ * Sets the connection's pragmas.
+ * - `journal_mode = WAL` (files): readers do not block the writer, and a commit appends to the
+ *   log instead of rewriting pages in place.
+ * - `synchronous = FULL`: in WAL mode the default NORMAL does not sync the log at each commit,
+ *   so the last acknowledged transactions (an accepted proof, a credited reward, a block) could
+ *   disappear after a power loss or an OS crash. FULL syncs the log before COMMIT returns: once
+ *   `transaction` has resolved, the write survives a crash. The cost is one fsync per
+ *   transaction.
+ * - `foreign_keys = ON`: proofs and blocks must point at existing challenges and entries.
+ * - `busy_timeout`: wait for a lock held by another process (a backup, the sqlite3 shell)
+ *   instead of failing at once.
+ * @throws StorageError `wal_unavailable` when the file system cannot hold a WAL database.
+ */
+export function configureConnection(
+  db: DatabaseSync,
+  options: { readonly location: string; readonly file: boolean; readonly busyTimeoutMs: number },
+): void {
+  if (!Number.isSafeInteger(options.busyTimeoutMs) || options.busyTimeoutMs < 0) {
+    throw new StorageError(
+      'invalid_value',
+      `busyTimeoutMs: expected a non-negative integer, got ${String(options.busyTimeoutMs)}`,
+    );
+  }
+  db.exec(`PRAGMA busy_timeout = ${options.busyTimeoutMs}`);
+  db.exec('PRAGMA foreign_keys = ON');
+  if (options.file) {
+    const mode = db.prepare('PRAGMA journal_mode = WAL').get()?.journal_mode;
+    if (mode !== 'wal') {
+      throw new StorageError(
+        'wal_unavailable',
+        `could not put ${options.location} in WAL journal mode (got ${String(mode)}); use a local file system`,
+      );
+    }
+  }
+  db.exec('PRAGMA synchronous = FULL');
+}
+
+/**
+ * Creates the directory (mode 0700) and an empty database file (mode 0600: it holds the
+ * validator's secret seed; SQLite gives its -wal and -shm files the same mode). An existing
+ * file is left as it is.
+ */
+function createFile(path: string): void {
+  mkdirSync(dirname(resolve(path)), { recursive: true, mode: 0o700 });
+  try {
+    closeSync(openSync(path, 'wx', 0o600));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+}

@@ -1,0 +1,286 @@
+/**
+ * The storage interface of the validator. Every method is asynchronous so that a PostgreSQL
+ * adapter can implement it; the embedded implementation is node:sqlite (sqlite.ts).
+ *
+ * All writes happen inside `transaction`, which is atomic and isolated: either every write of
+ * the callback is committed (and survives a crash once the promise resolves) or none is.
+ * Callbacks must not do slow work (no proof verification, no network): verify first, then
+ * open a short transaction that re-checks state and writes.
+ *
+ * Conventions: public keys are 64 lowercase hex digits; amounts are bigint minor units
+ * (stored as decimal text, because a balance may exceed a signed 64-bit integer); timestamps
+ * are Unix seconds unless a name ends in `Ms`.
+ */
+
+export interface Storage {
+  /** Runs `fn` in one atomic, isolated transaction; transactions run one at a time. */
+  transaction<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T>;
+  /** Runs read-only `fn` against a consistent view (it must not write). */
+  read<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T>;
+  /** Where the data lives, for logs: a file path or ':memory:'. */
+  readonly location: string;
+  close(): Promise<void>;
+}
+
+export interface StorageTx {
+  readonly meta: MetaRepo;
+  readonly counters: CounterRepo;
+  readonly ledger: LedgerRepo;
+  readonly devices: DeviceRepo;
+  readonly challenges: ChallengeRepo;
+  readonly proofs: ProofRepo;
+  readonly miners: MinerRepo;
+  readonly hexChallenges: HexChallengeRepo;
+  readonly blocks: BlockRepo;
+}
+
+/** Small key/value settings that must survive a restart (validator seed, config overrides). */
+export interface MetaRepo {
+  get(key: string): Promise<string | undefined>;
+  set(key: string, value: string): Promise<void>;
+}
+
+/** Monotonic counters (challenges issued, proofs valid, rejections by reason...). */
+export interface CounterRepo {
+  add(name: string, delta: number): Promise<void>;
+  get(name: string): Promise<number>;
+  /** Every counter whose name starts with `prefix`. */
+  list(prefix: string): Promise<Record<string, number>>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ledger
+// ---------------------------------------------------------------------------------------------
+
+export type LedgerEntryType =
+  | 'mining_reward'
+  | 'transfer'
+  | 'stake'
+  | 'unstake'
+  | 'yield'
+  | 'penalty'
+  | 'swap'
+  | 'vault_deposit'
+  | 'vault_withdraw'
+  | 'order'
+  | 'pool_join'
+  | 'pool_leave'
+  | 'fee';
+
+export interface NewLedgerEntry {
+  readonly type: LedgerEntryType;
+  readonly pubkey: string;
+  readonly token: string;
+  /** Signed: positive credits the account, negative debits it. */
+  readonly amount: bigint;
+  readonly timestamp: number;
+  /** What the entry is about (a challenge id, a block hash, a stake id...). */
+  readonly ref: string | null;
+  /**
+   * Makes the write idempotent: a second entry with the same key is not written and
+   * `apply` returns the first one instead.
+   */
+  readonly idempotencyKey?: string;
+}
+
+export interface LedgerEntry extends NewLedgerEntry {
+  /** Increasing with time; opaque to clients. */
+  readonly id: number;
+}
+
+export interface Balance {
+  readonly token: string;
+  readonly amount: bigint;
+}
+
+export interface LedgerFilter {
+  readonly pubkey?: string;
+  readonly token?: string;
+  readonly type?: LedgerEntryType;
+  /** Only entries with id < beforeId (newest first pagination). */
+  readonly beforeId?: number;
+  readonly limit: number;
+}
+
+export interface LedgerRepo {
+  /**
+   * Applies entries atomically with the enclosing transaction, updating balances. Rejects
+   * with `InsufficientBalanceError` (and writes nothing of this call) when a debit would take
+   * a balance below zero.
+   */
+  apply(entries: readonly NewLedgerEntry[]): Promise<LedgerEntry[]>;
+  balance(pubkey: string, token: string): Promise<bigint>;
+  balances(pubkey: string): Promise<Balance[]>;
+  /** Newest first. */
+  list(filter: LedgerFilter): Promise<LedgerEntry[]>;
+  /** Sum of positive mining_reward entries of a key, per token. */
+  rewardsTotal(pubkey: string, token: string): Promise<bigint>;
+}
+
+export class InsufficientBalanceError extends Error {
+  override readonly name = 'InsufficientBalanceError';
+  constructor(
+    readonly pubkey: string,
+    readonly token: string,
+    readonly balance: bigint,
+    readonly required: bigint,
+  ) {
+    super(`balance of ${token} is ${balance} minor units, ${required} required`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Devices and miners
+// ---------------------------------------------------------------------------------------------
+
+export interface DeviceRecord {
+  readonly deviceId: string;
+  readonly pubkey: string;
+  readonly deviceType: string;
+  readonly port: number | null;
+  readonly registeredAt: number;
+  readonly lastSeen: number;
+}
+
+export interface DeviceRepo {
+  /** Registers or updates (same pubkey: new type/port, registeredAt kept). */
+  upsert(device: DeviceRecord): Promise<DeviceRecord>;
+  get(pubkey: string): Promise<DeviceRecord | undefined>;
+  touch(pubkey: string, lastSeen: number): Promise<void>;
+  /** Ordered by registeredAt, then pubkey. */
+  list(filter: { deviceType?: string; limit: number; offset: number }): Promise<DeviceRecord[]>;
+  countByType(): Promise<Record<string, number>>;
+}
+
+export interface MinerStats {
+  readonly pubkey: string;
+  readonly proofsAccepted: number;
+  readonly proofsRejected: number;
+  readonly blocksAccepted: number;
+  readonly lastSeen: number | null;
+}
+
+export interface MinerRepo {
+  get(pubkey: string): Promise<MinerStats | undefined>;
+  record(
+    pubkey: string,
+    change: { proofsAccepted?: number; proofsRejected?: number; blocksAccepted?: number; seenAt: number },
+  ): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// v4.0 challenges and accepted proofs
+// ---------------------------------------------------------------------------------------------
+
+/** Everything needed to rebuild a TensorChallenge (protocol `buildChallenge`) and serve it. */
+export interface ChallengeRecord {
+  readonly id: string;
+  readonly serial: number;
+  readonly slot: number;
+  readonly slotHash: string;
+  readonly deviceType: string;
+  readonly difficulty: number;
+  readonly dim: number;
+  /** 64 hex digits. */
+  readonly entropy: string;
+  /** 64 hex digits. */
+  readonly challengeHash: string;
+  readonly issuedAt: number;
+  readonly expiresAt: number;
+}
+
+export interface ChallengeRepo {
+  insert(challenge: ChallengeRecord): Promise<void>;
+  get(id: string): Promise<ChallengeRecord | undefined>;
+  /** The next serial number (starts at 0, never reused). */
+  nextSerial(): Promise<number>;
+  /** Challenges with expiresAt > now. */
+  countOpen(now: number): Promise<number>;
+}
+
+export interface AcceptedProof {
+  readonly challengeId: string;
+  readonly pubkey: string;
+  readonly nonce: number;
+  readonly acceptedAt: number;
+  readonly ledgerEntryId: number;
+  /** The validator's receipt signature (128 hex digits). */
+  readonly txSig: string;
+}
+
+export interface ProofRepo {
+  /** False (and nothing written) when this challenge already has an accepted proof from this key. */
+  insert(proof: AcceptedProof): Promise<boolean>;
+  get(challengeId: string, pubkey: string): Promise<AcceptedProof | undefined>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// v4.1 hexchain
+// ---------------------------------------------------------------------------------------------
+
+export interface CoordRecord {
+  readonly q: number;
+  readonly r: number;
+  readonly s: number;
+}
+
+export interface HexParentRecord {
+  readonly coord: CoordRecord;
+  /** 64 hex digits. */
+  readonly blockHash: string;
+  readonly depth: number;
+}
+
+export interface HexChallengeRecord {
+  readonly id: string;
+  readonly serial: number;
+  readonly coord: CoordRecord;
+  readonly slot: number;
+  readonly slotHash: string;
+  readonly challengeHash: string;
+  /** 64 hex digits, big-endian. */
+  readonly target: string;
+  readonly difficulty: bigint;
+  readonly entropy: string;
+  readonly parents: readonly HexParentRecord[];
+  readonly depth: number;
+  readonly minerPubkey: string | null;
+  readonly issuedAt: number;
+  readonly expiresAt: number;
+}
+
+export interface HexChallengeRepo {
+  insert(challenge: HexChallengeRecord): Promise<void>;
+  get(id: string): Promise<HexChallengeRecord | undefined>;
+  nextSerial(): Promise<number>;
+  countOpen(now: number): Promise<number>;
+}
+
+export interface BlockRecord {
+  readonly coord: CoordRecord;
+  readonly blockHash: string;
+  readonly powHash: string;
+  readonly depth: number;
+  readonly parents: readonly CoordRecord[];
+  readonly minerPubkey: string;
+  readonly nonce: number;
+  readonly challengeId: string;
+  readonly slot: number;
+  readonly difficulty: bigint;
+  /** Acceptance time in milliseconds (the retarget rule needs sub-second spans). */
+  readonly timestampMs: number;
+  /** 1 for the first mined block, then 2, 3...; genesis is not stored. */
+  readonly height: number;
+}
+
+export interface BlockRepo {
+  /** False (and nothing written) when the coordinate is already occupied. */
+  insert(block: BlockRecord): Promise<boolean>;
+  get(coord: CoordRecord): Promise<BlockRecord | undefined>;
+  /** Blocks in height order with height > afterHeight. */
+  list(afterHeight: number, limit: number): Promise<BlockRecord[]>;
+  /** Every block in height order (to rebuild the lattice at start). */
+  all(): Promise<BlockRecord[]>;
+  byHeight(height: number): Promise<BlockRecord | undefined>;
+  count(): Promise<number>;
+}

@@ -1,0 +1,78 @@
+import {
+  type DeviceType,
+  formatPublicKey,
+  type KeyPair,
+  keyPairFromSecret,
+  signRequest,
+  taggedHash,
+  utf8,
+} from '@tensormine/protocol';
+import type { LightMyRequestResponse } from 'fastify';
+import { afterEach } from 'vitest';
+import { type CreateValidatorOptions, createValidator, type Validator } from '../src/app.js';
+
+const open: Validator[] = [];
+
+/** A validator in memory (closed after each test), with low difficulties so tests mine fast. */
+export async function testValidator(options: CreateValidatorOptions = {}): Promise<Validator> {
+  const v = await createValidator({
+    dataDir: ':memory:',
+    difficulty: 2,
+    hexDifficulty: 64n,
+    rateLimitPerSecond: 100_000,
+    rateLimitBurst: 100_000,
+    keyRateLimitPerSecond: 100_000,
+    keyRateLimitBurst: 100_000,
+    ...options,
+  });
+  open.push(v);
+  return v;
+}
+
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((v) => v.close()));
+});
+
+/** A deterministic test key pair. */
+export function testKey(name: string): KeyPair {
+  return keyPairFromSecret(taggedHash('validator-test/key', utf8(name)));
+}
+
+/** Sends a JSON request signed by `key` with the signed-request headers. */
+export function signedInject(
+  v: Validator,
+  key: KeyPair,
+  method: 'GET' | 'POST',
+  url: string,
+  body?: unknown,
+  options: { timestamp?: number } = {},
+): Promise<LightMyRequestResponse> {
+  const payload = body === undefined ? '' : JSON.stringify(body);
+  const headers = signRequest({
+    method,
+    path: url,
+    body: payload,
+    secretKey: key.secretKey,
+    ...(options.timestamp !== undefined ? { timestamp: options.timestamp } : {}),
+  });
+  return v.inject({
+    method,
+    url,
+    headers: { ...headers, ...(payload === '' ? {} : { 'content-type': 'application/json' }) },
+    ...(payload === '' ? {} : { payload }),
+  });
+}
+
+/** Registers `key` as a device of `deviceType` and asserts that it worked. */
+export async function register(v: Validator, key: KeyPair, deviceType: DeviceType = 'native'): Promise<void> {
+  const res = await signedInject(v, key, 'POST', '/devices/register', {
+    pubkey: formatPublicKey(key.publicKey),
+    device_type: deviceType,
+  });
+  if (res.statusCode !== 200) throw new Error(`registration failed: ${res.statusCode} ${res.body}`);
+}
+
+/** POST with a JSON body, unsigned. */
+export function post(v: Validator, url: string, body: unknown): Promise<LightMyRequestResponse> {
+  return v.inject({ method: 'POST', url, payload: body as Record<string, unknown> });
+}

@@ -1,0 +1,739 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  type AcceptedProof,
+  type BlockRecord,
+  type ChallengeRecord,
+  type DeviceRecord,
+  type HexChallengeRecord,
+  InsufficientBalanceError,
+  type NewLedgerEntry,
+  type Storage,
+  type StorageTx,
+} from '../src/store/types.js';
+
+/**
+ * The behaviour every implementation of `Storage` must have. Run it with a factory that
+ * returns a fresh, empty storage each time:
+ *
+ *     describeStorageConformance('sqlite :memory:', () => openSqliteStorage({ path: ':memory:' }));
+ *
+ * Records must respect the references of the schema: a proof names an existing challenge and
+ * ledger entry, a block an existing hexchain challenge.
+ */
+export function describeStorageConformance(name: string, open: () => Promise<Storage>): void {
+  describe(`Storage conformance: ${name}`, () => {
+    let storage: Storage;
+    const write = <T>(fn: (tx: StorageTx) => Promise<T>) => storage.transaction(fn);
+    const read = <T>(fn: (tx: StorageTx) => Promise<T>) => storage.read(fn);
+
+    /** A challenge and a reward entry, committed, and the proof that refers to them. */
+    const acceptedProofFixture = async (): Promise<{ proof: AcceptedProof }> => {
+      const [reward] = await write(async (tx) => {
+        await tx.challenges.insert(challenge(0));
+        return tx.ledger.apply([credit(A, 'TMN', 10n)]);
+      });
+      const proof: AcceptedProof = {
+        challengeId: challenge(0).id,
+        pubkey: A,
+        nonce: 77,
+        acceptedAt: T + 1,
+        ledgerEntryId: reward!.id,
+        txSig: 'ee'.repeat(64),
+      };
+      return { proof };
+    };
+
+    beforeEach(async () => {
+      storage = await open();
+    });
+
+    afterEach(async () => {
+      await storage.close();
+    });
+
+    describe('meta', () => {
+      it('returns undefined for a missing key, then the last value set', async () => {
+        expect(await read((tx) => tx.meta.get('seed'))).toBeUndefined();
+        await write((tx) => tx.meta.set('seed', 'one'));
+        await write((tx) => tx.meta.set('seed', 'two'));
+        await write((tx) => tx.meta.set('other', ''));
+        expect(await read((tx) => tx.meta.get('seed'))).toBe('two');
+        expect(await read((tx) => tx.meta.get('other'))).toBe('');
+      });
+    });
+
+    describe('counters', () => {
+      it('starts at 0 and adds deltas', async () => {
+        expect(await read((tx) => tx.counters.get('proofs_valid'))).toBe(0);
+        await write(async (tx) => {
+          await tx.counters.add('proofs_valid', 1);
+          await tx.counters.add('proofs_valid', 2);
+        });
+        await write((tx) => tx.counters.add('proofs_valid', 1_700_000_000_000));
+        expect(await read((tx) => tx.counters.get('proofs_valid'))).toBe(1_700_000_000_003);
+      });
+
+      it('lists exactly the counters whose name starts with the prefix', async () => {
+        await write(async (tx) => {
+          await tx.counters.add('rejected.stale', 2);
+          await tx.counters.add('rejected.bad_hash', 1);
+          await tx.counters.add('rejectedX', 5);
+          await tx.counters.add('Rejected.upper', 5);
+          await tx.counters.add('rejected_', 5);
+          await tx.counters.add('proofs_valid', 7);
+        });
+        expect(await read((tx) => tx.counters.list('rejected.'))).toEqual({
+          'rejected.bad_hash': 1,
+          'rejected.stale': 2,
+        });
+        expect(await read((tx) => tx.counters.list('none.'))).toEqual({});
+        expect(Object.keys(await read((tx) => tx.counters.list('')))).toHaveLength(6);
+      });
+
+      it('keeps a counter named __proto__ as an own property', async () => {
+        await write((tx) => tx.counters.add('__proto__', 3));
+        const listed = await read((tx) => tx.counters.list('__'));
+        expect(Object.getOwnPropertyDescriptor(listed, '__proto__')?.value).toBe(3);
+      });
+    });
+
+    describe('ledger', () => {
+      it('credits and debits balances, with increasing entry ids', async () => {
+        const entries = await write((tx) =>
+          tx.ledger.apply([credit(A, 'TMN', 100n), credit(A, 'USDT', 5n), credit(B, 'TMN', 1n)]),
+        );
+        expect(entries.map((e) => e.amount)).toEqual([100n, 5n, 1n]);
+        expect(entries[0]).toEqual({ id: entries[0]!.id, ...credit(A, 'TMN', 100n) });
+        expect(entries[0]).not.toHaveProperty('idempotencyKey');
+        const [debit] = await write((tx) => tx.ledger.apply([entry('transfer', A, 'TMN', -40n)]));
+        expect(increasing([...entries.map((e) => e.id), debit!.id])).toBe(true);
+        expect(await read((tx) => tx.ledger.balance(A, 'TMN'))).toBe(60n);
+        expect(await read((tx) => tx.ledger.balance(A, 'NONE'))).toBe(0n);
+        expect(await read((tx) => tx.ledger.balance(C, 'TMN'))).toBe(0n);
+        expect(await read((tx) => tx.ledger.balances(A))).toEqual([
+          { token: 'TMN', amount: 60n },
+          { token: 'USDT', amount: 5n },
+        ]);
+        expect(await read((tx) => tx.ledger.balances(C))).toEqual([]);
+      });
+
+      it('keeps amounts above 2^64 exact', async () => {
+        const huge = 2n ** 100n + 1n;
+        await write((tx) => tx.ledger.apply([credit(A, 'TMN', huge), credit(A, 'TMN', huge)]));
+        await write((tx) => tx.ledger.apply([entry('transfer', A, 'TMN', -(huge - 1n))]));
+        expect(await read((tx) => tx.ledger.balance(A, 'TMN'))).toBe(huge + 1n);
+        const listed = await read((tx) => tx.ledger.list({ pubkey: A, limit: 10 }));
+        expect(listed.map((e) => e.amount)).toEqual([-(huge - 1n), huge, huge]);
+      });
+
+      it('allows a debit down to exactly zero', async () => {
+        await write((tx) => tx.ledger.apply([credit(A, 'TMN', 10n), entry('stake', A, 'TMN', -10n)]));
+        expect(await read((tx) => tx.ledger.balance(A, 'TMN'))).toBe(0n);
+      });
+
+      it('refuses a debit beyond the balance and writes nothing of that call', async () => {
+        await write((tx) => tx.ledger.apply([credit(A, 'TMN', 10n)]));
+        const error = await write((tx) =>
+          tx.ledger.apply([credit(B, 'TMN', 3n), credit(A, 'TMN', 5n), entry('transfer', A, 'TMN', -16n)]),
+        ).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(InsufficientBalanceError);
+        expect(error).toMatchObject({ pubkey: A, token: 'TMN', balance: 15n, required: 16n });
+        expect((error as Error).message).toBe('balance of TMN is 15 minor units, 16 required');
+        expect(await read((tx) => tx.ledger.balance(A, 'TMN'))).toBe(10n);
+        expect(await read((tx) => tx.ledger.balance(B, 'TMN'))).toBe(0n);
+        expect(await read((tx) => tx.ledger.list({ limit: 10 }))).toHaveLength(1);
+      });
+
+      it('leaves the enclosing transaction usable after an insufficient balance', async () => {
+        const outcome = await write(async (tx) => {
+          await tx.meta.set('before', '1');
+          await tx.ledger.apply([credit(A, 'TMN', 10n)]);
+          const refused = await tx.ledger
+            .apply([credit(B, 'TMN', 1n), entry('transfer', A, 'TMN', -11n)])
+            .catch((e: unknown) => e);
+          await tx.ledger.apply([entry('transfer', A, 'TMN', -4n), credit(B, 'TMN', 4n)]);
+          await tx.meta.set('after', '1');
+          return refused;
+        });
+        expect(outcome).toBeInstanceOf(InsufficientBalanceError);
+        expect(await read((tx) => tx.meta.get('before'))).toBe('1');
+        expect(await read((tx) => tx.meta.get('after'))).toBe('1');
+        expect(await read((tx) => tx.ledger.balance(A, 'TMN'))).toBe(6n);
+        expect(await read((tx) => tx.ledger.balance(B, 'TMN'))).toBe(4n);
+        expect(await read((tx) => tx.ledger.list({ limit: 10 }))).toHaveLength(3);
+      });
+
+      it('writes an entry with an idempotency key once and returns the first on a repeat', async () => {
+        const first = { ...credit(A, 'TMN', 10n), idempotencyKey: 'reward:c1:A' };
+        const [written] = await write((tx) => tx.ledger.apply([first]));
+        expect(written).toEqual({ id: written!.id, ...first });
+        const [again] = await write((tx) => tx.ledger.apply([{ ...first, amount: 99n, timestamp: T + 5 }]));
+        expect(again).toEqual(written);
+        const [inOneCall, repeated] = await write((tx) =>
+          tx.ledger.apply([
+            { ...credit(A, 'TMN', 1n), idempotencyKey: 'k2' },
+            { ...credit(A, 'TMN', 1n), idempotencyKey: 'k2' },
+          ]),
+        );
+        expect(repeated).toEqual(inOneCall);
+        expect(await read((tx) => tx.ledger.balance(A, 'TMN'))).toBe(11n);
+        expect(await read((tx) => tx.ledger.list({ limit: 10 }))).toHaveLength(2);
+      });
+
+      it('returns the existing entry for a repeated debit even when the balance no longer covers it', async () => {
+        await write((tx) => tx.ledger.apply([credit(A, 'TMN', 10n)]));
+        const debit = { ...entry('swap', A, 'TMN', -10n), idempotencyKey: 'swap:1' };
+        const [first] = await write((tx) => tx.ledger.apply([debit]));
+        const [second] = await write((tx) => tx.ledger.apply([debit]));
+        expect(second).toEqual(first);
+        expect(await read((tx) => tx.ledger.balance(A, 'TMN'))).toBe(0n);
+      });
+
+      it('lists newest first, filtered, paginated with beforeId', async () => {
+        await write(async (tx) => {
+          for (let i = 0; i < 5; i++) {
+            await tx.ledger.apply([
+              { ...credit(A, 'TMN', BigInt(i + 1)), timestamp: T + i },
+              { ...entry('fee', A, 'USDT', BigInt(i + 1)), timestamp: T + i },
+              { ...credit(B, 'TMN', BigInt(i + 1)), timestamp: T + i },
+            ]);
+          }
+          await tx.ledger.apply([entry('transfer', A, 'TMN', -1n)]);
+        });
+        const all = await read((tx) => tx.ledger.list({ limit: 100 }));
+        expect(all).toHaveLength(16);
+        expect(decreasing(all.map((e) => e.id))).toBe(true);
+        expect(all[0]).toMatchObject({ type: 'transfer', amount: -1n });
+
+        const byKey = await read((tx) => tx.ledger.list({ pubkey: A, limit: 100 }));
+        expect(byKey).toHaveLength(11);
+        expect(byKey.every((e) => e.pubkey === A)).toBe(true);
+        const byKeyToken = await read((tx) => tx.ledger.list({ pubkey: A, token: 'TMN', limit: 100 }));
+        expect(byKeyToken.map((e) => e.amount)).toEqual([-1n, 5n, 4n, 3n, 2n, 1n]);
+        const byKeyType = await read((tx) =>
+          tx.ledger.list({ pubkey: A, type: 'mining_reward', limit: 100 }),
+        );
+        expect(byKeyType.map((e) => e.amount)).toEqual([5n, 4n, 3n, 2n, 1n]);
+        const byAll = await read((tx) =>
+          tx.ledger.list({ pubkey: A, token: 'USDT', type: 'mining_reward', limit: 100 }),
+        );
+        expect(byAll).toEqual([]);
+        const byType = await read((tx) => tx.ledger.list({ type: 'mining_reward', limit: 100 }));
+        expect(byType).toHaveLength(10);
+        const byToken = await read((tx) => tx.ledger.list({ token: 'USDT', limit: 100 }));
+        expect(byToken.map((e) => e.type)).toEqual(['fee', 'fee', 'fee', 'fee', 'fee']);
+
+        // Pages of 3 walk every entry of B once, newest first.
+        const pages: number[][] = [];
+        let beforeId: number | undefined;
+        for (;;) {
+          const page = await read((tx) =>
+            tx.ledger.list({ pubkey: B, limit: 3, ...(beforeId === undefined ? {} : { beforeId }) }),
+          );
+          if (page.length === 0) break;
+          pages.push(page.map((e) => Number(e.amount)));
+          beforeId = page.at(-1)!.id;
+        }
+        expect(pages).toEqual([
+          [5, 4, 3],
+          [2, 1],
+        ]);
+        expect(await read((tx) => tx.ledger.list({ limit: 0 }))).toEqual([]);
+        expect(await read((tx) => tx.ledger.list({ beforeId: all.at(-1)!.id, limit: 10 }))).toEqual([]);
+      });
+
+      it('sums the positive mining rewards of a key per token', async () => {
+        await write((tx) =>
+          tx.ledger.apply([
+            credit(A, 'TMN', 7n),
+            credit(A, 'TMN', 2n ** 70n),
+            credit(A, 'USDT', 3n),
+            entry('transfer', A, 'TMN', 100n),
+            credit(B, 'TMN', 50n),
+          ]),
+        );
+        await write((tx) => tx.ledger.apply([entry('mining_reward', A, 'TMN', -7n)]));
+        expect(await read((tx) => tx.ledger.rewardsTotal(A, 'TMN'))).toBe(2n ** 70n + 7n);
+        expect(await read((tx) => tx.ledger.rewardsTotal(A, 'USDT'))).toBe(3n);
+        expect(await read((tx) => tx.ledger.rewardsTotal(C, 'TMN'))).toBe(0n);
+      });
+
+      it('applies an empty list as a no-op', async () => {
+        expect(await write((tx) => tx.ledger.apply([]))).toEqual([]);
+      });
+    });
+
+    describe('devices', () => {
+      it('registers a device and keeps registeredAt (and deviceId) when the key registers again', async () => {
+        const first = device(A, { deviceType: 'esp32', port: 8080, registeredAt: T, lastSeen: T });
+        expect(await write((tx) => tx.devices.upsert(first))).toEqual(first);
+        const again = await write((tx) =>
+          tx.devices.upsert(
+            device(A, {
+              deviceId: 'dev-new',
+              deviceType: 'native',
+              port: null,
+              registeredAt: T + 50,
+              lastSeen: T + 50,
+            }),
+          ),
+        );
+        expect(again).toEqual({ ...first, deviceType: 'native', port: null, lastSeen: T + 50 });
+        expect(await read((tx) => tx.devices.get(A))).toEqual(again);
+        expect(await read((tx) => tx.devices.get(B))).toBeUndefined();
+      });
+
+      it('touches lastSeen of a known key and ignores an unknown one', async () => {
+        await write((tx) => tx.devices.upsert(device(A)));
+        await write(async (tx) => {
+          await tx.devices.touch(A, T + 99);
+          await tx.devices.touch(B, T + 99);
+        });
+        expect((await read((tx) => tx.devices.get(A)))?.lastSeen).toBe(T + 99);
+        expect(await read((tx) => tx.devices.get(B))).toBeUndefined();
+      });
+
+      it('lists by registeredAt then pubkey, with a type filter, limit and offset', async () => {
+        await write(async (tx) => {
+          await tx.devices.upsert(device(C, { registeredAt: T + 1, deviceType: 'esp32' }));
+          await tx.devices.upsert(device(B, { registeredAt: T, deviceType: 'native' }));
+          await tx.devices.upsert(device(A, { registeredAt: T + 1, deviceType: 'esp32' }));
+        });
+        const keys = async (filter: { deviceType?: string; limit: number; offset: number }) =>
+          (await read((tx) => tx.devices.list(filter))).map((d) => d.pubkey);
+        expect(await keys({ limit: 10, offset: 0 })).toEqual([B, A, C]);
+        expect(await keys({ limit: 1, offset: 1 })).toEqual([A]);
+        expect(await keys({ limit: 10, offset: 3 })).toEqual([]);
+        expect(await keys({ deviceType: 'esp32', limit: 10, offset: 0 })).toEqual([A, C]);
+        expect(await keys({ deviceType: 'stm32', limit: 10, offset: 0 })).toEqual([]);
+      });
+
+      it('counts devices by type, listing only the types present', async () => {
+        expect(await read((tx) => tx.devices.countByType())).toEqual({});
+        await write(async (tx) => {
+          await tx.devices.upsert(device(A, { deviceType: 'esp32' }));
+          await tx.devices.upsert(device(B, { deviceType: 'esp32' }));
+          await tx.devices.upsert(device(C, { deviceType: 'native' }));
+          await tx.devices.upsert(device(C, { deviceType: 'esp8266' }));
+        });
+        expect(await read((tx) => tx.devices.countByType())).toEqual({ esp32: 2, esp8266: 1 });
+      });
+    });
+
+    describe('miners', () => {
+      it('creates stats on first record and adds to them after', async () => {
+        expect(await read((tx) => tx.miners.get(A))).toBeUndefined();
+        await write((tx) => tx.miners.record(A, { proofsAccepted: 1, seenAt: T }));
+        await write(async (tx) => {
+          await tx.miners.record(A, { proofsRejected: 2, seenAt: T + 10 });
+          await tx.miners.record(A, { blocksAccepted: 1, proofsAccepted: 3, seenAt: T + 5 });
+        });
+        expect(await read((tx) => tx.miners.get(A))).toEqual({
+          pubkey: A,
+          proofsAccepted: 4,
+          proofsRejected: 2,
+          blocksAccepted: 1,
+          lastSeen: T + 10,
+        });
+        expect(await read((tx) => tx.miners.get(B))).toBeUndefined();
+      });
+    });
+
+    describe('challenges', () => {
+      it('stores and returns a challenge', async () => {
+        const c = challenge(0);
+        await write((tx) => tx.challenges.insert(c));
+        expect(await read((tx) => tx.challenges.get(c.id))).toEqual(c);
+        expect(await read((tx) => tx.challenges.get('missing'))).toBeUndefined();
+      });
+
+      it('refuses a second challenge with the same id', async () => {
+        await write((tx) => tx.challenges.insert(challenge(0)));
+        await expect(
+          write((tx) => tx.challenges.insert({ ...challenge(1), id: challenge(0).id })),
+        ).rejects.toThrow();
+        expect(await read((tx) => tx.challenges.countOpen(0))).toBe(1);
+      });
+
+      it('hands out serial numbers from 0, never twice', async () => {
+        const serials = [
+          await write((tx) => tx.challenges.nextSerial()),
+          await write((tx) => tx.challenges.nextSerial()),
+          ...(await write(async (tx) => [
+            await tx.challenges.nextSerial(),
+            await tx.challenges.nextSerial(),
+          ])),
+        ];
+        expect(serials).toEqual([0, 1, 2, 3]);
+        const concurrent = await Promise.all(
+          Array.from({ length: 20 }, () => write((tx) => tx.challenges.nextSerial())),
+        );
+        expect(new Set([...serials, ...concurrent]).size).toBe(24);
+      });
+
+      it('counts challenges that expire after now', async () => {
+        await write(async (tx) => {
+          await tx.challenges.insert({ ...challenge(0), expiresAt: T + 10 });
+          await tx.challenges.insert({ ...challenge(1), expiresAt: T + 20 });
+          await tx.challenges.insert({ ...challenge(2), expiresAt: T + 30 });
+        });
+        expect(await read((tx) => tx.challenges.countOpen(T))).toBe(3);
+        expect(await read((tx) => tx.challenges.countOpen(T + 10))).toBe(2);
+        expect(await read((tx) => tx.challenges.countOpen(T + 29))).toBe(1);
+        expect(await read((tx) => tx.challenges.countOpen(T + 30))).toBe(0);
+      });
+    });
+
+    describe('proofs', () => {
+      it('accepts one proof per challenge and key, and returns false for a second', async () => {
+        const { proof } = await acceptedProofFixture();
+        expect(await write((tx) => tx.proofs.insert(proof))).toBe(true);
+        expect(await write((tx) => tx.proofs.insert({ ...proof, nonce: 99, txSig: 'ff'.repeat(64) }))).toBe(
+          false,
+        );
+        expect(await read((tx) => tx.proofs.get(proof.challengeId, A))).toEqual(proof);
+        expect(await write((tx) => tx.proofs.insert({ ...proof, pubkey: B }))).toBe(true);
+        expect(await read((tx) => tx.proofs.get(proof.challengeId, C))).toBeUndefined();
+        expect(await read((tx) => tx.proofs.get('missing', A))).toBeUndefined();
+      });
+
+      it('leaves the transaction usable after a conflict', async () => {
+        const { proof } = await acceptedProofFixture();
+        await write((tx) => tx.proofs.insert(proof));
+        const inserted = await write(async (tx) => {
+          const result = await tx.proofs.insert({ ...proof, nonce: 5 });
+          await tx.meta.set('after', 'yes');
+          return result;
+        });
+        expect(inserted).toBe(false);
+        expect(await read((tx) => tx.meta.get('after'))).toBe('yes');
+        expect((await read((tx) => tx.proofs.get(proof.challengeId, A)))?.nonce).toBe(proof.nonce);
+      });
+    });
+
+    describe('hexChallenges', () => {
+      it('stores and returns a challenge with parents and a large difficulty', async () => {
+        const c = hexChallenge(0, { difficulty: 2n ** 200n + 3n });
+        const orphan = hexChallenge(1, { parents: [], minerPubkey: null });
+        await write(async (tx) => {
+          await tx.hexChallenges.insert(c);
+          await tx.hexChallenges.insert(orphan);
+        });
+        expect(await read((tx) => tx.hexChallenges.get(c.id))).toEqual(c);
+        expect(await read((tx) => tx.hexChallenges.get(orphan.id))).toEqual(orphan);
+        expect(await read((tx) => tx.hexChallenges.get('missing'))).toBeUndefined();
+      });
+
+      it('hands out serial numbers from 0, independently of v4.0 challenges', async () => {
+        await write((tx) => tx.challenges.nextSerial());
+        expect(await write((tx) => tx.hexChallenges.nextSerial())).toBe(0);
+        expect(await write((tx) => tx.hexChallenges.nextSerial())).toBe(1);
+        expect(await write((tx) => tx.challenges.nextSerial())).toBe(1);
+      });
+
+      it('counts challenges that expire after now', async () => {
+        await write(async (tx) => {
+          await tx.hexChallenges.insert({ ...hexChallenge(0), expiresAt: T + 10 });
+          await tx.hexChallenges.insert({ ...hexChallenge(1), expiresAt: T + 20 });
+        });
+        expect(await read((tx) => tx.hexChallenges.countOpen(T + 9))).toBe(2);
+        expect(await read((tx) => tx.hexChallenges.countOpen(T + 10))).toBe(1);
+        expect(await read((tx) => tx.hexChallenges.countOpen(T + 20))).toBe(0);
+      });
+    });
+
+    describe('blocks', () => {
+      it('stores a block per coordinate and returns false for an occupied one', async () => {
+        await write((tx) => tx.hexChallenges.insert(hexChallenge(0)));
+        const first = block(1, { q: 1, r: -1, s: 0 });
+        expect(await write((tx) => tx.blocks.insert(first))).toBe(true);
+        const rival = { ...block(2, { q: 1, r: -1, s: 0 }), minerPubkey: B };
+        expect(await write((tx) => tx.blocks.insert(rival))).toBe(false);
+        expect(await read((tx) => tx.blocks.get({ q: 1, r: -1, s: 0 }))).toEqual(first);
+        expect(await read((tx) => tx.blocks.count())).toBe(1);
+        expect(await read((tx) => tx.blocks.byHeight(2))).toBeUndefined();
+        expect(await read((tx) => tx.blocks.get({ q: 0, r: 1, s: -1 }))).toBeUndefined();
+      });
+
+      it('keeps the transaction usable after a conflict', async () => {
+        await write(async (tx) => {
+          await tx.hexChallenges.insert(hexChallenge(0));
+          await tx.blocks.insert(block(1, { q: 1, r: -1, s: 0 }));
+        });
+        await write(async (tx) => {
+          expect(await tx.blocks.insert(block(2, { q: 1, r: -1, s: 0 }))).toBe(false);
+          expect(await tx.blocks.insert(block(2, { q: 0, r: -1, s: 1 }))).toBe(true);
+        });
+        expect(await read((tx) => tx.blocks.count())).toBe(2);
+      });
+
+      it('lists blocks in height order, after a height, by height and all', async () => {
+        const coords = [
+          { q: 1, r: -1, s: 0 },
+          { q: 1, r: 0, s: -1 },
+          { q: 0, r: 1, s: -1 },
+          { q: -1, r: 1, s: 0 },
+          { q: -1, r: 0, s: 1 },
+        ];
+        const blocks = coords.map((coord, i) => block(i + 1, coord));
+        await write(async (tx) => {
+          await tx.hexChallenges.insert(hexChallenge(0));
+          // Inserted out of order: the listing must follow heights, not insertion.
+          for (const b of [...blocks].reverse()) expect(await tx.blocks.insert(b)).toBe(true);
+        });
+        expect(await read((tx) => tx.blocks.all())).toEqual(blocks);
+        expect(await read((tx) => tx.blocks.list(0, 2))).toEqual(blocks.slice(0, 2));
+        expect(await read((tx) => tx.blocks.list(2, 10))).toEqual(blocks.slice(2));
+        expect(await read((tx) => tx.blocks.list(5, 10))).toEqual([]);
+        expect(await read((tx) => tx.blocks.byHeight(3))).toEqual(blocks[2]);
+        expect(await read((tx) => tx.blocks.count())).toBe(5);
+        expect((await read((tx) => tx.blocks.get({ q: -1, r: 0, s: 1 })))?.difficulty).toBe(2n ** 80n);
+      });
+    });
+
+    describe('transactions', () => {
+      it('returns the value of the callback', async () => {
+        expect(await write(async () => 42)).toBe(42);
+        expect(await read(async () => 'x')).toBe('x');
+      });
+
+      it('rolls back every write when the callback throws, and rethrows the same error', async () => {
+        await write((tx) => tx.meta.set('kept', 'before'));
+        const boom = new Error('boom');
+        const error = await write(async (tx) => {
+          await tx.meta.set('kept', 'changed');
+          await tx.meta.set('new', 'x');
+          await tx.counters.add('c', 1);
+          await tx.ledger.apply([credit(A, 'TMN', 5n)]);
+          await tx.devices.upsert(device(A));
+          await tx.miners.record(A, { proofsAccepted: 1, seenAt: T });
+          await tx.challenges.insert(challenge(0));
+          await tx.challenges.nextSerial();
+          await tx.hexChallenges.insert(hexChallenge(0));
+          await tx.blocks.insert(block(1, { q: 1, r: -1, s: 0 }));
+          throw boom;
+        }).catch((e: unknown) => e);
+        expect(error).toBe(boom);
+        await read(async (tx) => {
+          expect(await tx.meta.get('kept')).toBe('before');
+          expect(await tx.meta.get('new')).toBeUndefined();
+          expect(await tx.counters.get('c')).toBe(0);
+          expect(await tx.ledger.balance(A, 'TMN')).toBe(0n);
+          expect(await tx.ledger.list({ limit: 10 })).toEqual([]);
+          expect(await tx.ledger.rewardsTotal(A, 'TMN')).toBe(0n);
+          expect(await tx.devices.get(A)).toBeUndefined();
+          expect(await tx.miners.get(A)).toBeUndefined();
+          expect(await tx.challenges.get(challenge(0).id)).toBeUndefined();
+          expect(await tx.hexChallenges.get(hexChallenge(0).id)).toBeUndefined();
+          expect(await tx.blocks.count()).toBe(0);
+        });
+        // The storage is still usable.
+        await write((tx) => tx.meta.set('new', 'y'));
+        expect(await read((tx) => tx.meta.get('new'))).toBe('y');
+      });
+
+      it('rolls back when the callback rejects after an await', async () => {
+        await expect(
+          write(async (tx) => {
+            await tx.meta.set('k', 'v');
+            await new Promise((resolve) => setTimeout(resolve, 5));
+            throw new Error('late');
+          }),
+        ).rejects.toThrow('late');
+        expect(await read((tx) => tx.meta.get('k'))).toBeUndefined();
+      });
+
+      it('serialises concurrent transactions', async () => {
+        await Promise.all(
+          Array.from({ length: 50 }, () =>
+            write(async (tx) => {
+              const value = Number((await tx.meta.get('n')) ?? '0');
+              await new Promise((resolve) => setTimeout(resolve, 1));
+              await tx.meta.set('n', String(value + 1));
+            }),
+          ),
+        );
+        expect(await read((tx) => tx.meta.get('n'))).toBe('50');
+      });
+
+      it('never lets a read see the writes of an unfinished transaction', async () => {
+        let wrote!: () => void;
+        const written = new Promise<void>((resolve) => {
+          wrote = resolve;
+        });
+        let release!: () => void;
+        const gate = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        const failing = write(async (tx) => {
+          await tx.meta.set('dirty', 'uncommitted');
+          wrote();
+          await gate;
+          throw new Error('rolled back');
+        }).catch((e: unknown) => e);
+        await written;
+        const seen = read((tx) => tx.meta.get('dirty'));
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        release();
+        expect(await seen).toBeUndefined();
+        expect(await failing).toEqual(new Error('rolled back'));
+      });
+
+      it('refuses a transaction, a read or close inside a callback instead of hanging', async () => {
+        const message =
+          'storage.transaction() was called inside a transaction or read callback of the same storage; ' +
+          'it would wait for that callback to finish, which waits for it: use the tx given to the callback';
+        await expect(write(() => storage.transaction(async () => 1))).rejects.toThrow(message);
+        await expect(read(() => storage.transaction(async () => 1))).rejects.toThrow(message);
+        await expect(write(() => storage.read(async () => 1))).rejects.toThrow(
+          /^storage\.read\(\) was called inside/,
+        );
+        await expect(write(() => storage.close())).rejects.toThrow(/^storage\.close\(\) was called inside/);
+        // The outer transaction rolled back and the storage still works.
+        await write((tx) => tx.meta.set('ok', '1'));
+        expect(await read((tx) => tx.meta.get('ok'))).toBe('1');
+      });
+
+      it('allows a transaction started from a callback once that callback has finished', async () => {
+        let later: Promise<void> | undefined;
+        await write(async () => {
+          later = new Promise((resolve) => setTimeout(resolve, 1)).then(() =>
+            storage.transaction((tx) => tx.meta.set('later', '1')),
+          );
+        });
+        await later;
+        expect(await read((tx) => tx.meta.get('later'))).toBe('1');
+      });
+
+      it('refuses a tx used after its transaction ended', async () => {
+        let leaked: StorageTx | undefined;
+        await write(async (tx) => {
+          leaked = tx;
+        });
+        await expect(leaked!.meta.set('late', '1')).rejects.toThrow(/transaction that has ended/);
+        await expect(leaked!.meta.get('late')).rejects.toThrow(/transaction that has ended/);
+        expect(await read((tx) => tx.meta.get('late'))).toBeUndefined();
+      });
+
+      it('refuses writes inside read and leaves nothing written', async () => {
+        await expect(read((tx) => tx.meta.set('r', '1'))).rejects.toThrow();
+        await expect(read((tx) => tx.challenges.nextSerial())).rejects.toThrow();
+        expect(await read((tx) => tx.meta.get('r'))).toBeUndefined();
+        expect(await write((tx) => tx.challenges.nextSerial())).toBe(0);
+      });
+
+      it('close waits for the running transaction, then refuses new work', async () => {
+        let release!: () => void;
+        const gate = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        const running = write(async (tx) => {
+          await gate;
+          await tx.meta.set('last', 'committed');
+          return 'done';
+        });
+        const closing = storage.close();
+        release();
+        expect(await running).toBe('done');
+        await closing;
+        await expect(storage.read((tx) => tx.meta.get('last'))).rejects.toThrow(/after close\(\)/);
+        await expect(storage.transaction(async () => 1)).rejects.toThrow(/after close\(\)/);
+        await storage.close();
+        storage = await open(); // for afterEach
+      });
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fixtures
+// ---------------------------------------------------------------------------------------------
+
+const A = 'aa'.repeat(32);
+const B = 'bb'.repeat(32);
+const C = 'cc'.repeat(32);
+const T = 1_700_000_000;
+
+function entry(type: NewLedgerEntry['type'], pubkey: string, token: string, amount: bigint): NewLedgerEntry {
+  return { type, pubkey, token, amount, timestamp: T, ref: null };
+}
+
+function credit(pubkey: string, token: string, amount: bigint): NewLedgerEntry {
+  return { type: 'mining_reward', pubkey, token, amount, timestamp: T, ref: 'challenge-x' };
+}
+
+function device(pubkey: string, fields: Partial<DeviceRecord> = {}): DeviceRecord {
+  return {
+    deviceId: `dev-${pubkey.slice(0, 4)}`,
+    pubkey,
+    deviceType: 'esp32',
+    port: 8080,
+    registeredAt: T,
+    lastSeen: T,
+    ...fields,
+  };
+}
+
+function challenge(serial: number): ChallengeRecord {
+  return {
+    id: `ch-${serial}`,
+    serial,
+    slot: 1000 + serial,
+    slotHash: '12'.repeat(32),
+    deviceType: 'native',
+    difficulty: 4,
+    dim: 16,
+    entropy: '34'.repeat(32),
+    challengeHash: '56'.repeat(32),
+    issuedAt: T,
+    expiresAt: T + 300,
+  };
+}
+
+function hexChallenge(serial: number, fields: Partial<HexChallengeRecord> = {}): HexChallengeRecord {
+  return {
+    id: `hex-${serial}`,
+    serial,
+    coord: { q: 1, r: -1, s: 0 },
+    slot: 2000 + serial,
+    slotHash: '78'.repeat(32),
+    challengeHash: '9a'.repeat(32),
+    target: `0000${'ff'.repeat(30)}`,
+    difficulty: 2n ** 70n,
+    entropy: 'bc'.repeat(32),
+    parents: [
+      { coord: { q: 0, r: 0, s: 0 }, blockHash: '00'.repeat(32), depth: 0 },
+      { coord: { q: 1, r: 0, s: -1 }, blockHash: '01'.repeat(32), depth: 1 },
+    ],
+    depth: 2,
+    minerPubkey: A,
+    issuedAt: T,
+    expiresAt: T + 300,
+    ...fields,
+  };
+}
+
+function block(height: number, coord: { q: number; r: number; s: number }): BlockRecord {
+  return {
+    coord,
+    blockHash: height.toString(16).padStart(64, '0'),
+    powHash: `00${height.toString(16).padStart(62, 'f')}`,
+    depth: height,
+    parents: [{ q: 0, r: 0, s: 0 }],
+    minerPubkey: A,
+    nonce: 123_456 + height,
+    challengeId: 'hex-0',
+    slot: 2000,
+    difficulty: 2n ** 80n,
+    timestampMs: T * 1000 + height,
+    height,
+  };
+}
+
+function increasing(values: number[]): boolean {
+  return values.every((v, i) => i === 0 || v > values[i - 1]!);
+}
+
+function decreasing(values: number[]): boolean {
+  return values.every((v, i) => i === 0 || v < values[i - 1]!);
+}
