@@ -10,7 +10,12 @@ import {
   taggedHash,
   toHex,
 } from '@tensormine/protocol';
-import Fastify, { type FastifyInstance, type InjectOptions, type LightMyRequestResponse } from 'fastify';
+import Fastify, {
+  type FastifyInstance,
+  type InjectOptions,
+  type LightMyRequestResponse,
+  LogController,
+} from 'fastify';
 import {
   type ConfigSource,
   type ResolvedConfig,
@@ -95,6 +100,8 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
     bodyLimit: config.bodyLimitBytes,
     trustProxy: false,
     return503OnClosing: true,
+    // One line per request would drown a node serving many miners; errors are still logged.
+    logController: new LogController({ disableRequestLogging: true }),
     ajv: { customOptions: { coerceTypes: false } },
   });
   app.setValidatorCompiler(validatorCompiler);
