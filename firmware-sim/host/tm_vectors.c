@@ -1,0 +1,314 @@
+/*
+ * tm-vectors: a line-oriented driver of the C core for the test vectors (host only).
+ *
+ * Reads one command per line on stdin and writes exactly one line per command on stdout
+ * (`error <reason>` when a line cannot be handled). Fields are separated by single spaces;
+ * byte strings are lowercase hex, integers decimal. Operations: matmul | conv; activations:
+ * relu | sigmoid | tanh. A task is: <op> <act> <N> <F> <challenge_hash> <input_hex> <path_target>
+ * (input_hex may be "-" to derive X from the challenge hash).
+ *
+ *   sha256 <hex>                          -> <digest>
+ *   input <challenge_hash> <N>            -> <X hex>          (expand of taggedHash("PTM4/input", hash))
+ *   path_target <challenge_hash>          -> <8 bytes hex>
+ *   act <a>                               -> <relu> <sigmoid> <tanh>
+ *   normalize <z,z,...>                   -> <out,out,...>
+ *   mml <bitmap_hex> <count>              -> <score_q16>
+ *   work <task> <pubkey> <nonce>          -> <seed> <result_hash> <mml_q16> <path_sig> <distance> <computation_hash>
+ *   search <task> <pubkey> <start> <count> <mml_threshold_q16> <path_distance_max>
+ *                                         -> found <nonce> <iterations> <seed> <result_hash> <mml> <path> <distance> <computation>
+ *                                            | not_found <iterations>
+ *   crosscheck <task> <pubkey> <start> <count>
+ *                                         -> ok <count>  (the search shortcut agrees with the full work for every nonce)
+ *   header <q> <r> <s> <challenge_hash> <pubkey> <nonce> -> <header> <pow_hash> <block_hash>
+ *   meets <hash> <target>                 -> 1 | 0
+ *   search_block <header_prefix_80_bytes> <target> <start> <count>
+ *                                         -> found <nonce> <iterations> <pow_hash> | not_found <iterations>
+ *   version                               -> <core version>
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/sha256.h"
+#include "../core/tm_core.h"
+#include "../core/tm_hexchain.h"
+#include "../core/tm_tensor.h"
+
+#define LINE_MAX_BYTES (1u << 18)
+#define MAX_FIELDS 16
+#define MAX_VALUES 65536
+
+static char line[LINE_MAX_BYTES];
+static uint8_t bytes[LINE_MAX_BYTES / 2];
+static int8_t input[TM_MAX_TENSOR_DIM * TM_MAX_TENSOR_DIM];
+static int32_t scratch_words[TM_SCRATCH_WORDS_ANY(TM_MAX_TENSOR_DIM, TM_MAX_CONV_FILTERS)];
+static int32_t values[MAX_VALUES];
+static int8_t normalized[MAX_VALUES];
+static char out[LINE_MAX_BYTES];
+
+static const tm_scratch scratch = {scratch_words, sizeof scratch_words / sizeof scratch_words[0]};
+
+static void print_hex(const uint8_t *p, uint32_t n) {
+  static const char digits[] = "0123456789abcdef";
+  uint32_t i;
+  for (i = 0; i < n; i++) {
+    out[2 * i] = digits[p[i] >> 4];
+    out[2 * i + 1] = digits[p[i] & 15];
+  }
+  out[2 * n] = '\0';
+  fputs(out, stdout);
+}
+
+static int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+/* Parses lowercase hex; returns the byte count or -1. */
+static long parse_hex(const char *s, uint8_t *dst, uint32_t cap) {
+  size_t n = strlen(s), i;
+  if (n % 2 != 0 || n / 2 > cap) return -1;
+  for (i = 0; i < n / 2; i++) {
+    int hi = hex_value(s[2 * i]), lo = hex_value(s[2 * i + 1]);
+    if (hi < 0 || lo < 0) return -1;
+    dst[i] = (uint8_t)(hi * 16 + lo);
+  }
+  return (long)(n / 2);
+}
+
+static int parse_hex_exact(const char *s, uint8_t *dst, uint32_t n) { return parse_hex(s, dst, n) == (long)n; }
+
+static int parse_u64(const char *s, uint64_t *v) {
+  uint64_t x = 0;
+  if (*s == '\0') return 0;
+  for (; *s; s++) {
+    if (*s < '0' || *s > '9') return 0;
+    if (x > (UINT64_MAX - 9) / 10) return 0;
+    x = x * 10 + (uint64_t)(*s - '0');
+  }
+  *v = x;
+  return 1;
+}
+
+static int parse_i64(const char *s, int64_t *v) {
+  uint64_t m;
+  int negative = *s == '-';
+  if (!parse_u64(negative ? s + 1 : s, &m) || m > (uint64_t)INT64_MAX) return 0;
+  *v = negative ? -(int64_t)m : (int64_t)m;
+  return 1;
+}
+
+static int split(char *s, char **fields) {
+  int n = 0;
+  char *p = strtok(s, " ");
+  while (p && n < MAX_FIELDS) {
+    fields[n++] = p;
+    p = strtok(NULL, " ");
+  }
+  return n;
+}
+
+/* Fills a task from 7 fields starting at f[0]; returns 1 or 0. */
+static int parse_task(char **f, tm_task *task) {
+  uint64_t dim, filters;
+  uint8_t op, act;
+  uint8_t hash[32];
+  if (strcmp(f[0], "matmul") == 0) op = TM_OP_MATMUL;
+  else if (strcmp(f[0], "conv") == 0) op = TM_OP_CONV;
+  else return 0;
+  if (strcmp(f[1], "relu") == 0) act = TM_ACT_RELU;
+  else if (strcmp(f[1], "sigmoid") == 0) act = TM_ACT_SIGMOID;
+  else if (strcmp(f[1], "tanh") == 0) act = TM_ACT_TANH;
+  else return 0;
+  if (!parse_u64(f[2], &dim) || !parse_u64(f[3], &filters) || dim > TM_MAX_TENSOR_DIM || filters > 255) return 0;
+  if (!parse_hex_exact(f[4], hash, 32)) return 0;
+  if (tm_task_init(task, hash, op, act, (uint16_t)dim, (uint8_t)filters, input) != TM_OK) return 0;
+  if (strcmp(f[5], "-") != 0 && !parse_hex_exact(f[5], (uint8_t *)input, (uint32_t)(dim * dim))) return 0;
+  if (!parse_hex_exact(f[6], task->path_target, 8)) return 0;
+  return 1;
+}
+
+static void print_work(const tm_work_result *w) {
+  print_hex(w->work_seed, 32);
+  putchar(' ');
+  print_hex(w->tensor_result_hash, 32);
+  printf(" %lu ", (unsigned long)w->mml_score_q16);
+  print_hex(w->path_signature, 8);
+  printf(" %u ", (unsigned)w->path_distance);
+  print_hex(w->computation_hash, 32);
+}
+
+static const char *run(char **f, int n) {
+  static uint8_t a32[32], b32[32], header[88];
+  tm_task task;
+  uint64_t u, start, count, thr, pdmax;
+  int64_t q, r, s;
+  long len;
+
+  if (strcmp(f[0], "version") == 0 && n == 1) {
+    printf("%s", TM_CORE_VERSION_STRING);
+    return NULL;
+  }
+  if (strcmp(f[0], "sha256") == 0 && n <= 2) {
+    len = n == 2 ? parse_hex(f[1], bytes, sizeof bytes) : 0;
+    if (len < 0) return "bad hex";
+    tm_sha256(bytes, (uint32_t)len, a32);
+    print_hex(a32, 32);
+    return NULL;
+  }
+  if (strcmp(f[0], "input") == 0 && n == 3) {
+    if (!parse_hex_exact(f[1], a32, 32) || !parse_u64(f[2], &u) || u < TM_MIN_TENSOR_DIM || u > TM_MAX_TENSOR_DIM)
+      return "bad input arguments";
+    tm_derive_input(a32, (uint16_t)u, input);
+    print_hex((const uint8_t *)input, (uint32_t)(u * u));
+    return NULL;
+  }
+  if (strcmp(f[0], "path_target") == 0 && n == 2) {
+    if (!parse_hex_exact(f[1], a32, 32)) return "bad hash";
+    tm_derive_path_target(a32, b32);
+    print_hex(b32, 8);
+    return NULL;
+  }
+  if (strcmp(f[0], "act") == 0 && n == 2) {
+    if (!parse_i64(f[1], &q) || q < -128 || q > 127) return "bad activation input";
+    printf("%ld %ld %ld", (long)tm_relu((int32_t)q), (long)tm_sigmoid((int32_t)q), (long)tm_tanh((int32_t)q));
+    return NULL;
+  }
+  if (strcmp(f[0], "normalize") == 0 && n == 2) {
+    uint32_t k = 0, i;
+    char *p = strtok(f[1], ",");
+    while (p) {
+      if (k == MAX_VALUES || !parse_i64(p, &q) || q < INT32_MIN || q > INT32_MAX) return "bad value list";
+      values[k++] = (int32_t)q;
+      p = strtok(NULL, ",");
+    }
+    if (tm_normalize(values, k, normalized) != TM_OK) return "normalize rejected its input";
+    for (i = 0; i < k; i++) printf(i ? ",%d" : "%d", (int)normalized[i]);
+    return NULL;
+  }
+  if (strcmp(f[0], "mml") == 0 && n == 3) {
+    len = parse_hex(f[1], bytes, sizeof bytes);
+    if (len < 1 || !parse_u64(f[2], &u) || u < 1 || u > (uint64_t)len * 8) return "bad mml arguments";
+    printf("%lu", (unsigned long)tm_mml_score_q16(bytes, (uint32_t)u));
+    return NULL;
+  }
+  if (strcmp(f[0], "work") == 0 && n == 10) {
+    tm_work_result w;
+    int32_t rc;
+    if (!parse_task(f + 1, &task)) return "bad task";
+    if (!parse_hex_exact(f[8], a32, 32) || !parse_u64(f[9], &u)) return "bad key or nonce";
+    rc = tm_compute_work(&task, a32, u, &scratch, &w);
+    if (rc != TM_OK) return "tm_compute_work failed";
+    print_work(&w);
+    return NULL;
+  }
+  if (strcmp(f[0], "search") == 0 && n == 13) {
+    tm_tensor_solution sol;
+    tm_thresholds th;
+    int32_t rc;
+    if (!parse_task(f + 1, &task)) return "bad task";
+    if (!parse_hex_exact(f[8], a32, 32) || !parse_u64(f[9], &start) || !parse_u64(f[10], &count) ||
+        !parse_u64(f[11], &thr) || !parse_u64(f[12], &pdmax) || thr > TM_MML_ONE_Q16 || pdmax > 64)
+      return "bad search arguments";
+    th.mml_threshold_q16 = (uint32_t)thr;
+    th.path_distance_max = (uint8_t)pdmax;
+    rc = tm_search_tensor(&task, a32, start, count, &th, &scratch, &sol);
+    if (rc == TM_FOUND) {
+      printf("found %llu %llu ", (unsigned long long)sol.nonce, (unsigned long long)sol.iterations);
+      print_work(&sol.work);
+    } else if (rc == TM_NOT_FOUND) {
+      printf("not_found %llu", (unsigned long long)sol.iterations);
+    } else {
+      return "tm_search_tensor failed";
+    }
+    return NULL;
+  }
+  if (strcmp(f[0], "crosscheck") == 0 && n == 11) {
+    tm_tensor_solution sol;
+    tm_thresholds th;
+    uint64_t i;
+    th.mml_threshold_q16 = TM_MML_ONE_Q16;
+    th.path_distance_max = 64;
+    if (!parse_task(f + 1, &task)) return "bad task";
+    if (!parse_hex_exact(f[8], a32, 32) || !parse_u64(f[9], &start) || !parse_u64(f[10], &count))
+      return "bad crosscheck arguments";
+    /* With thresholds every result meets, each one-nonce search is a hit, whose shortcut
+     * (path signature, distance, mml from the accumulators) is checked against tm_compute_work. */
+    for (i = 0; i < count; i++) {
+      int32_t rc = tm_search_tensor(&task, a32, start + i, 1, &th, &scratch, &sol);
+      if (rc != TM_FOUND || sol.nonce != start + i) {
+        printf("mismatch %llu", (unsigned long long)(start + i));
+        return NULL;
+      }
+    }
+    printf("ok %llu", (unsigned long long)count);
+    return NULL;
+  }
+  if (strcmp(f[0], "header") == 0 && n == 7) {
+    if (!parse_i64(f[1], &q) || !parse_i64(f[2], &r) || !parse_i64(f[3], &s) || q < INT32_MIN || q > INT32_MAX ||
+        r < INT32_MIN || r > INT32_MAX || s < INT32_MIN || s > INT32_MAX)
+      return "bad coordinate";
+    if (!parse_hex_exact(f[4], a32, 32) || !parse_hex_exact(f[5], b32, 32) || !parse_u64(f[6], &u))
+      return "bad header fields";
+    if (tm_hex_encode_header((int32_t)q, (int32_t)r, (int32_t)s, a32, b32, u, header) != TM_OK)
+      return "tm_hex_encode_header rejected the fields";
+    print_hex(header, 88);
+    putchar(' ');
+    tm_hex_pow_hash(header, a32);
+    print_hex(a32, 32);
+    putchar(' ');
+    tm_hex_block_hash(header, a32);
+    print_hex(a32, 32);
+    return NULL;
+  }
+  if (strcmp(f[0], "meets") == 0 && n == 3) {
+    if (!parse_hex_exact(f[1], a32, 32) || !parse_hex_exact(f[2], b32, 32)) return "bad hash or target";
+    printf("%d", (int)tm_hex_hash_meets_target(a32, b32));
+    return NULL;
+  }
+  if (strcmp(f[0], "search_block") == 0 && n == 5) {
+    tm_block_solution sol;
+    int32_t rc;
+    if (!parse_hex_exact(f[1], header, TM_HEX_PREFIX_BYTES) || !parse_hex_exact(f[2], b32, 32) ||
+        !parse_u64(f[3], &start) || !parse_u64(f[4], &count))
+      return "bad search_block arguments";
+    rc = tm_search_block(header, b32, start, count, &sol);
+    if (rc == TM_FOUND) {
+      printf("found %llu %llu ", (unsigned long long)sol.nonce, (unsigned long long)sol.iterations);
+      print_hex(sol.pow_hash, 32);
+    } else if (rc == TM_NOT_FOUND) {
+      printf("not_found %llu", (unsigned long long)sol.iterations);
+    } else {
+      return "tm_search_block failed";
+    }
+    return NULL;
+  }
+  return "unknown command or wrong number of fields";
+}
+
+int main(void) {
+  char *fields[MAX_FIELDS];
+  while (fgets(line, sizeof line, stdin)) {
+    size_t len = strlen(line);
+    const char *error;
+    int n;
+    if (len > 0 && line[len - 1] != '\n' && !feof(stdin)) {
+      int c;
+      while ((c = getchar()) != EOF && c != '\n') {
+      }
+      puts("error line too long");
+      continue;
+    }
+    while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = '\0';
+    n = split(line, fields);
+    if (n == 0) {
+      puts("error empty line");
+      continue;
+    }
+    error = run(fields, n);
+    if (error) printf("error %s", error);
+    putchar('\n');
+  }
+  return 0;
+}
