@@ -11,5 +11,7 @@ export function packageConfig(entry: Record<string, string>): Options {
     target: 'node22',
     platform: 'node',
     splitting: true,
+    // Keep 'node:' specifiers: node:sqlite (and future builtins) exist only under that name.
+    removeNodeProtocol: false,
   };
 }

@@ -1,0 +1,6 @@
+import { defineConfig } from 'tsup';
+import { packageConfig } from '../../tsup.config.base.ts';
+
+export default defineConfig(
+  packageConfig({ index: 'src/index.ts', errors: 'src/errors.ts', signer: 'src/signer.ts' }),
+);
