@@ -4,6 +4,7 @@ import {
   createPublicKey,
   sign as cryptoSign,
   verify as cryptoVerify,
+  hash,
   randomBytes,
 } from 'node:crypto';
 import { fromHex, toHex } from './bytes.js';
@@ -24,6 +25,33 @@ const SPKI_PREFIX = Uint8Array.from([0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0
 const PKCS8_PREFIX = Uint8Array.from([
   0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20,
 ]);
+
+/**
+ * Importing a raw key into a KeyObject costs about as much as the signature itself, and a
+ * validator verifies the same miners' keys over and over: keep the most recent ones.
+ */
+class KeyObjectCache {
+  readonly #entries = new Map<string, KeyObject>();
+  constructor(
+    private readonly max: number,
+    private readonly idOf: (bytes: Uint8Array) => string,
+  ) {}
+  get(bytes: Uint8Array, make: () => KeyObject): KeyObject {
+    const id = this.idOf(bytes);
+    let key = this.#entries.get(id);
+    if (key) {
+      this.#entries.delete(id);
+    } else {
+      key = make();
+      if (this.#entries.size >= this.max) this.#entries.delete(this.#entries.keys().next().value as string);
+    }
+    this.#entries.set(id, key);
+    return key;
+  }
+}
+const publicKeys = new KeyObjectCache(4096, (bytes) => Buffer.from(bytes).toString('base64'));
+// Secret keys are looked up by a digest, so the cache never holds a secret as a string.
+const privateKeys = new KeyObjectCache(64, (bytes) => hash('sha256', bytes, 'base64'));
 
 export interface KeyPair {
   /** The 32-byte seed. Never log it, never send it. */
@@ -59,11 +87,9 @@ export function verify(signature: Uint8Array, message: Uint8Array, publicKey: Ui
   if (signature.length !== SIGNATURE_BYTES || publicKey.length !== PUBLIC_KEY_BYTES) return false;
   let key: KeyObject;
   try {
-    key = createPublicKey({
-      key: Buffer.concat([SPKI_PREFIX, publicKey]),
-      format: 'der',
-      type: 'spki',
-    });
+    key = publicKeys.get(publicKey, () =>
+      createPublicKey({ key: Buffer.concat([SPKI_PREFIX, publicKey]), format: 'der', type: 'spki' }),
+    );
   } catch {
     return false;
   }
@@ -119,5 +145,7 @@ function privateKeyObject(secretKey: Uint8Array): KeyObject {
       `secret key: expected ${SECRET_KEY_BYTES} bytes, got ${secretKey.length}`,
     );
   }
-  return createPrivateKey({ key: Buffer.concat([PKCS8_PREFIX, secretKey]), format: 'der', type: 'pkcs8' });
+  return privateKeys.get(secretKey, () =>
+    createPrivateKey({ key: Buffer.concat([PKCS8_PREFIX, secretKey]), format: 'der', type: 'pkcs8' }),
+  );
 }

@@ -196,7 +196,13 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
     registeredRoutes,
     inject: (injectOptions) => app.inject(injectOptions as InjectOptions),
     async listen(listenOptions = {}) {
-      return app.listen({ host: listenOptions.host ?? config.host, port: listenOptions.port ?? config.port });
+      // A deep accept queue: with Node's default (511) a burst of a thousand miners overflows it
+      // and clients wait out SYN retries of 1 to 3 s (measured in docs/benchmarks.md).
+      return app.listen({
+        host: listenOptions.host ?? config.host,
+        port: listenOptions.port ?? config.port,
+        backlog: 4096,
+      });
     },
     async close() {
       if (closed) return;

@@ -25,8 +25,25 @@ export function notRegistered(pubkey: string, field: string): ApiError {
   );
 }
 
+/**
+ * Recently rebuilt challenges. A stored challenge never changes, and re-deriving its input
+ * tensor costs 30 to 140 us per submission (docs/benchmarks.md), so keep the latest ones.
+ */
+const rebuilt = new Map<string, TensorChallenge>();
+const REBUILT_MAX = 1024;
+
 /** Rebuilds the consensus view of a stored challenge (the thresholds it was issued with). */
 export function challengeFromRecord(record: ChallengeRecord): TensorChallenge {
+  const key = `${record.id}:${record.challengeHash}`;
+  const cached = rebuilt.get(key);
+  if (cached) return cached;
+  const challenge = buildChallengeFromRecord(record);
+  if (rebuilt.size >= REBUILT_MAX) rebuilt.delete(rebuilt.keys().next().value as string);
+  rebuilt.set(key, challenge);
+  return challenge;
+}
+
+function buildChallengeFromRecord(record: ChallengeRecord): TensorChallenge {
   if (!isDeviceType(record.deviceType)) {
     throw new Error(
       `stored challenge ${record.id} has an unknown device type ${JSON.stringify(record.deviceType)}`,
