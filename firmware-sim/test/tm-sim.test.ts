@@ -1,0 +1,491 @@
+/**
+ * build/tm-sim, the simulated board, driven over a socat pseudo-terminal pair with a test-only
+ * frame codec (frame-codec.ts): start-up, jobs and results against the protocol vectors,
+ * retransmission, cancel and replacement, resynchronisation, dedup, heartbeats and the
+ * injected faults. Skipped, with a message, where socat is not installed.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  fromHex,
+  type HexChallengeTerms,
+  type ProofWire,
+  type TensorChallenge,
+  toHex,
+  verifyBlock,
+  verifyProof,
+} from '@tensormine/protocol';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { buildCore } from './driver.ts';
+import {
+  ackPayload,
+  encodeFrame,
+  type Frame,
+  type HexJob,
+  jobHexPayload,
+  jobTensorPayload,
+  MSG,
+  parseAck,
+  parseError,
+  parseHello,
+  parseJobDone,
+  parseProgress,
+  parseResult,
+  type Result,
+  type TensorJob,
+  u32,
+} from './frame-codec.ts';
+import { hasSocat, SimBoard } from './sim-board.ts';
+
+interface HeaderVector {
+  coord: { q: number; r: number; s: number };
+  challenge_hash: string;
+  miner_pubkey: string;
+  nonce: number;
+  header: string;
+  pow_hash: string;
+}
+
+interface TensorChallengeVector {
+  input: { deviceType: string };
+  challenge_hash: string;
+  operation: 'matmul' | 'conv';
+  activation: 'relu' | 'sigmoid' | 'tanh';
+  dim: number;
+  filters: number;
+  mml_threshold_q16: number;
+  path_distance_max: number;
+  input_tensor_hex: string;
+  path_target: string;
+  solution: {
+    iterations: number;
+    proof: {
+      tensor_result_hash: string;
+      mml_score: number;
+      path_signature: string;
+      path_distance: number;
+      computation_nonce: number;
+      computation_hash: string;
+    };
+  };
+}
+
+const require = createRequire(import.meta.url);
+const load = <T>(name: string): T =>
+  JSON.parse(readFileSync(require.resolve(`@tensormine/protocol/vectors/${name}`), 'utf8')) as T;
+const hexchain = load<{
+  solved: (HeaderVector & { difficulty: string; target: string; start_nonce: number })[];
+}>('hexchain.vectors.json');
+const tensor = load<{ miner_public_key: string; challenges: TensorChallengeVector[] }>('tensor.vectors.json');
+
+// The block of difficulty 256: the search from 0 first meets the target at nonce 110.
+const block = hexchain.solved.find((v) => v.difficulty === '256')!;
+const hexJob = (jobId: number, first: bigint, count: number, target = block.target): HexJob => ({
+  jobId,
+  prefix: fromHex(block.header.slice(0, 160)),
+  target: fromHex(target),
+  first,
+  count,
+});
+// A target of difficulty about 2^31: a job that runs until it is stopped.
+const HARD_TARGET = `00000001${'f'.repeat(56)}`;
+
+const OPERATIONS = { matmul: 0, conv: 1 } as const;
+const ACTIVATIONS = { relu: 0, sigmoid: 1, tanh: 2 } as const;
+const esp32 = (operation: string, activation: string) =>
+  tensor.challenges.find(
+    (c) => c.input.deviceType === 'esp32' && c.operation === operation && c.activation === activation,
+  )!;
+const tensorJob = (jobId: number, v: TensorChallengeVector, first: bigint, count: number): TensorJob => ({
+  jobId,
+  challengeHash: fromHex(v.challenge_hash),
+  operation: OPERATIONS[v.operation],
+  activation: ACTIVATIONS[v.activation],
+  dim: v.dim,
+  filters: v.filters,
+  minerPublicKey: fromHex(tensor.miner_public_key),
+  pathTarget: fromHex(v.path_target),
+  mmlThresholdQ16: v.mml_threshold_q16,
+  pathDistanceMax: v.path_distance_max,
+  first,
+  count,
+});
+
+/** The protocol's reference verifier on a hex RESULT (what the host bridge does). */
+function verifyHexResult(r: Result) {
+  if (r.kind !== 0) throw new Error('expected a hex result');
+  const terms: HexChallengeTerms = {
+    id: 'sim-test',
+    coord: block.coord,
+    challengeHash: fromHex(block.challenge_hash),
+    target: BigInt(`0x${block.target}`),
+  };
+  return verifyBlock(
+    terms,
+    {
+      challenge_id: 'sim-test',
+      block: {
+        coord: block.coord,
+        pow_hash: r.powHash,
+        nonce: Number(r.nonce),
+        miner_pubkey: block.miner_pubkey,
+      },
+    },
+    { requireSignature: false },
+  );
+}
+
+/** The protocol's reference verifier on a tensor RESULT. */
+function verifyTensorResult(v: TensorChallengeVector, r: Result) {
+  if (r.kind !== 1) throw new Error('expected a tensor result');
+  const challenge = {
+    challengeHash: fromHex(v.challenge_hash),
+    operation: v.operation,
+    activation: v.activation,
+    dim: v.dim,
+    filters: v.filters,
+    input: new Int8Array(fromHex(v.input_tensor_hex).buffer),
+    pathTarget: fromHex(v.path_target),
+    mmlThresholdQ16: v.mml_threshold_q16,
+    pathDistanceMax: v.path_distance_max,
+  } as unknown as TensorChallenge;
+  const proof: ProofWire = {
+    challenge_id: 'sim-test',
+    challenge_hash: v.challenge_hash,
+    tensor_result_hash: r.tensorResultHash,
+    mml_score: r.mmlScoreQ16 / 65536,
+    path_signature: r.pathSignature,
+    path_distance: r.pathDistance,
+    computation_nonce: Number(r.nonce),
+    computation_hash: r.computationHash,
+    miner_pubkey: tensor.miner_public_key,
+  };
+  return verifyProof(challenge, proof, { requireSignature: false });
+}
+
+const ofType = (frames: readonly Frame[], type: number) => frames.filter((f) => f.type === type);
+
+if (!hasSocat) {
+  console.warn(
+    'firmware-sim: skipping the tm-sim tests: socat is not installed (Debian: apt-get install socat)',
+  );
+}
+
+describe.skipIf(!hasSocat)('tm-sim over a socat pseudo-terminal pair', () => {
+  let board: SimBoard | undefined;
+
+  beforeAll(() => {
+    buildCore();
+  });
+
+  afterEach(async () => {
+    await board?.stop();
+    board = undefined;
+  });
+
+  /** Starts a board and waits for its BOOT and HELLO. */
+  async function startBoard(args: string[] = []) {
+    board = await SimBoard.start(['--calibrate-ms', '20', ...args]);
+    const { boot, hello } = await board.booted();
+    return { board, boot, hello: parseHello(hello.payload) };
+  }
+
+  /** Sends an acked frame and returns the ACK's status. */
+  async function acked(b: SimBoard, type: number, payload?: Uint8Array): Promise<number> {
+    b.mark();
+    const seq = b.send(type, payload);
+    const ack = await b.next(
+      (f) => f.type === MSG.ACK && parseAck(f.payload).seq === seq,
+      3000,
+      `ACK of ${seq}`,
+    );
+    return parseAck(ack.payload).status;
+  }
+
+  it('sends BOOT (power-on) and HELLO with the chip id and capabilities at start', async () => {
+    const { boot, hello } = await startBoard([
+      '--chip-id',
+      '246f28a1b2c30000',
+      '--board',
+      'sim-devkit',
+      '--rate-cap',
+      '50000,2000',
+      '--calibrate-ms',
+      '100',
+    ]);
+    expect(boot.payload).toEqual(Buffer.from([0]));
+    expect(boot.seq).toBe(0);
+    expect(hello).toMatchObject({
+      protocolVersion: 1,
+      chipId: '246f28a1b2c30000',
+      board: 'sim-devkit',
+      capabilities: 0x1f,
+      maxN: 32,
+      maxF: 4,
+      maxBaud: 921600,
+    });
+    expect(hello.firmware).toMatch(/^tm-sim \d+\.\d+\.\d+$/);
+    // measured at boot, then capped like an ESP32
+    expect(hello.hexRate).toBeGreaterThan(0);
+    expect(hello.hexRate).toBeLessThanOrEqual(50000);
+    expect(hello.tensorRate).toBeGreaterThan(0);
+    expect(hello.tensorRate).toBeLessThanOrEqual(2000);
+  });
+
+  it('derives a stable chip id from --seed and answers HELLO_REQ', async () => {
+    const { board: b, hello } = await startBoard(['--seed', '42']);
+    b.mark();
+    b.send(MSG.HELLO_REQ, Uint8Array.of(1));
+    const again = parseHello((await b.nextOfType(MSG.HELLO)).payload);
+    expect(again.chipId).toBe(hello.chipId);
+    expect(hello.chipId).toMatch(/^[0-9a-f]{12}0000$/);
+    await b.stop();
+    const { hello: other } = await startBoard(['--seed', '43']);
+    expect(other.chipId).not.toBe(hello.chipId);
+  });
+
+  it('JOB_HEX over a range holding a known solution: the vector RESULT, retransmitted until ACKed', async () => {
+    const { board: b } = await startBoard();
+    expect(await acked(b, MSG.JOB_HEX, jobHexPayload(hexJob(7, 0n, block.nonce + 1)))).toBe(0);
+    const first = await b.nextOfType(MSG.RESULT);
+    const result = parseResult(first.payload);
+    expect(result).toEqual({ jobId: 7, kind: 0, nonce: BigInt(block.nonce), powHash: block.pow_hash });
+    expect(verifyHexResult(result).ok).toBe(true);
+    const done = parseJobDone((await b.nextOfType(MSG.JOB_DONE)).payload);
+    expect(done).toEqual({ jobId: 7, done: BigInt(block.nonce + 1), reason: 0 });
+
+    // not acknowledged: the same frame (seq and bytes) again every 250 ms
+    await sleep(900);
+    const copies = ofType(b.since(), MSG.RESULT);
+    expect(copies.length).toBeGreaterThanOrEqual(3);
+    expect(copies.length).toBeLessThanOrEqual(5);
+    for (const c of copies) expect(c.bytes).toEqual(first.bytes);
+    const gaps = copies.slice(1).map((c, i) => c.at - copies[i]!.at);
+    for (const gap of gaps) expect(gap).toBeGreaterThan(150);
+
+    b.send(MSG.ACK, ackPayload(first.seq));
+    await sleep(100);
+    b.mark();
+    await sleep(700);
+    expect(ofType(b.since(), MSG.RESULT)).toEqual([]);
+  });
+
+  it('JOB_TENSOR (esp32 conv tanh and matmul sigmoid, N = 32): the vector proofs', async () => {
+    const { board: b } = await startBoard();
+    for (const [jobId, v] of [
+      [11, esp32('conv', 'tanh')],
+      [12, esp32('matmul', 'sigmoid')],
+    ] as const) {
+      const p = v.solution.proof;
+      expect(
+        await acked(b, MSG.JOB_TENSOR, jobTensorPayload(tensorJob(jobId, v, 0n, p.computation_nonce + 1))),
+      ).toBe(0);
+      const frame = await b.nextOfType(MSG.RESULT);
+      const result = parseResult(frame.payload);
+      expect(result).toEqual({
+        jobId,
+        kind: 1,
+        nonce: BigInt(p.computation_nonce),
+        tensorResultHash: p.tensor_result_hash,
+        mmlScoreQ16: p.mml_score * 65536,
+        pathSignature: p.path_signature,
+        pathDistance: p.path_distance,
+        computationHash: p.computation_hash,
+      });
+      expect(verifyTensorResult(v, result).ok).toBe(true);
+      b.send(MSG.ACK, ackPayload(frame.seq));
+      const done = parseJobDone((await b.nextOfType(MSG.JOB_DONE)).payload);
+      expect(done).toEqual({ jobId, done: BigInt(v.solution.iterations), reason: 0 });
+    }
+  });
+
+  it('CANCEL ends the job (JOB_DONE reason 1); a new job replaces the current one (reason 2)', async () => {
+    const { board: b } = await startBoard(['--rate-cap', '20000']);
+    expect(await acked(b, MSG.JOB_HEX, jobHexPayload(hexJob(1, 0n, 1_000_000, HARD_TARGET)))).toBe(0);
+    await sleep(300);
+    expect(await acked(b, MSG.JOB_HEX, jobHexPayload(hexJob(2, 0n, 1_000_000, HARD_TARGET)))).toBe(0);
+    const replaced = parseJobDone((await b.nextOfType(MSG.JOB_DONE)).payload);
+    expect(replaced.jobId).toBe(1);
+    expect(replaced.reason).toBe(2);
+    expect(replaced.done).toBeGreaterThan(1000n);
+    expect(replaced.done).toBeLessThan(20_000n); // the rate cap holds (about 6000 in 0.3 s)
+
+    await sleep(200);
+    expect(await acked(b, MSG.CANCEL, u32(2))).toBe(0);
+    const cancelled = parseJobDone((await b.nextOfType(MSG.JOB_DONE)).payload);
+    expect(cancelled).toMatchObject({ jobId: 2, reason: 1 });
+
+    // nothing runs any more: an idle heartbeat eventually, never a JOB_DONE
+    expect(await acked(b, MSG.CANCEL, u32(0))).toBe(0);
+    await sleep(300);
+    expect(ofType(b.since(), MSG.JOB_DONE)).toEqual([]);
+  });
+
+  it('skips garbage between frames, a false magic and a frame with a corrupted CRC', async () => {
+    const { board: b } = await startBoard();
+    b.mark();
+    const bad = encodeFrame(MSG.HELLO_REQ, 900, Uint8Array.of(1));
+    bad[bad.length - 1]! ^= 0xff;
+    const truncatedHeader = Buffer.from([0xa5, 0x5a, 0x09, 0x01]); // version 9
+    b.write(
+      Buffer.concat([
+        Buffer.from('rst:0x1 (POWERON_RESET),boot:0x13\r\n'),
+        truncatedHeader,
+        bad,
+        Buffer.from([0x00, 0xa5, 0x00, 0x5a]),
+        encodeFrame(MSG.HELLO_REQ, 901, Uint8Array.of(1)),
+        Buffer.from([0xff, 0xa5]),
+      ]),
+    );
+    await b.nextOfType(MSG.HELLO);
+    await sleep(300);
+    expect(ofType(b.since(), MSG.HELLO)).toHaveLength(1);
+    // split across writes, with garbage in the same writes
+    const job = encodeFrame(MSG.JOB_HEX, 902, jobHexPayload(hexJob(3, 0n, block.nonce + 1)));
+    b.mark();
+    b.write(Buffer.concat([Buffer.from('xx'), job.subarray(0, 5)]));
+    await sleep(50);
+    b.write(job.subarray(5, 70));
+    await sleep(50);
+    b.write(Buffer.concat([job.subarray(70), Buffer.from('yy')]));
+    const ack = parseAck((await b.nextOfType(MSG.ACK)).payload);
+    expect(ack).toEqual({ seq: 902, status: 0 });
+    expect(parseResult((await b.nextOfType(MSG.RESULT)).payload).nonce).toBe(BigInt(block.nonce));
+  });
+
+  it('processes a duplicated acked frame once and ACKs both copies', async () => {
+    const { board: b } = await startBoard(['--rate-cap', '20000']);
+    const job = jobHexPayload(hexJob(5, 0n, 1_000_000, HARD_TARGET));
+    b.mark();
+    b.sendWithSeq(MSG.JOB_HEX, 300, job);
+    await sleep(150);
+    b.sendWithSeq(MSG.JOB_HEX, 300, job); // the ACK was "lost": the host retransmits
+    await sleep(400);
+    const acks = ofType(b.since(), MSG.ACK).map((f) => parseAck(f.payload));
+    expect(acks).toEqual([
+      { seq: 300, status: 0 },
+      { seq: 300, status: 0 },
+    ]);
+    expect(ofType(b.since(), MSG.JOB_DONE)).toEqual([]); // not replaced by itself
+    const progress = parseProgress((await b.nextOfType(MSG.PROGRESS, 2000)).payload);
+    expect(progress.jobId).toBe(5);
+  });
+
+  it('sends PROGRESS about once a second while mining and every 2 s when idle', async () => {
+    const { board: b } = await startBoard(['--rate-cap', '10000']);
+    b.mark();
+    await sleep(4500);
+    const idle = ofType(b.since(), MSG.PROGRESS).map((f) => parseProgress(f.payload));
+    expect(idle.length).toBe(2);
+    expect(idle[0]).toMatchObject({ jobId: 0, done: 0n, rate: 0 });
+
+    expect(await acked(b, MSG.JOB_HEX, jobHexPayload(hexJob(9, 0n, 10_000_000, HARD_TARGET)))).toBe(0);
+    await sleep(3300);
+    const busy = ofType(b.since(), MSG.PROGRESS).map((f) => parseProgress(f.payload));
+    expect(busy.length).toBeGreaterThanOrEqual(3);
+    expect(busy.length).toBeLessThanOrEqual(5);
+    const last = busy[busy.length - 1]!;
+    expect(last.jobId).toBe(9);
+    expect(last.done).toBeGreaterThan(15_000n);
+    expect(last.rate).toBeGreaterThan(7000);
+    expect(last.rate).toBeLessThan(13_000);
+    expect(last.hashes).toBeGreaterThanOrEqual(last.done);
+  });
+
+  it('refuses what it cannot do: ACK status and ERROR with a message', async () => {
+    const { board: b } = await startBoard();
+    const v = esp32('matmul', 'relu');
+    const tooBig = { ...tensorJob(20, v, 0n, 10), dim: 64 };
+    expect(await acked(b, MSG.JOB_TENSOR, jobTensorPayload(tooBig))).toBe(3);
+    const error = parseError((await b.nextOfType(MSG.ERROR)).payload);
+    expect(error.code).toBe(3);
+    expect(error.jobId).toBe(20);
+    expect(error.message).toMatch(/max N 32/);
+    expect(await acked(b, MSG.JOB_HEX, Buffer.alloc(127))).toBe(2);
+    expect(parseError((await b.nextOfType(MSG.ERROR)).payload).message).toBe(
+      'JOB_HEX: expected 128 bytes, got 127',
+    );
+    expect(await acked(b, MSG.SET_BAUD, u32(12345))).toBe(4);
+    expect(await acked(b, MSG.SET_BAUD, u32(921600))).toBe(0);
+    expect(await acked(b, 0x30, Uint8Array.of(1, 2, 3))).toBe(1);
+  });
+
+  it('wrong-result fault: the RESULT fails the protocol reference verifier', async () => {
+    const { board: b } = await startBoard(['--fault', 'wrong-result']);
+    expect(await acked(b, MSG.JOB_HEX, jobHexPayload(hexJob(30, 0n, block.nonce + 1)))).toBe(0);
+    const hex = parseResult((await b.nextOfType(MSG.RESULT)).payload);
+    expect(hex.nonce).toBe(BigInt(block.nonce));
+    const verdict = verifyHexResult(hex);
+    expect(verdict.ok).toBe(false);
+    expect(!verdict.ok && verdict.code).toBe('pow_hash_mismatch');
+
+    const v = esp32('matmul', 'relu');
+    b.mark();
+    expect(
+      await acked(
+        b,
+        MSG.JOB_TENSOR,
+        jobTensorPayload(tensorJob(31, v, 0n, v.solution.proof.computation_nonce + 1)),
+      ),
+    ).toBe(0);
+    const t = parseResult(
+      (await b.next((f) => f.type === MSG.RESULT && f.payload.readUInt32LE(0) === 31)).payload,
+    );
+    const tv = verifyTensorResult(v, t);
+    expect(tv.ok).toBe(false);
+    expect(!tv.ok && tv.code).toBe('computation_hash_mismatch');
+  });
+
+  it('reboot-after fault: BOOT (software) and HELLO again, the job lost, a kept RESULT resent', async () => {
+    const { board: b, hello } = await startBoard(['--fault', 'reboot-after:1.5', '--rate-cap', '20000']);
+    // a result left unacknowledged, then a long job
+    expect(await acked(b, MSG.JOB_HEX, jobHexPayload(hexJob(40, 0n, block.nonce + 1)))).toBe(0);
+    const kept = await b.nextOfType(MSG.RESULT);
+    expect(await acked(b, MSG.JOB_HEX, jobHexPayload(hexJob(41, 0n, 1_000_000, HARD_TARGET)))).toBe(0);
+    b.mark();
+    const { boot, hello: again } = await b.booted(4000);
+    expect(boot.payload).toEqual(Buffer.from([1]));
+    expect(boot.seq).toBeGreaterThan(kept.seq); // the seq counter survives a software reset
+    expect(parseHello(again.payload).chipId).toBe(hello.chipId);
+    const resent = await b.next((f) => f.type === MSG.RESULT && f.at > again.at);
+    expect(resent.bytes).toEqual(kept.bytes);
+    // the job did not survive: idle heartbeats only, and no JOB_DONE for it
+    await sleep(2600);
+    const after = b.frames.filter((f) => f.at > again.at);
+    const progress = ofType(after, MSG.PROGRESS).map((f) => parseProgress(f.payload));
+    expect(progress.length).toBeGreaterThanOrEqual(1);
+    for (const p of progress) expect(p.jobId).toBe(0);
+    expect(ofType(after, MSG.JOB_DONE)).toEqual([]);
+  });
+
+  it('REBOOT: ACK, then BOOT reason 1 and HELLO', async () => {
+    const { board: b } = await startBoard();
+    expect(await acked(b, MSG.REBOOT)).toBe(0);
+    const { boot } = await b.booted();
+    expect(boot.payload).toEqual(Buffer.from([1]));
+  });
+
+  it('disconnect-after fault: exits after the given time; a restart boots again', async () => {
+    const { board: b } = await startBoard(['--fault', 'disconnect-after:0.8']);
+    expect(await b.waitForExit(3000)).toBe(0);
+    b.mark();
+    b.launch(['--calibrate-ms', '20']);
+    const { boot } = await b.booted();
+    expect(boot.payload).toEqual(Buffer.from([0]));
+  });
+
+  it('garbage and drop faults: the frames that arrive are intact', async () => {
+    const { board: b } = await startBoard(['--fault', 'garbage:0.5', '--fault', 'drop:0.2', '--seed', '7']);
+    b.mark();
+    for (let i = 0; i < 30; i++) b.send(MSG.HELLO_REQ, Uint8Array.of(1));
+    await sleep(800);
+    const hellos = ofType(b.since(), MSG.HELLO);
+    expect(hellos.length).toBeGreaterThan(10);
+    expect(hellos.length).toBeLessThan(30);
+    for (const h of hellos) expect(parseHello(h.payload).chipId).toHaveLength(16);
+    expect(b.decoder.garbage).toBeGreaterThan(0);
+    expect(b.stderr).toMatch(/fault: dropped outgoing HELLO/);
+    expect(toHex(hellos[0]!.bytes.subarray(0, 2))).toBe('a55a');
+  });
+});
