@@ -1,0 +1,329 @@
+import { EventEmitter } from 'node:events';
+import { availableParallelism } from 'node:os';
+import { toHex } from '@tensormine/protocol';
+import type { DeviceBackend, DeviceEvents, DeviceHashrate, DeviceState } from './device.js';
+import { MinerError } from './errors.js';
+import { resultFromNonce } from './found.js';
+import { HashrateMeter, WINDOW_MS } from './hashrate.js';
+import { checkJob, kernelJob, type MiningJob, nonceRange } from './job.js';
+import { WorkerPool } from './worker/pool.js';
+import type { FromWorker, WorkerState } from './worker/protocol.js';
+
+export interface MiningEngineOptions {
+  /** The backend id (default `cpu`). */
+  readonly id?: string;
+  /** Worker threads (default `os.availableParallelism()`). */
+  readonly threads?: number;
+  /** Duty cycle, 0 < intensity <= 1 (default 1): each worker sleeps (1 - x) / x of its batch time. */
+  readonly intensity?: number;
+  /** Target duration of one batch, ms (default 25): the longest a new job or a stop waits. */
+  readonly batchMs?: number;
+  /** Hashrate sampling interval, ms (default 1000). */
+  readonly sampleIntervalMs?: number;
+  /** The worker script (default: dist/worker.js from the build, src/worker/entry.ts from source). */
+  readonly workerUrl?: URL;
+  /** Delay before a crashed worker is replaced, ms (default 1000). */
+  readonly respawnDelayMs?: number;
+}
+
+/** More crashes than this within CRASH_WINDOW_MS and the engine gives up (state `error`). */
+const MAX_CRASHES = 5;
+const CRASH_WINDOW_MS = 60_000;
+
+/**
+ * The CPU mining engine, a `DeviceBackend`: long-lived worker threads (one per core by
+ * default) that each search a disjoint slice of the job's nonce range with the fast kernels.
+ * Control (new job, stop, pause, intensity) goes through shared memory and takes effect
+ * within one batch; the hash counters are shared memory too, sampled once a second into the
+ * 10 s / 60 s / 15 min windows. Every nonce a worker reports is rebuilt and verified with the
+ * reference implementation before it is emitted as `found`; one that fails is counted in
+ * `kernelErrors` and reported as an `error`, never emitted.
+ *
+ * The main thread only dispatches, samples and verifies results, so its event loop stays free.
+ */
+export class MiningEngine extends EventEmitter<DeviceEvents> implements DeviceBackend {
+  readonly id: string;
+  readonly kind = 'cpu';
+  readonly threads: number;
+  /** Results that the reference verifier rejected (or kernel output that disagreed with it). */
+  kernelErrors = 0;
+  /** Verified results emitted. */
+  foundCount = 0;
+  lastFoundAtMs: number | undefined;
+  lastError: Error | undefined;
+
+  private readonly pool: WorkerPool;
+  private readonly batchMs: number;
+  private readonly sampleIntervalMs: number;
+  private readonly meters: HashrateMeter[];
+  private readonly totalMeter: HashrateMeter;
+  private best60: number | undefined;
+  private current: { readonly job: MiningJob; readonly generation: number } | undefined;
+  private pending: MiningJob | undefined;
+  private readonly exhausted = new Set<number>();
+  private stateValue: DeviceState = 'stopped';
+  private pausedValue = false;
+  private intensityValue: number;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly respawnDelayMs: number;
+  private crashes: number[] = [];
+
+  constructor(options: MiningEngineOptions = {}) {
+    super();
+    this.id = options.id ?? 'cpu';
+    this.threads = options.threads ?? availableParallelism();
+    this.batchMs = options.batchMs ?? 25;
+    this.sampleIntervalMs = options.sampleIntervalMs ?? 1000;
+    this.respawnDelayMs = options.respawnDelayMs ?? 1000;
+    if (!(this.batchMs > 0))
+      throw new MinerError('invalid_option', `batchMs: expected > 0, got ${this.batchMs}`);
+    this.pool = new WorkerPool({
+      threads: this.threads,
+      ...(options.workerUrl ? { workerUrl: options.workerUrl } : {}),
+      onMessage: (m) => this.onWorkerMessage(m),
+      onExit: (index, code) => this.onWorkerExit(index, code),
+    });
+    this.intensityValue = options.intensity ?? 1;
+    this.pool.setIntensity(this.intensityValue);
+    const meter = () => new HashrateMeter({ intervalMs: this.sampleIntervalMs });
+    this.meters = Array.from({ length: this.threads }, meter);
+    this.totalMeter = meter();
+  }
+
+  get state(): DeviceState {
+    return this.stateValue;
+  }
+
+  get job(): MiningJob | undefined {
+    return this.current?.job ?? this.pending;
+  }
+
+  get paused(): boolean {
+    return this.pausedValue;
+  }
+
+  get intensity(): number {
+    return this.intensityValue;
+  }
+
+  supports(job: MiningJob): boolean {
+    return job.kind === 'hexchain' || job.kind === 'tensor';
+  }
+
+  /** Starts the workers (resolves when all are ready) and the job set before, if any. */
+  async start(): Promise<void> {
+    if (this.stateValue !== 'stopped') return;
+    this.setState('starting');
+    try {
+      await this.pool.start();
+    } catch (error) {
+      this.setState('error');
+      throw error;
+    }
+    this.pool.setPaused(this.pausedValue);
+    this.crashes = [];
+    this.timer = setInterval(() => this.sample(), this.sampleIntervalMs);
+    this.timer.unref();
+    this.sample();
+    this.setState('idle');
+    const job = this.pending;
+    this.pending = undefined;
+    this.setJob(job);
+  }
+
+  /** Stops mining and ends the workers (the current batch is abandoned). */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    this.pending = this.current?.job ?? this.pending;
+    this.current = undefined;
+    await this.pool.stop();
+    this.setState('stopped');
+  }
+
+  /**
+   * Mines `job` from now on (the previous job ends within one batch); undefined idles.
+   * Before `start`, the job is kept and started with the workers.
+   * @throws MinerError `invalid_job`
+   */
+  setJob(job: MiningJob | undefined): void {
+    if (job !== undefined) checkJob(job);
+    if (this.stateValue === 'stopped' || this.stateValue === 'starting') {
+      this.pending = job;
+      return;
+    }
+    this.exhausted.clear();
+    if (job === undefined) {
+      this.current = undefined;
+      this.pool.clear();
+    } else {
+      const { start, end } = nonceRange(job);
+      const generation = this.pool.dispatch(
+        kernelJob(job),
+        start,
+        end,
+        job.stopOnFound ?? true,
+        this.batchMs,
+      );
+      this.current = { job, generation };
+    }
+    this.updateState();
+  }
+
+  /** Workers finish their batch and wait; hash counters stop. */
+  pause(): void {
+    this.pausedValue = true;
+    this.pool.setPaused(true);
+    this.updateState();
+  }
+
+  resume(): void {
+    this.pausedValue = false;
+    this.pool.setPaused(false);
+    this.updateState();
+  }
+
+  /** Changes the duty cycle, 0 < intensity <= 1, from the next batch. */
+  setIntensity(intensity: number): void {
+    this.pool.setIntensity(intensity);
+    this.intensityValue = intensity;
+  }
+
+  hashrate(): DeviceHashrate {
+    return { total: this.totalMeter.windows(), workers: this.meters.map((m) => m.windows()) };
+  }
+
+  totalHashes(): number {
+    let total = 0;
+    for (let i = 0; i < this.threads; i++) total += this.pool.hashes(i);
+    return total;
+  }
+
+  /** Hashes done by each worker since the engine was created. */
+  workerHashes(): number[] {
+    return Array.from({ length: this.threads }, (_, i) => this.pool.hashes(i));
+  }
+
+  /** What each worker thread is doing (`idle`, `mining`, `paused`, `sleeping`). */
+  workerStates(): WorkerState[] {
+    return Array.from({ length: this.threads }, (_, i) => this.pool.state(i));
+  }
+
+  /** The best 60 s average so far (or the best 10 s one before a minute has passed). */
+  expectedHashrate(): number | undefined {
+    return this.best60 ?? this.totalMeter.max;
+  }
+
+  private sample(): void {
+    const now = Date.now();
+    let total = 0;
+    for (let i = 0; i < this.threads; i++) {
+      const h = this.pool.hashes(i);
+      total += h;
+      this.meters[i]!.record(now, h);
+    }
+    this.totalMeter.record(now, total);
+    const r60 = this.totalMeter.rate(WINDOW_MS['60s']);
+    if (r60 !== undefined && (this.best60 === undefined || r60 > this.best60)) this.best60 = r60;
+    this.emit('hashrate', this.hashrate());
+  }
+
+  private onWorkerMessage(message: FromWorker): void {
+    if (message.type === 'ready') return;
+    const current = this.current;
+    if (current === undefined || message.generation !== current.generation) return; // a finished job
+    if (message.type === 'error') {
+      this.report(new MinerError('worker_failed', `worker ${message.index}: ${message.message}`));
+      return;
+    }
+    if (message.type === 'exhausted') {
+      this.exhausted.add(message.index);
+      if (this.exhausted.size === this.threads) {
+        this.current = undefined;
+        this.updateState();
+        this.emit('exhausted', current.job.challengeId);
+      }
+      return;
+    }
+    this.onFound(current.job, message);
+  }
+
+  private onFound(job: MiningJob, message: Extract<FromWorker, { type: 'found' }>): void {
+    const verdict = resultFromNonce(job, message.nonce, { device: this.id, worker: message.index });
+    if (!verdict.ok) {
+      this.kernelErrors++;
+      this.report(
+        new MinerError(
+          'kernel_mismatch',
+          `worker ${message.index} reported nonce ${message.nonce} for challenge ${job.challengeId}, which the reference verifier rejects: ${verdict.code}: ${verdict.message}`,
+          { nonce: message.nonce, challengeId: job.challengeId, code: verdict.code },
+        ),
+      );
+      return;
+    }
+    const found = verdict.found;
+    // The nonce is valid; the kernel's own output must also agree with the reference.
+    const agrees =
+      found.kind === 'hexchain'
+        ? message.powHash !== undefined && toHex(message.powHash) === found.submission.block.pow_hash
+        : message.work !== undefined && toHex(message.work.computationHash) === found.proof.computation_hash;
+    if (!agrees) {
+      this.kernelErrors++;
+      this.report(
+        new MinerError(
+          'kernel_mismatch',
+          `worker ${message.index}: the kernel's ${found.kind === 'hexchain' ? 'pow_hash' : 'computation_hash'} for nonce ${message.nonce} differs from the reference (the result itself is valid and was rebuilt with the reference)`,
+          { nonce: message.nonce, challengeId: job.challengeId },
+        ),
+      );
+    }
+    if (job.stopOnFound ?? true) {
+      this.current = undefined;
+      this.pool.clear();
+      this.updateState();
+    }
+    this.foundCount++;
+    this.lastFoundAtMs = found.foundAtMs;
+    this.emit('found', found);
+  }
+
+  private onWorkerExit(index: number, code: number): void {
+    const now = Date.now();
+    this.crashes = [...this.crashes.filter((t) => t > now - CRASH_WINDOW_MS), now];
+    if (this.crashes.length > MAX_CRASHES) {
+      this.report(
+        new MinerError(
+          'worker_failed',
+          `worker ${index} exited with code ${code}; ${this.crashes.length} crashes within a minute, not restarting`,
+        ),
+      );
+      this.current = undefined;
+      this.pool.clear();
+      this.setState('error');
+      return;
+    }
+    this.report(new MinerError('worker_failed', `worker ${index} exited with code ${code}; restarting it`));
+    setTimeout(() => {
+      if (this.stateValue === 'stopped' || this.stateValue === 'error') return;
+      this.pool.respawn(index).catch((error: Error) => this.report(error));
+    }, this.respawnDelayMs).unref();
+  }
+
+  /** Emits `error` when someone listens (an unhandled `error` event would end the process). */
+  private report(error: Error): void {
+    this.lastError = error;
+    if (this.listenerCount('error') > 0) this.emit('error', error);
+  }
+
+  private updateState(): void {
+    if (this.stateValue === 'stopped' || this.stateValue === 'starting' || this.stateValue === 'error')
+      return;
+    this.setState(this.pausedValue ? 'paused' : this.current === undefined ? 'idle' : 'ok');
+  }
+
+  private setState(state: DeviceState): void {
+    if (state === this.stateValue) return;
+    this.stateValue = state;
+    this.emit('state', state);
+  }
+}

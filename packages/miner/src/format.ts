@@ -1,0 +1,62 @@
+import { formatHashrate } from './hashrate.js';
+import type { MinerLogEvent } from './miner.js';
+
+/**
+ * One plain line per log event, xmrig style, for output that is not a terminal (the TUI
+ * renders the same events its own way). Examples:
+ *   accepted (120/1) diff 43118 (103 ms)
+ *   rejected (120/2) diff 43118 (98 ms): coordinate_occupied
+ */
+export function formatLogEvent(e: MinerLogEvent): string {
+  switch (e.type) {
+    case 'job':
+      return `new job ${e.challengeId} (v${e.protocolVersion}) diff ${formatDifficulty(e.difficulty)} on ${e.devices.join(', ') || 'no device'}`;
+    case 'found':
+      return `found ${e.found.id} by ${e.found.device}${e.found.worker === undefined ? '' : `#${e.found.worker}`} diff ${formatDifficulty(e.found.achievedDifficulty)}`;
+    case 'accepted':
+      return `accepted (${e.accepted}/${e.rejected}) diff ${formatDifficulty(e.difficulty)} (${Math.round(e.latencyMs)} ms)`;
+    case 'rejected':
+      return `rejected (${e.accepted}/${e.rejected}) diff ${formatDifficulty(e.difficulty)} (${Math.round(e.latencyMs)} ms): ${e.code}`;
+    case 'journaled':
+      return `result ${e.found.id} kept in the journal (${e.reason}); will resubmit`;
+    case 'resubmitting':
+      return `resubmitting ${e.count} journaled result${e.count === 1 ? '' : 's'}`;
+    case 'expired':
+      return `dropped journaled result ${e.found.id}: its challenge expired`;
+    case 'connection-lost':
+      return `validator unreachable (${e.reason}); retrying in ${Math.round(e.retryInMs / 1000)} s`;
+    case 'connection-restored':
+      return `validator back after ${Math.round(e.downMs / 1000)} s`;
+    case 'stale':
+      return `work is stale (${e.reason}); fetching new work`;
+    case 'device-error':
+      return `${e.device}: ${e.message}`;
+    case 'device-state':
+      return `${e.device}: ${e.state}`;
+    case 'paused':
+      return 'paused';
+    case 'resumed':
+      return 'resumed';
+    case 'error':
+      return `error: ${e.message}`;
+  }
+}
+
+/** 43118 -> "43118", 1.5e6 -> "1.50M", 4.29e9 -> "4.29G". */
+export function formatDifficulty(d: number): string {
+  if (!Number.isFinite(d)) return String(d);
+  if (d < 1e5) return String(Math.round(d));
+  for (const [unit, size] of [
+    ['E', 1e18],
+    ['P', 1e15],
+    ['T', 1e12],
+    ['G', 1e9],
+    ['M', 1e6],
+    ['k', 1e3],
+  ] as const) {
+    if (d >= size) return `${(d / size).toFixed(2)}${unit}`;
+  }
+  return String(d);
+}
+
+export { formatHashrate };

@@ -1,0 +1,260 @@
+import {
+  binomialTail,
+  computeWork,
+  type ErrorCode,
+  encodeHeader,
+  equalBytes,
+  formatPublicKey,
+  fromHex,
+  type HexSubmissionInput,
+  hexPowHash,
+  type KeyPair,
+  meetsThresholds,
+  numberToQ16,
+  type ProofWire,
+  parseProof,
+  proofBytesFromWire,
+  proofFromWork,
+  q16ToNumber,
+  signatureToWire,
+  signProof,
+  signSubmission,
+  toHex,
+  verifyBlock,
+} from '@tensormine/protocol';
+import { expectedHashes, type HexchainJob, type MiningJob, type TensorJob } from './job.js';
+
+/**
+ * A found result: a nonce that the reference verifier accepts for its job, in the wire form
+ * the validator takes (unsigned: the WorkSource signs when it submits, see `signFound`). Plain
+ * JSON (no bytes, no bigint), so that the journal can store it as it is.
+ */
+interface FoundBase {
+  /** `challengeId/nonce`: the result's identity (the journal's key). */
+  readonly id: string;
+  readonly challengeId: string;
+  readonly nonce: number;
+  /** Expected hashes per result of the job (hexchain D; tensor the expected iterations). */
+  readonly difficulty: number;
+  /** The difficulty this result would have met (the share's "diff"; bestDiff is the highest). */
+  readonly achievedDifficulty: number;
+  /** When it was found and when its challenge expires, Unix milliseconds. */
+  readonly foundAtMs: number;
+  readonly expiresAtMs: number;
+  /** The backend that found it (e.g. `cpu`) and its worker, if it has several. */
+  readonly device: string;
+  readonly worker?: number;
+}
+
+export interface HexchainFound extends FoundBase {
+  readonly kind: 'hexchain';
+  /** The 88-byte header, hex (what the signature covers). */
+  readonly header: string;
+  /** The body of POST /api/hexchain/submit without its signature. */
+  readonly submission: HexSubmissionInput;
+}
+
+export interface TensorFound extends FoundBase {
+  readonly kind: 'tensor';
+  /** The proof of POST /submit (sign it with `signFound`). */
+  readonly proof: ProofWire;
+}
+
+export type FoundResult = HexchainFound | TensorFound;
+
+/** A reference check that failed: the validator's error code and message. */
+export interface ResultRejection {
+  readonly ok: false;
+  readonly code: ErrorCode;
+  readonly message: string;
+}
+
+export interface FoundMeta {
+  readonly device: string;
+  readonly worker?: number;
+  readonly now?: number;
+}
+
+/**
+ * Builds the result of a nonce with the reference implementation (@tensormine/protocol) and
+ * verifies it: `verifyBlock` for hexchain, the recomputation and thresholds of `verifyProof`
+ * for tensor. Every backend's nonce goes through here before anything is reported, so no
+ * kernel or device bug can produce a submission the validator would reject as invalid.
+ */
+export function resultFromNonce(
+  job: MiningJob,
+  nonce: number,
+  meta: FoundMeta,
+): { readonly ok: true; readonly found: FoundResult } | ResultRejection {
+  const base = {
+    id: `${job.challengeId}/${nonce}`,
+    challengeId: job.challengeId,
+    nonce,
+    difficulty: expectedHashes(job),
+    foundAtMs: meta.now ?? Date.now(),
+    expiresAtMs: job.expiresAtMs,
+    device: meta.device,
+    ...(meta.worker === undefined ? {} : { worker: meta.worker }),
+  };
+  if (job.kind === 'hexchain') {
+    let header: Uint8Array;
+    try {
+      header = encodeHeader({
+        coord: job.coord,
+        challengeHash: job.challengeHash,
+        minerPublicKey: job.minerPublicKey,
+        nonce,
+      });
+    } catch (error) {
+      return { ok: false, code: 'invalid_nonce', message: (error as Error).message };
+    }
+    const powHash = hexPowHash(header);
+    const submission: HexSubmissionInput = {
+      challenge_id: job.challengeId,
+      block: {
+        coord: { q: job.coord.q, r: job.coord.r, s: job.coord.s },
+        pow_hash: toHex(powHash),
+        nonce,
+        miner_pubkey: formatPublicKey(job.minerPublicKey),
+      },
+    };
+    const verdict = verifyBlock(hexTerms(job), submission, { requireSignature: false });
+    if (!verdict.ok) return { ok: false, code: verdict.code, message: verdict.message };
+    return {
+      ok: true,
+      found: {
+        ...base,
+        kind: 'hexchain',
+        achievedDifficulty: hashDifficulty(powHash),
+        header: toHex(header),
+        submission,
+      },
+    };
+  }
+  if (!Number.isSafeInteger(nonce) || nonce < 0) {
+    return {
+      ok: false,
+      code: 'invalid_nonce',
+      message: `nonce: expected an integer in [0, 2^53), got ${nonce}`,
+    };
+  }
+  const work = computeWork(job.task, job.minerPublicKey, nonce);
+  if (!meetsThresholds(job.task, work)) return thresholdRejection(job, work.mmlScoreQ16, work.pathDistance);
+  const proof = proofFromWork(job.challengeId, job.task.challengeHash, job.minerPublicKey, nonce, work);
+  return {
+    ok: true,
+    found: { ...base, kind: 'tensor', achievedDifficulty: pathDifficulty(work.pathDistance), proof },
+  };
+}
+
+/**
+ * Verifies a found result against its job with the reference: `verifyBlock` (no signature)
+ * for hexchain; for tensor the recomputation, field by field, and the thresholds, as
+ * `verifyProof` does after the signature.
+ */
+export function verifyFound(job: MiningJob, found: FoundResult): { readonly ok: true } | ResultRejection {
+  if (found.challengeId !== job.challengeId) {
+    return {
+      ok: false,
+      code: 'validation_failed',
+      message: `challenge_id: expected ${job.challengeId}, got ${found.challengeId}`,
+    };
+  }
+  if (job.kind === 'hexchain') {
+    if (found.kind !== 'hexchain')
+      return { ok: false, code: 'validation_failed', message: 'expected a hexchain result' };
+    const verdict = verifyBlock(hexTerms(job), found.submission, { requireSignature: false });
+    return verdict.ok ? { ok: true } : { ok: false, code: verdict.code, message: verdict.message };
+  }
+  if (found.kind !== 'tensor')
+    return { ok: false, code: 'validation_failed', message: 'expected a tensor result' };
+  const parsed = parseProof(found.proof);
+  if (!parsed.ok) {
+    const v = parsed.verdict as ResultRejection;
+    return { ok: false, code: v.code, message: v.message };
+  }
+  const p = parsed.bytes;
+  if (!equalBytes(p.challengeHash, job.task.challengeHash)) {
+    return {
+      ok: false,
+      code: 'challenge_hash_mismatch',
+      message: 'challenge_hash is not the job challenge hash',
+    };
+  }
+  const work = computeWork(job.task, p.minerPublicKey, p.nonce);
+  const mismatch = (code: ErrorCode, field: string): ResultRejection => ({
+    ok: false,
+    code,
+    message: `${field} differs from the recomputed value for nonce ${p.nonce}`,
+  });
+  if (!equalBytes(work.tensorResultHash, p.tensorResultHash))
+    return mismatch('tensor_result_mismatch', 'tensor_result_hash');
+  if (work.mmlScoreQ16 !== p.mmlScoreQ16) return mismatch('mml_score_mismatch', 'mml_score');
+  if (!equalBytes(work.pathSignature, p.pathSignature))
+    return mismatch('path_signature_mismatch', 'path_signature');
+  if (work.pathDistance !== p.pathDistance) return mismatch('path_distance_mismatch', 'path_distance');
+  if (!equalBytes(work.computationHash, p.computationHash))
+    return mismatch('computation_hash_mismatch', 'computation_hash');
+  if (!meetsThresholds(job.task, work)) return thresholdRejection(job, work.mmlScoreQ16, work.pathDistance);
+  return { ok: true };
+}
+
+/** A signed hexchain submission: the body of POST /api/hexchain/submit. */
+export type SignedHexSubmission = HexSubmissionInput & { readonly signature: readonly number[] };
+
+/** A signed proof envelope: the body of POST /submit. */
+export interface SignedProof {
+  readonly proof: ProofWire;
+  readonly signature: number[];
+}
+
+/** The signed request body for a result: POST /api/hexchain/submit or POST /submit. */
+export function signFound(found: HexchainFound, keyPair: KeyPair): SignedHexSubmission;
+export function signFound(found: TensorFound, keyPair: KeyPair): SignedProof;
+export function signFound(found: FoundResult, keyPair: KeyPair): SignedHexSubmission | SignedProof;
+export function signFound(found: FoundResult, keyPair: KeyPair): SignedHexSubmission | SignedProof {
+  if (found.kind === 'hexchain') {
+    const signature = signSubmission(
+      found.challengeId,
+      fromHex(found.header, 88, 'header'),
+      keyPair.secretKey,
+    );
+    return { ...found.submission, signature: signatureToWire(signature) };
+  }
+  const q16 = numberToQ16(found.proof.mml_score) ?? 0;
+  return {
+    proof: found.proof,
+    signature: signProof(proofBytesFromWire(found.proof, q16), keyPair.secretKey),
+  };
+}
+
+function hexTerms(job: HexchainJob) {
+  return { id: job.challengeId, coord: job.coord, challengeHash: job.challengeHash, target: job.target };
+}
+
+function thresholdRejection(job: TensorJob, mml: number, distance: number): ResultRejection {
+  return mml > job.task.mmlThresholdQ16
+    ? {
+        ok: false,
+        code: 'mml_above_threshold',
+        message: `mml_score ${q16ToNumber(mml)} is above mml_threshold ${q16ToNumber(job.task.mmlThresholdQ16)}`,
+      }
+    : {
+        ok: false,
+        code: 'path_distance_above_max',
+        message: `path_distance ${distance} is above path_distance_max ${job.task.pathDistanceMax}`,
+      };
+}
+
+const MAX_UINT256 = 2n ** 256n - 1n;
+
+/** The difficulty a hexchain hash meets: floor((2^256 - 1) / hash) (as a float for display). */
+export function hashDifficulty(powHash: Uint8Array): number {
+  const value = BigInt(`0x${toHex(powHash)}`);
+  return value === 0n ? Number.POSITIVE_INFINITY : Number(MAX_UINT256 / value);
+}
+
+/** The difficulty a path distance meets: 2^64 / (number of 64-bit strings within that distance). */
+export function pathDifficulty(distance: number): number {
+  return Number(2n ** 64n / binomialTail(64, distance));
+}

@@ -1,0 +1,79 @@
+/**
+ * @tensormine/miner: the CPU mining engine of the proof-of-tensor network. Fast kernels
+ * (hexchain SHA-256 with midstate, v4.0 tensor iterations), worker threads driven through
+ * shared memory, the mining loop over a WorkSource, a durable journal of results, a local
+ * control API and an offline benchmark. Every result is verified with @tensormine/protocol
+ * before it is reported.
+ */
+
+export { type BenchCase, type BenchOptions, type BenchResult, bench, benchJobs } from './bench.js';
+export {
+  type ControlApi,
+  type ControlApiOptions,
+  type ControlTarget,
+  startControlApi,
+  systemInfo,
+} from './control-api.js';
+export type { DeviceBackend, DeviceEvents, DeviceHashrate, DeviceState } from './device.js';
+export { MiningEngine, type MiningEngineOptions } from './engine.js';
+export { MinerError, type MinerErrorCode } from './errors.js';
+export { formatDifficulty, formatHashrate, formatLogEvent } from './format.js';
+export {
+  type FoundMeta,
+  type FoundResult,
+  type HexchainFound,
+  hashDifficulty,
+  pathDifficulty,
+  type ResultRejection,
+  resultFromNonce,
+  type SignedHexSubmission,
+  type SignedProof,
+  signFound,
+  type TensorFound,
+  verifyFound,
+} from './found.js';
+export { HashrateMeter, type HashrateWindows, sumWindows, WINDOW_MS } from './hashrate.js';
+export {
+  checkJob,
+  expectedHashes,
+  type HexchainJob,
+  hexchainJob,
+  type MiningJob,
+  NONCE_SPACE_END,
+  protocolVersion,
+  type TensorJob,
+  tensorJob,
+  withNonceRange,
+} from './job.js';
+export { Journal, type JournalEntry, type JournalOptions } from './journal.js';
+export {
+  type BlockSearchResult,
+  type HexchainKernelJob,
+  hexchainHash,
+  type PreparedHexchain,
+  prepareHexchain,
+  searchBlock,
+} from './kernels/hexchain.js';
+export {
+  searchTensor,
+  type TensorKernelTask,
+  TensorSearch,
+  type TensorSearchResult,
+} from './kernels/tensor.js';
+export {
+  type DeviceSummary,
+  Miner,
+  type MinerEvents,
+  type MinerLogEvent,
+  type MinerOptions,
+  type MinerStats,
+} from './miner.js';
+export {
+  type MiningStrategy,
+  POOL,
+  SOLO,
+  type SubmitOutcome,
+  type WorkSource,
+  type WorkSourceEvents,
+} from './work-source.js';
+export type { WorkerState } from './worker/protocol.js';

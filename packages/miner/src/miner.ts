@@ -1,0 +1,563 @@
+import { EventEmitter } from 'node:events';
+import type { DeviceBackend, DeviceHashrate, DeviceState } from './device.js';
+import { MinerError } from './errors.js';
+import { type FoundResult, verifyFound } from './found.js';
+import { type HashrateWindows, sumWindows } from './hashrate.js';
+import {
+  checkJob,
+  expectedHashes,
+  type MiningJob,
+  NONCE_SPACE_END,
+  nonceRange,
+  protocolVersion,
+  withNonceRange,
+} from './job.js';
+import { Journal } from './journal.js';
+import { type MiningStrategy, SOLO, type SubmitOutcome, type WorkSource } from './work-source.js';
+
+/**
+ * The mining loop: gets work from a WorkSource, gives every backend a disjoint slice of the
+ * job's nonce range, verifies and submits what they find, and asks for new work when the job
+ * expires, when a solo result has been submitted (accepted, rejected or journaled), when a
+ * backend exhausts its range and when the source says the work went stale. Results go through the journal, so a result that cannot be
+ * delivered is resubmitted when the validator is back (or dropped once expired), also after a
+ * restart. Everything that happens is a `log` event carrying data, not text.
+ */
+export interface MinerOptions {
+  readonly source: WorkSource;
+  readonly backends: readonly DeviceBackend[];
+  /** A journal or the path of its file (default: in memory, lost on exit). */
+  readonly journal?: Journal | string;
+  /** First retry delay after a failed getWork or submit, ms (default 1000; doubles up to the max). */
+  readonly retryDelayMs?: number;
+  /** Longest retry delay, ms (default 30 000). */
+  readonly maxRetryDelayMs?: number;
+  /** Fetch new work this long before the job expires, ms (default 2000). */
+  readonly expiryMarginMs?: number;
+  /** Start paused. */
+  readonly paused?: boolean;
+  /** The clock, Unix ms (tests). */
+  readonly now?: () => number;
+}
+
+interface ResultFields {
+  readonly found: FoundResult;
+  /** Counts after this result, for the `accepted (120/1)` line. */
+  readonly accepted: number;
+  readonly rejected: number;
+  /** Expected hashes per result of the job (the share's difficulty). */
+  readonly difficulty: number;
+  /** Submission round trip, ms. */
+  readonly latencyMs: number;
+}
+
+/** What the Miner reports. The CLI prints them (plain lines) or shows them (the TUI). */
+export type MinerLogEvent =
+  | {
+      readonly type: 'job';
+      readonly challengeId: string;
+      readonly protocolVersion: '4.0' | '4.1';
+      readonly difficulty: number;
+      readonly expiresAtMs: number;
+      readonly devices: readonly string[];
+    }
+  | { readonly type: 'found'; readonly found: FoundResult }
+  | ({ readonly type: 'accepted'; readonly details?: Readonly<Record<string, unknown>> } & ResultFields)
+  | ({ readonly type: 'rejected'; readonly code: string; readonly message: string } & ResultFields)
+  /** A result could not be delivered; it stays in the journal and will be resubmitted. */
+  | { readonly type: 'journaled'; readonly found: FoundResult; readonly reason: string }
+  | { readonly type: 'resubmitting'; readonly count: number }
+  /** A journaled result whose challenge expired before it could be delivered: dropped. */
+  | { readonly type: 'expired'; readonly found: FoundResult }
+  | { readonly type: 'connection-lost'; readonly reason: string; readonly retryInMs: number }
+  | { readonly type: 'connection-restored'; readonly downMs: number }
+  | { readonly type: 'stale'; readonly reason: string }
+  | { readonly type: 'device-error'; readonly device: string; readonly message: string }
+  | { readonly type: 'device-state'; readonly device: string; readonly state: DeviceState }
+  | { readonly type: 'paused' }
+  | { readonly type: 'resumed' }
+  | { readonly type: 'error'; readonly message: string };
+
+export interface MinerEvents {
+  log: [event: MinerLogEvent];
+}
+
+export interface DeviceSummary {
+  readonly id: string;
+  readonly kind: string;
+  readonly state: DeviceState;
+  readonly hashrate: DeviceHashrate;
+  readonly totalHashes: number;
+  readonly expectedHashrate: number | undefined;
+  readonly lastFoundAtMs: number | undefined;
+}
+
+export interface MinerStats {
+  readonly running: boolean;
+  readonly paused: boolean;
+  readonly connected: boolean;
+  readonly accepted: number;
+  readonly rejected: number;
+  /** Rejections by validator error code, most frequent first. */
+  readonly rejectedReasons: readonly { readonly code: string; readonly count: number }[];
+  /** The highest achievedDifficulty of any verified result. */
+  readonly bestDifficulty: number | undefined;
+  readonly lastLatencyMs: number | undefined;
+  readonly averageLatencyMs: number | undefined;
+  readonly journalSize: number;
+  readonly uptimeSeconds: number;
+  readonly job:
+    | {
+        readonly challengeId: string;
+        readonly protocolVersion: '4.0' | '4.1';
+        readonly difficulty: number;
+        readonly expiresAtMs: number;
+      }
+    | undefined;
+  readonly hashrate: HashrateWindows;
+  readonly expectedHashrate: number | undefined;
+  readonly devices: readonly DeviceSummary[];
+  readonly validatorUrl: string | undefined;
+}
+
+/** Error codes a WorkSource may pass as rejections that are really "try again later". */
+const TRANSIENT_CODES = new Set(['service_unavailable', 'rate_limited', 'internal_error']);
+const RECENT_JOBS = 32;
+
+export class Miner extends EventEmitter<MinerEvents> {
+  readonly source: WorkSource;
+  readonly backends: readonly DeviceBackend[];
+  readonly strategy: MiningStrategy;
+  private journalValue: Journal | undefined;
+  private readonly journalOption: Journal | string | undefined;
+  private readonly retryDelayMs: number;
+  private readonly maxRetryDelayMs: number;
+  private readonly expiryMarginMs: number;
+  private readonly now: () => number;
+
+  private running = false;
+  private pausedValue: boolean;
+  private startedAtMs = 0;
+  private job: MiningJob | undefined;
+  private readonly recentJobs = new Map<string, MiningJob>();
+  private accepted = 0;
+  private rejected = 0;
+  private readonly reasons = new Map<string, number>();
+  private bestDifficulty: number | undefined;
+  private lastLatencyMs: number | undefined;
+  private latencyTotal = 0;
+  private latencyCount = 0;
+
+  private refreshing = false;
+  private refreshAgain = false;
+  private flushing = false;
+  private downSinceMs: number | undefined;
+  private workDelay: number;
+  private flushDelay: number;
+  private expiryTimer: NodeJS.Timeout | undefined;
+  private workRetryTimer: NodeJS.Timeout | undefined;
+  private flushTimer: NodeJS.Timeout | undefined;
+  private readonly inFlight = new Set<Promise<void>>();
+  /** Ids of the results whose submission is under way (the journal flush skips them). */
+  private readonly submitting = new Set<string>();
+  private readonly detach: (() => void)[] = [];
+
+  constructor(options: MinerOptions) {
+    super();
+    this.source = options.source;
+    this.backends = options.backends;
+    this.strategy = options.source.strategy ?? SOLO;
+    this.journalOption = options.journal;
+    this.retryDelayMs = options.retryDelayMs ?? 1000;
+    this.maxRetryDelayMs = options.maxRetryDelayMs ?? 30_000;
+    this.expiryMarginMs = options.expiryMarginMs ?? 2000;
+    this.now = options.now ?? Date.now;
+    this.pausedValue = options.paused ?? false;
+    this.workDelay = this.retryDelayMs;
+    this.flushDelay = this.retryDelayMs;
+    const ids = new Set(this.backends.map((b) => b.id));
+    if (ids.size !== this.backends.length) {
+      throw new MinerError(
+        'invalid_option',
+        `backends: expected distinct ids, got ${this.backends.map((b) => b.id).join(', ')}`,
+      );
+    }
+  }
+
+  get paused(): boolean {
+    return this.pausedValue;
+  }
+
+  get journal(): Journal | undefined {
+    return this.journalValue;
+  }
+
+  /** The job being mined. */
+  get currentJob(): MiningJob | undefined {
+    return this.job;
+  }
+
+  /**
+   * Opens the journal (resubmitting what it holds), starts the backends and fetches work.
+   * Resolves once the backends run; work and resubmissions continue in the background.
+   */
+  async start(): Promise<void> {
+    if (this.running) return;
+    this.journalValue =
+      this.journalOption instanceof Journal
+        ? this.journalOption
+        : await Journal.open({
+            ...(this.journalOption === undefined ? {} : { path: this.journalOption }),
+            now: this.now,
+          });
+    this.running = true;
+    this.startedAtMs = this.now();
+    for (const backend of this.backends) {
+      const onFound = (found: FoundResult) => this.onFound(backend, found);
+      const onError = (error: Error) =>
+        this.log({ type: 'device-error', device: backend.id, message: error.message });
+      const onState = (state: DeviceState) => this.log({ type: 'device-state', device: backend.id, state });
+      const onExhausted = (challengeId: string) => {
+        if (challengeId === this.job?.challengeId) void this.refresh();
+      };
+      backend.on('found', onFound);
+      backend.on('error', onError);
+      backend.on('state', onState);
+      backend.on('exhausted', onExhausted);
+      this.detach.push(() => {
+        backend.off('found', onFound);
+        backend.off('error', onError);
+        backend.off('state', onState);
+        backend.off('exhausted', onExhausted);
+      });
+    }
+    if (this.source.on) {
+      const onStale = (reason: string) => {
+        this.log({ type: 'stale', reason });
+        void this.refresh();
+      };
+      this.source.on('stale', onStale);
+      this.detach.push(() => this.source.off?.('stale', onStale));
+    }
+    try {
+      await Promise.all(this.backends.map((b) => b.start()));
+    } catch (error) {
+      await this.stop(0);
+      throw error;
+    }
+    if (this.pausedValue) for (const b of this.backends) b.pause();
+    void this.flushJournal();
+    void this.refresh();
+  }
+
+  /**
+   * Stops the backends and the loop. Submissions in flight get `graceMs` to settle; the
+   * results stay in the journal either way.
+   */
+  async stop(graceMs = 2000): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    for (const timer of [this.expiryTimer, this.workRetryTimer, this.flushTimer]) clearTimeout(timer);
+    for (const d of this.detach.splice(0)) d();
+    await Promise.all(this.backends.map((b) => b.stop()));
+    await Promise.race([Promise.allSettled([...this.inFlight]), delay(graceMs)]);
+    await this.journalValue?.flush();
+  }
+
+  pause(): void {
+    if (this.pausedValue) return;
+    this.pausedValue = true;
+    for (const b of this.backends) b.pause();
+    this.log({ type: 'paused' });
+  }
+
+  resume(): void {
+    if (!this.pausedValue) return;
+    this.pausedValue = false;
+    for (const b of this.backends) b.resume();
+    this.log({ type: 'resumed' });
+  }
+
+  stats(): MinerStats {
+    const devices = this.backends.map(
+      (b): DeviceSummary => ({
+        id: b.id,
+        kind: b.kind,
+        state: b.state,
+        hashrate: b.hashrate(),
+        totalHashes: b.totalHashes(),
+        expectedHashrate: b.expectedHashrate(),
+        lastFoundAtMs: b.lastFoundAtMs,
+      }),
+    );
+    const expected = devices.reduce<number | undefined>(
+      (sum, d) => (d.expectedHashrate === undefined ? sum : (sum ?? 0) + d.expectedHashrate),
+      undefined,
+    );
+    const job = this.job;
+    return {
+      running: this.running,
+      paused: this.pausedValue,
+      connected: this.downSinceMs === undefined,
+      accepted: this.accepted,
+      rejected: this.rejected,
+      rejectedReasons: [...this.reasons]
+        .map(([code, count]) => ({ code, count }))
+        .sort((a, b) => b.count - a.count),
+      bestDifficulty: this.bestDifficulty,
+      lastLatencyMs: this.lastLatencyMs,
+      averageLatencyMs: this.latencyCount === 0 ? undefined : this.latencyTotal / this.latencyCount,
+      journalSize: this.journalValue?.size ?? 0,
+      uptimeSeconds: this.running ? Math.floor((this.now() - this.startedAtMs) / 1000) : 0,
+      job:
+        job === undefined
+          ? undefined
+          : {
+              challengeId: job.challengeId,
+              protocolVersion: protocolVersion(job),
+              difficulty: expectedHashes(job),
+              expiresAtMs: job.expiresAtMs,
+            },
+      hashrate: sumWindows(devices.map((d) => d.hashrate.total)),
+      expectedHashrate: expected,
+      devices,
+      validatorUrl: this.source.url,
+    };
+  }
+
+  /** Fetches new work and dispatches it (one fetch at a time; a request during one repeats it). */
+  async refresh(): Promise<void> {
+    if (!this.running) return;
+    if (this.refreshing) {
+      this.refreshAgain = true;
+      return;
+    }
+    this.refreshing = true;
+    clearTimeout(this.workRetryTimer);
+    try {
+      do {
+        this.refreshAgain = false;
+        let job: MiningJob;
+        try {
+          job = await this.source.getWork();
+          checkJob(job);
+        } catch (error) {
+          if (!this.running) return;
+          this.lost(errorMessage(error), this.workDelay);
+          this.workRetryTimer = setTimeout(() => void this.refresh(), this.workDelay);
+          this.workDelay = Math.min(this.workDelay * 2, this.maxRetryDelayMs);
+          for (const b of this.backends) b.setJob(undefined);
+          this.job = undefined;
+          return;
+        }
+        if (!this.running) return;
+        this.workDelay = this.retryDelayMs;
+        this.restored();
+        this.dispatch(job);
+      } while (this.refreshAgain && this.running);
+    } finally {
+      this.refreshing = false;
+    }
+  }
+
+  private dispatch(job: MiningJob): void {
+    this.job = job;
+    this.recentJobs.set(job.challengeId, job);
+    if (this.recentJobs.size > RECENT_JOBS) this.recentJobs.delete(this.recentJobs.keys().next().value!);
+    const able = this.backends.filter((b) => b.supports(job));
+    const { start, end } = nonceRange(job);
+    const span = Math.floor((end - start) / Math.max(1, able.length));
+    const stopOnFound = !this.strategy.continueAfterFound;
+    able.forEach((b, i) => {
+      const to = i === able.length - 1 ? end : start + (i + 1) * span;
+      b.setJob({ ...withNonceRange(job, start + i * span, Math.min(to, NONCE_SPACE_END)), stopOnFound });
+    });
+    for (const b of this.backends) if (!able.includes(b)) b.setJob(undefined);
+    this.log({
+      type: 'job',
+      challengeId: job.challengeId,
+      protocolVersion: protocolVersion(job),
+      difficulty: expectedHashes(job),
+      expiresAtMs: job.expiresAtMs,
+      devices: able.map((b) => b.id),
+    });
+    clearTimeout(this.expiryTimer);
+    const wait = job.expiresAtMs - this.expiryMarginMs - this.now();
+    // A job that is (nearly) expired already: wait a retry delay rather than spin on getWork.
+    this.expiryTimer = setTimeout(() => void this.refresh(), wait > 0 ? wait : this.retryDelayMs);
+  }
+
+  private onFound(backend: DeviceBackend, found: FoundResult): void {
+    if (!this.running) return;
+    const job = this.recentJobs.get(found.challengeId);
+    const verdict = job ? verifyFound(job, found) : undefined;
+    if (verdict === undefined || !verdict.ok) {
+      this.log({
+        type: 'device-error',
+        device: backend.id,
+        message: `result ${found.id} not submitted: ${verdict === undefined ? 'unknown challenge' : `${verdict.code}: ${verdict.message}`}`,
+      });
+      return;
+    }
+    if (this.bestDifficulty === undefined || found.achievedDifficulty > this.bestDifficulty) {
+      this.bestDifficulty = found.achievedDifficulty;
+    }
+    this.log({ type: 'found', found });
+    this.track(
+      this.submit(found).then(() => {
+        // Solo: the challenge takes one result, so new work once it is settled (not before:
+        // a challenge issued while the block is in flight may name the same cell).
+        if (!this.strategy.continueAfterFound && found.challengeId === this.job?.challengeId)
+          void this.refresh();
+      }),
+    );
+  }
+
+  /** Journals (write-ahead, in parallel with the request) and submits one result. */
+  private async submit(found: FoundResult): Promise<'settled' | 'unavailable'> {
+    if (this.submitting.has(found.id)) return 'settled';
+    this.submitting.add(found.id);
+    try {
+      return await this.submitOnce(found);
+    } finally {
+      this.submitting.delete(found.id);
+    }
+  }
+
+  private async submitOnce(found: FoundResult): Promise<'settled' | 'unavailable'> {
+    const journal = this.journalValue!;
+    const journaled = journal
+      .add(found)
+      .catch((error: Error) => this.log({ type: 'error', message: error.message }));
+    const started = this.now();
+    let outcome: SubmitOutcome;
+    try {
+      outcome = await this.source.submit(found);
+    } catch (error) {
+      outcome = { status: 'unavailable', reason: errorMessage(error) };
+    }
+    if (outcome.status === 'rejected' && TRANSIENT_CODES.has(outcome.code)) {
+      outcome = { status: 'unavailable', reason: `${outcome.code}: ${outcome.message}` };
+    }
+    const latencyMs = this.now() - started;
+    await journaled;
+    if (outcome.status === 'unavailable') {
+      if (this.now() >= found.expiresAtMs) {
+        await journal.remove(found.id);
+        this.log({ type: 'expired', found });
+      } else {
+        this.log({ type: 'journaled', found, reason: outcome.reason });
+        this.lost(outcome.reason, this.flushDelay);
+        this.scheduleFlush();
+      }
+      return 'unavailable';
+    }
+    this.restored();
+    this.lastLatencyMs = latencyMs;
+    this.latencyTotal += latencyMs;
+    this.latencyCount++;
+    const difficulty = found.difficulty;
+    // Settled: off the journal first, so that a reported result is never resubmitted.
+    await journal.remove(found.id);
+    if (outcome.status === 'accepted') {
+      this.accepted++;
+      this.log({
+        type: 'accepted',
+        found,
+        accepted: this.accepted,
+        rejected: this.rejected,
+        difficulty,
+        latencyMs,
+        ...(outcome.details === undefined ? {} : { details: outcome.details }),
+      });
+    } else {
+      this.rejected++;
+      this.reasons.set(outcome.code, (this.reasons.get(outcome.code) ?? 0) + 1);
+      this.log({
+        type: 'rejected',
+        found,
+        code: outcome.code,
+        message: outcome.message,
+        accepted: this.accepted,
+        rejected: this.rejected,
+        difficulty,
+        latencyMs,
+      });
+    }
+    return 'settled';
+  }
+
+  /**
+   * Resubmits the journal's results, oldest first; drops the expired ones. Stops at the first
+   * that cannot be delivered (the validator is still away) and tries again later.
+   */
+  async flushJournal(): Promise<void> {
+    const journal = this.journalValue;
+    if (!this.running || journal === undefined || this.flushing) return;
+    this.flushing = true;
+    clearTimeout(this.flushTimer);
+    try {
+      const entries = journal.entries();
+      if (entries.length === 0) return;
+      this.log({ type: 'resubmitting', count: entries.length });
+      for (const { found } of entries) {
+        if (!this.running) return;
+        if (!journal.has(found.id) || this.submitting.has(found.id)) continue;
+        if (this.now() >= found.expiresAtMs) {
+          await journal.remove(found.id);
+          this.log({ type: 'expired', found });
+          continue;
+        }
+        const done = this.submit(found);
+        this.track(done.then(() => undefined));
+        if ((await done) === 'unavailable') return;
+      }
+      this.flushDelay = this.retryDelayMs;
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  private scheduleFlush(): void {
+    if (!this.running) return;
+    clearTimeout(this.flushTimer);
+    this.flushTimer = setTimeout(() => void this.flushJournal(), this.flushDelay);
+    this.flushDelay = Math.min(this.flushDelay * 2, this.maxRetryDelayMs);
+  }
+
+  private lost(reason: string, retryInMs: number): void {
+    if (this.downSinceMs !== undefined) return;
+    this.downSinceMs = this.now();
+    this.log({ type: 'connection-lost', reason, retryInMs });
+  }
+
+  private restored(): void {
+    if (this.downSinceMs === undefined) return;
+    const downMs = this.now() - this.downSinceMs;
+    this.downSinceMs = undefined;
+    this.log({ type: 'connection-restored', downMs });
+    this.flushDelay = this.retryDelayMs;
+    void this.flushJournal();
+  }
+
+  private track(p: Promise<unknown>): void {
+    const settled = p.then(
+      () => undefined,
+      (error: unknown) => this.log({ type: 'error', message: errorMessage(error) }),
+    );
+    this.inFlight.add(settled);
+    void settled.finally(() => this.inFlight.delete(settled));
+  }
+
+  private log(event: MinerLogEvent): void {
+    this.emit('log', event);
+  }
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

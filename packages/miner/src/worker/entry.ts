@@ -1,0 +1,152 @@
+/**
+ * A mining worker: one per thread, long-lived. It receives a job (kernel input and a nonce
+ * range), runs the kernel in batches, adds each batch's hashes to its shared counter and
+ * posts what it finds. Between batches it reads the shared control block: a new generation
+ * (new job or stop) drops the job, the pause flag makes it wait, the intensity makes it sleep
+ * a proportional time. Waits use Atomics.waitAsync, so messages keep arriving while it waits.
+ *
+ * Imports nothing from @tensormine/protocol at run time (types only), so that it runs from
+ * source with plain Node type stripping as well as from the build.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { hexchainHash, type PreparedHexchain, prepareHexchain, searchBlock } from '../kernels/hexchain.js';
+import { TensorSearch } from '../kernels/tensor.js';
+import {
+  type FromWorker,
+  GENERATION,
+  INTENSITY,
+  type JobMessage,
+  PAUSED,
+  type ToWorker,
+  WAKE,
+  WORKER_IDLE,
+  WORKER_MINING,
+  WORKER_PAUSED,
+  WORKER_SLEEPING,
+  type WorkerInit,
+} from './protocol.js';
+
+const init = workerData as WorkerInit;
+const port = parentPort!;
+const { control, counters, states, index } = init;
+
+interface Active {
+  readonly message: JobMessage;
+  readonly hexchain: PreparedHexchain | undefined;
+  readonly tensor: TensorSearch | undefined;
+  next: number;
+  batch: number;
+}
+
+let current: Active | undefined;
+let running = false;
+
+function post(message: FromWorker): void {
+  port.postMessage(message);
+}
+
+port.on('message', (message: ToWorker) => {
+  if (message.type !== 'job') return;
+  try {
+    const job = message.job;
+    current = {
+      message,
+      hexchain: job.kind === 'hexchain' ? prepareHexchain(job) : undefined,
+      tensor: job.kind === 'tensor' ? new TensorSearch(job.task, job.minerPublicKey) : undefined,
+      next: message.start,
+      batch: job.kind === 'hexchain' ? 16_384 : 1,
+    };
+  } catch (error) {
+    post({ type: 'error', index, generation: message.generation, message: (error as Error).message });
+    return;
+  }
+  if (!running) void loop();
+});
+
+async function loop(): Promise<void> {
+  running = true;
+  try {
+    while (current !== undefined) {
+      const job = current;
+      const wake = Atomics.load(control, WAKE);
+      if (Atomics.load(control, GENERATION) !== job.message.generation) {
+        if (current === job) current = undefined;
+        continue;
+      }
+      if (Atomics.load(control, PAUSED) === 1) {
+        Atomics.store(states, index, WORKER_PAUSED);
+        await waitForChange(wake);
+        continue;
+      }
+      Atomics.store(states, index, WORKER_MINING);
+      const count = Math.min(job.batch, job.message.end - job.next);
+      if (count <= 0) {
+        post({ type: 'exhausted', index, generation: job.message.generation });
+        if (current === job) current = undefined;
+        continue;
+      }
+      const started = performance.now();
+      if (!runBatch(job, count)) {
+        if (current === job) current = undefined;
+        continue;
+      }
+      const elapsed = performance.now() - started;
+      // Aim at batchMs per batch: at most double or halve per step.
+      const scale = elapsed > 0 ? job.message.batchMs / elapsed : 2;
+      job.batch = Math.max(1, Math.round(job.batch * Math.min(2, Math.max(0.5, scale))));
+      const intensity = Atomics.load(control, INTENSITY);
+      if (intensity < 1000) {
+        Atomics.store(states, index, WORKER_SLEEPING);
+        await waitForChange(Atomics.load(control, WAKE), (elapsed * (1000 - intensity)) / intensity);
+      } else {
+        // Let messages in between batches.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    }
+  } finally {
+    running = false;
+    Atomics.store(states, index, WORKER_IDLE);
+  }
+}
+
+/** Runs one batch; false when the job ends (a result with stopOnFound, or an error). */
+function runBatch(job: Active, count: number): boolean {
+  const generation = job.message.generation;
+  try {
+    if (job.hexchain !== undefined) {
+      const r = searchBlock(job.hexchain, job.next, count);
+      Atomics.add(counters, index, BigInt(r.hashes));
+      job.next += r.hashes;
+      if (r.found !== undefined) {
+        post({
+          type: 'found',
+          index,
+          generation,
+          nonce: r.found,
+          powHash: hexchainHash(job.hexchain, r.found),
+        });
+        return !job.message.stopOnFound;
+      }
+    } else if (job.tensor !== undefined) {
+      const r = job.tensor.search(job.next, count);
+      Atomics.add(counters, index, BigInt(r.iterations));
+      job.next += r.iterations;
+      if (r.found !== undefined) {
+        post({ type: 'found', index, generation, nonce: r.found.nonce, work: r.found.work });
+        return !job.message.stopOnFound;
+      }
+    }
+    return true;
+  } catch (error) {
+    post({ type: 'error', index, generation, message: (error as Error).message });
+    return false;
+  }
+}
+
+/** Waits until the control block changes (or `timeoutMs` passes), without blocking messages. */
+async function waitForChange(seen: number, timeoutMs?: number): Promise<void> {
+  const result = Atomics.waitAsync(control, WAKE, seen, timeoutMs);
+  if (result.async) await result.value;
+}
+
+post({ type: 'ready', index });

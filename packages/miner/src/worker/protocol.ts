@@ -1,0 +1,73 @@
+import type { WorkResult } from '@tensormine/protocol';
+import type { TensorKernelTask } from '../kernels/tensor.js';
+
+/**
+ * What the engine and its workers share. Control goes through a SharedArrayBuffer (read by
+ * the workers between batches, no message needed); jobs and results go through messages.
+ *
+ * control (Int32Array):
+ *   [GENERATION]  the job generation; the engine increments it for every new job and for a
+ *                 stop, so a worker drops its job at the end of the current batch
+ *   [PAUSED]      1 while paused: workers finish the batch and wait
+ *   [INTENSITY]   the duty cycle in thousandths (1..1000): after a batch of t ms a worker
+ *                 sleeps t * (1000 - x) / x ms
+ *   [WAKE]        incremented with Atomics.notify on every change, so sleeping workers wake
+ * counters (BigInt64Array, one per worker): hashes (nonce iterations) done, cumulative,
+ *   written only by its worker (Atomics.add) and read by the engine (Atomics.load)
+ * states (Int32Array, one per worker): what the worker is doing (WORKER_IDLE...), for the
+ *   per-thread rows of the TUI and for tests
+ */
+export const GENERATION = 0;
+export const PAUSED = 1;
+export const INTENSITY = 2;
+export const WAKE = 3;
+export const CONTROL_WORDS = 4;
+
+export const WORKER_IDLE = 0;
+export const WORKER_MINING = 1;
+export const WORKER_PAUSED = 2;
+/** Sleeping between batches because the intensity is below 1. */
+export const WORKER_SLEEPING = 3;
+export const WORKER_STATES = ['idle', 'mining', 'paused', 'sleeping'] as const;
+export type WorkerState = (typeof WORKER_STATES)[number];
+
+export interface WorkerInit {
+  readonly index: number;
+  readonly control: Int32Array;
+  readonly counters: BigInt64Array;
+  readonly states: Int32Array;
+}
+
+/** The kernel input of a job, as it crosses to a worker (structured clone). */
+export type KernelJob =
+  | { readonly kind: 'hexchain'; readonly header: Uint8Array; readonly target: Uint8Array }
+  | { readonly kind: 'tensor'; readonly task: TensorKernelTask; readonly minerPublicKey: Uint8Array };
+
+export interface JobMessage {
+  readonly type: 'job';
+  readonly generation: number;
+  readonly job: KernelJob;
+  /** This worker's nonce range [start, end). */
+  readonly start: number;
+  readonly end: number;
+  /** End the job at the first result (a solo challenge takes one). */
+  readonly stopOnFound: boolean;
+  /** Target duration of a batch, ms. */
+  readonly batchMs: number;
+}
+
+export type ToWorker = JobMessage;
+
+export type FromWorker =
+  | { readonly type: 'ready'; readonly index: number }
+  | {
+      readonly type: 'found';
+      readonly index: number;
+      readonly generation: number;
+      readonly nonce: number;
+      /** hexchain: the kernel's pow_hash; tensor: the kernel's work. */
+      readonly powHash?: Uint8Array;
+      readonly work?: WorkResult;
+    }
+  | { readonly type: 'exhausted'; readonly index: number; readonly generation: number }
+  | { readonly type: 'error'; readonly index: number; readonly generation: number; readonly message: string };

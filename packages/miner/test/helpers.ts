@@ -1,0 +1,132 @@
+import { EventEmitter } from 'node:events';
+import {
+  type ChallengeWire,
+  type Coord,
+  challengeToWire,
+  deriveChallenge,
+  type KeyPair,
+  keyPairFromSecret,
+  type TensorChallenge,
+  taggedHash,
+  targetFromDifficulty,
+  utf8,
+} from '@tensormine/protocol';
+import { afterEach } from 'vitest';
+import type { FoundResult } from '../src/found.js';
+import type { HexchainJob, MiningJob, TensorJob } from '../src/job.js';
+import { tensorJob } from '../src/job.js';
+import type { SubmitOutcome, WorkSource, WorkSourceEvents } from '../src/work-source.js';
+
+/** A deterministic test key pair. */
+export function testKey(name: string): KeyPair {
+  return keyPairFromSecret(taggedHash('miner-test/key', utf8(name)));
+}
+
+export const KEY = testKey('miner');
+
+/** A hexchain job with difficulty D (16 finds a block in about 16 hashes; 2^53 - 1 never in a test). */
+export function hexJob(difficulty: number | bigint, overrides: Partial<HexchainJob> = {}): HexchainJob {
+  const coord: Coord = { q: 1, r: -1, s: 0 };
+  return {
+    kind: 'hexchain',
+    challengeId: `hx-${difficulty}-${Math.random().toString(36).slice(2, 8)}`,
+    coord,
+    challengeHash: taggedHash('miner-test/challenge', utf8(String(Math.random()))),
+    minerPublicKey: KEY.publicKey,
+    target: targetFromDifficulty(BigInt(difficulty)),
+    difficulty: Number(difficulty),
+    expiresAtMs: Date.now() + 600_000,
+    ...overrides,
+  };
+}
+
+/** The largest hexchain difficulty: no block in any test's lifetime. */
+export const NEVER = 2n ** 53n - 1n;
+
+/** A v4.0 challenge of a device type (and operation, if given) at a difficulty level. */
+export function tensorChallenge(
+  deviceType: 'native' | 'esp32' | 'esp8266',
+  difficulty: number,
+  operation?: 'matmul' | 'conv',
+): { challenge: TensorChallenge; wire: ChallengeWire } {
+  const validatorSeed = taggedHash('miner-test/validator', utf8('seed'));
+  for (let serial = 0; ; serial++) {
+    const challenge = deriveChallenge({
+      validatorSeed,
+      slot: 1,
+      slotHash: 'test',
+      serial,
+      deviceType,
+      difficulty,
+    });
+    if (operation !== undefined && challenge.operation !== operation) continue;
+    const now = Math.floor(Date.now() / 1000);
+    const wire = challengeToWire(challenge, {
+      id: `t-${deviceType}-${serial}-${Math.random().toString(36).slice(2, 8)}`,
+      slotHash: 'test',
+      issuedAt: now,
+      expiresAt: now + 600,
+    });
+    return { challenge, wire };
+  }
+}
+
+export function tensorTestJob(
+  deviceType: 'native' | 'esp32' | 'esp8266',
+  difficulty: number,
+  operation?: 'matmul' | 'conv',
+): TensorJob {
+  return tensorJob(tensorChallenge(deviceType, difficulty, operation).wire, KEY.publicKey);
+}
+
+/** Polls `predicate` every 10 ms until it holds; fails after `timeoutMs`. */
+export async function waitFor(predicate: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!predicate()) {
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** The next `event` of `emitter`. */
+export function next<T>(emitter: EventEmitter, event: string): Promise<T> {
+  return new Promise((resolve) => emitter.once(event, resolve as (value: unknown) => void));
+}
+
+const cleanups: (() => Promise<unknown> | unknown)[] = [];
+
+/** Runs `fn` after the current test (engines and miners are stopped even when a test fails). */
+export function cleanup(fn: () => Promise<unknown> | unknown): void {
+  cleanups.push(fn);
+}
+
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+/** A WorkSource that hands out one hexchain job after another. */
+export class FakeSource extends EventEmitter<WorkSourceEvents> implements WorkSource {
+  readonly url = 'fake://source';
+  failures = 0;
+  jobs = 0;
+  readonly submitted: FoundResult[] = [];
+  difficulty: bigint = NEVER;
+  lifetimeMs = 600_000;
+
+  async getWork(): Promise<MiningJob> {
+    if (this.failures > 0) {
+      this.failures--;
+      throw new Error('validator unreachable');
+    }
+    this.jobs++;
+    return hexJob(this.difficulty, {
+      challengeId: `fake-${this.jobs}`,
+      expiresAtMs: Date.now() + this.lifetimeMs,
+    });
+  }
+
+  async submit(found: FoundResult): Promise<SubmitOutcome> {
+    this.submitted.push(found);
+    return { status: 'accepted' };
+  }
+}
