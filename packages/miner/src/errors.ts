@@ -17,6 +17,10 @@ export type MinerErrorCode =
  * The one error type of the miner package: a stable `code`, a message that says what was
  * expected and what arrived, optional details and cause. `instanceof` works across two copies
  * of the package (brand via `Symbol.for`).
+ *
+ * It repeats the shape of @tensormine/protocol's CodedError on purpose: worker threads load
+ * this file, and they must not import the protocol package (a worker does not get the
+ * `@tensormine/source` condition, so on an unbuilt checkout that import would fail).
  */
 export class MinerError extends Error {
   override readonly name = 'MinerError';

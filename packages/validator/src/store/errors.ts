@@ -1,4 +1,4 @@
-const BRAND = Symbol.for('@tensormine/validator/StorageError');
+import { CodedError } from '@tensormine/protocol';
 
 /**
  * Why the storage refused to do something. These are programming or deployment errors, not
@@ -26,21 +26,12 @@ export type StorageErrorCode =
   | 'invalid_value'
   | 'corrupt_row';
 
-/**
- * The error of the storage layer, with a stable `code`. `instanceof` works across two copies
- * of the package (brand via `Symbol.for`).
- */
-export class StorageError extends Error {
+/** The error of the storage layer, with a stable `code` (see CodedError). */
+export class StorageError extends CodedError<StorageErrorCode> {
+  static readonly brand = Symbol.for('@tensormine/validator/StorageError');
   override readonly name = 'StorageError';
-  readonly code: StorageErrorCode;
 
   constructor(code: StorageErrorCode, message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.code = code;
-    Object.defineProperty(this, BRAND, { value: true });
-  }
-
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return typeof value === 'object' && value !== null && BRAND in value;
+    super(code, message, undefined, options);
   }
 }
