@@ -1,22 +1,26 @@
 /**
- * Nonce rates of the C core (build/tm-bench) beside the TypeScript reference, measured in the
- * same run on the same challenges in interleaved rounds (C, TS, C, TS, ...; median per
- * series), and written to the `firmware-sim` section of docs/benchmarks.md.
+ * Nonce rates of the C core (build/tm-bench) beside the miner's fast TypeScript kernels
+ * (@tensormine/miner) and the TypeScript reference (@tensormine/protocol), measured in the same
+ * run on the same challenges and headers in interleaved rounds (C, kernel, reference, C, ...;
+ * median per series), one thread each, and written to the `firmware-sim` section of
+ * docs/benchmarks.md.
  *
  *   npm run bench -w @tensormine/firmware-sim
  *
  * Tensor: each device type's largest tensor, for each operation it runs (the challenges of the
- * protocol benchmark). The C search (tm_search_tensor) runs with thresholds no result meets, so
- * every nonce is a full iteration; tm_compute_work is one full iteration with the result hash
- * (what a validator recomputes). The TypeScript computeWork is the reference solver's cost per
- * nonce; verifyProof is the figure of the protocol section. Hexchain: tm_search_block (midstate,
- * one compression per nonce) beside the reference solveBlock.
+ * protocol benchmark). The C search (tm_search_tensor) and the kernel search (TensorSearch) run
+ * with thresholds no result meets, so every nonce is a full iteration; tm_compute_work is one
+ * full iteration with the result hash (what a validator recomputes). The TypeScript computeWork
+ * is the reference solver's cost per nonce; verifyProof is the figure of the protocol section.
+ * Hexchain: tm_search_block and the kernel's searchBlock (midstate, one compression per nonce)
+ * beside the reference solveBlock, at the hardest target.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { hash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { prepareHexchain, searchBlock, TensorSearch } from '@tensormine/miner';
 import {
   computeWork,
   DEVICE_PROFILES,
@@ -31,6 +35,7 @@ import {
   solveBlock,
   solveProof,
   taggedHash,
+  targetToBytes,
   toHex,
   utf8,
   verifyProof,
@@ -47,6 +52,12 @@ import { buildCore, buildDir } from '../test/driver.ts';
 const docPath = join(dirname(fileURLToPath(import.meta.url)), '../../docs/benchmarks.md');
 const ROUNDS = 7;
 const ROUND_MS = 150;
+const WARMUP_MS = 200;
+/** Nonces per call of a kernel search (each call is one operation of the harness). */
+const TENSOR_BATCH = 8;
+const BLOCK_BATCH = 4096;
+/** MML scores are at most 1.0 (Q16): every nonce passes the MML test and reaches the path test. */
+const MML_ANY_Q16 = 65536;
 
 /** build/tm-bench as a child process: each command is one timed round of the C core. */
 class CoreBench {
@@ -86,7 +97,15 @@ const cRound =
   async () =>
     (await core.run(command))[0]!;
 
-const ratio = (a: number, b: number) => `${(a / b).toFixed(1)}x`;
+const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
+
+/** Runs each case for `ms` first, so that the rounds time optimised code. */
+function warmUp(cases: readonly Case[], ms = WARMUP_MS): void {
+  for (const c of cases) {
+    const end = performance.now() + ms;
+    while (performance.now() < end) c.run();
+  }
+}
 
 buildCore();
 const core = new CoreBench();
@@ -108,16 +127,41 @@ for (const deviceType of Object.keys(DEVICE_PROFILES) as DeviceType[]) {
     const solved = solveProof(c, miner.publicKey)!;
     const proof = proofFromWork('bench', c.challengeHash, miner.publicKey, solved.nonce, solved.work);
     const signature = signProof(proofBytesFromWire(proof, solved.work.mmlScoreQ16), miner.secretKey);
+    // The kernel checks the MML score first and the path distance second (the C core the other
+    // way round): MML_ANY_Q16 lets every nonce through to the path signature and distance, and a
+    // distance is never <= -1, so no nonce is a result and each one is a full iteration.
+    const kernel = new TensorSearch(
+      { ...c, mmlThresholdQ16: MML_ANY_Q16, pathDistanceMax: -1 },
+      miner.publicKey,
+    );
+    let kernelNonce = 1_000_000;
+    const kernelCase: Case = {
+      name: 'TensorSearch.search',
+      run: () => {
+        const r = kernel.search(kernelNonce, TENSOR_BATCH);
+        kernelNonce += TENSOR_BATCH;
+        if (r.found !== undefined || r.iterations !== TENSOR_BATCH)
+          throw new Error('kernel search stopped early');
+        return r.iterations;
+      },
+    };
     let nonce = 1_000_000;
-    const [cSearch, tsWork, cWork, tsVerify] = (await sideBySide([
+    const referenceCase: Case = {
+      name: 'computeWork',
+      run: () => computeWork(c, miner.publicKey, nonce++).pathDistance,
+    };
+    warmUp([kernelCase, referenceCase]);
+    const [cSearch, tsKernelCalls, tsWork, cWork, tsVerify] = (await sideBySide([
       cRound(`tensor search ${task} ${ROUND_MS}`),
-      tsRound({ name: 'computeWork', run: () => computeWork(c, miner.publicKey, nonce++).pathDistance }),
+      tsRound(kernelCase),
+      tsRound(referenceCase),
       cRound(`tensor work ${task} ${ROUND_MS}`),
       tsRound({ name: 'verifyProof', run: () => verifyProof(c, proof, { signature }).ok }),
-    ])) as [number, number, number, number];
+    ])) as [number, number, number, number, number];
+    const tsKernel = tsKernelCalls * TENSOR_BATCH;
     const scratchBytes = (await core.run(`tensor work ${task} 1`))[1]!;
     const dims = operation === 'conv' ? `${c.filters}x${c.dim}x${c.dim}` : `${c.dim}x${c.dim}`;
-    const row = `| ${deviceType} ${operation} ${dims} | ${formatRate(cSearch)} | ${formatRate(cWork)} | ${formatRate(tsWork)} | ${formatRate(tsVerify)} | ${ratio(cSearch, tsWork)} | ${ratio(cWork, tsWork)} |`;
+    const row = `| ${deviceType} ${operation} ${dims} | ${formatRate(cSearch)} | ${formatRate(tsKernel)} | ${formatRate(tsWork)} | **${ratio(cSearch, tsKernel)}** | **${ratio(tsKernel, tsWork)}** | ${formatRate(cWork)} | ${formatRate(tsVerify)} | ${ratio(cSearch, tsWork)} | ${ratio(cWork, tsWork)} |`;
     tensorRows.push(row);
     console.log(row);
     const inputBytes = c.dim * c.dim;
@@ -133,8 +177,23 @@ const coord = { q: 3, r: -1, s: -2 };
 const header = encodeHeader({ coord, challengeHash, minerPublicKey, nonce: 0 });
 const prefix = toHex(header.subarray(0, 80));
 const batch = 256;
-const [cBlock, tsSolve, cPow, tsNode] = (await sideBySide([
+// The kernel on the same header and the reference's target (a hit is about 2^-45 likely).
+const prepared = prepareHexchain({ header, target: targetToBytes(MIN_HEX_TARGET) });
+let blockNonce = 0;
+const blockKernelCase: Case = {
+  name: 'searchBlock',
+  run: () => {
+    const r = searchBlock(prepared, blockNonce, BLOCK_BATCH);
+    blockNonce += BLOCK_BATCH;
+    if (r.found !== undefined || r.hashes !== BLOCK_BATCH)
+      throw new Error('kernel block search stopped early');
+    return r.hashes;
+  },
+};
+warmUp([blockKernelCase]);
+const [cBlock, tsBlockCalls, tsSolve, cPow, tsNode] = (await sideBySide([
   cRound(`block search ${prefix} ${ROUND_MS}`),
+  tsRound(blockKernelCase),
   // At the hardest target a hit is about 2^-45 likely: the solver hashes `batch` nonces.
   tsRound({
     name: 'solveBlock',
@@ -143,14 +202,14 @@ const [cBlock, tsSolve, cPow, tsNode] = (await sideBySide([
   }),
   cRound(`block pow ${prefix} ${ROUND_MS}`),
   tsRound({ name: 'crypto.hash', run: () => hash('sha256', header, 'buffer') }),
-])) as [number, number, number, number];
+])) as [number, number, number, number, number];
 core.close();
+const tsBlock = tsBlockCalls * BLOCK_BATCH;
 const tsSolveRate = tsSolve * batch;
-const blockRows = [
-  `| tm_search_block (midstate, per nonce) | ${formatRate(cBlock)} | solveBlock (reference, per nonce) ${formatRate(tsSolveRate)} | ${ratio(cBlock, tsSolveRate)} |`,
-  `| tm_hex_pow_hash (whole 88-byte header) | ${formatRate(cPow)} | crypto.hash('sha256'), 88 B ${formatRate(tsNode)} | ${ratio(cPow, tsNode)} |`,
-];
-for (const row of blockRows) console.log(row);
+const blockSearchRow = `| hexchain, hardest target | ${formatRate(cBlock)} | ${formatRate(tsBlock)} | ${formatRate(tsSolveRate)} | **${ratio(cBlock, tsBlock)}** | **${ratio(tsBlock, tsSolveRate)}** | ${ratio(cBlock, tsSolveRate)} |`;
+const powRow = `| tm_hex_pow_hash (whole 88-byte header) | ${formatRate(cPow)} | crypto.hash('sha256'), 88 B ${formatRate(tsNode)} | ${ratio(cPow, tsNode)} |`;
+console.log(blockSearchRow);
+console.log(powRow);
 
 writeSection(
   docPath,
@@ -158,24 +217,68 @@ writeSection(
   `## C mining core (firmware-sim), on the host
 
 Command: \`npm run bench -w @tensormine/firmware-sim\` (measured ${new Date().toISOString().slice(0, 10)} on ${machineLine()}).
-The C core is built with \`${compiler}\`, \`-std=c99 -O2\`, and runs on one core. Its figures
-(build/tm-bench) and the TypeScript reference figures are measured in the same run on the same
-challenges, in interleaved rounds of ${ROUND_MS} ms (C, TS, C, TS, ...; median of ${ROUNDS} per
-figure); the ratios are C over the TypeScript \`computeWork\`, the reference solver's cost per
-nonce. These are host figures: an ESP32 runs the same C code far slower (its rates come with the
+The C core is built with \`${compiler}\`, \`-std=c99 -O2\`, and runs on one core (build/tm-bench,
+a child process). Beside it, in the same run, on the same challenges and headers and on one
+thread (the bench's own), run the miner's fast TypeScript kernels (\`@tensormine/miner\`) and
+the TypeScript reference (\`@tensormine/protocol\`). Every figure of a row is measured in
+interleaved rounds of ${ROUND_MS} ms (C, kernel, reference, C, ...; median of ${ROUNDS} rounds per
+figure, after a ${WARMUP_MS} ms warm-up of the TypeScript searches), so the ratios, measured side by
+side, are what count on a shared machine; the absolute rates move with the machine's load.
+These are host figures: an ESP32 runs the same C code far slower (its rates come with the
 board, in phase B).
 
-| device tensor | C tm_search_tensor, nonces/s | C tm_compute_work /s | TS computeWork /s | TS verifyProof /s | search / computeWork | compute_work / computeWork |
-|---|---|---|---|---|---|---|
+### v4.0: nonces per second at each device type's largest tensor
+
+What each column measures (per nonce, one thread):
+
+- **C search**: \`tm_search_tensor\` with thresholds no result meets (MML <= 0, distance <= 0),
+  so every nonce is a full search iteration: work seed (midstate), weights, accumulators,
+  normalisation, fired bitmap, path signature and distance (the MML score is computed only for
+  a nonce within the distance; none is).
+- **TS kernel search**: the miner's \`TensorSearch.search(start, ${TENSOR_BATCH})\` on the same challenge
+  and key, with thresholds no result meets (MML <= 1.0, which every score passes, then distance
+  <= -1, which none does), so every nonce is a full iteration: work seed, weights, accumulators,
+  normalisation, fired bitmap and its MML score, path signature and distance.
+- **TS reference**: \`computeWork\` of \`@tensormine/protocol\`, the reference solver's cost per
+  nonce (it also computes the activations, the result hash and the computation hash).
+- **C / TS kernel** and **TS kernel / reference**: the ratios of those rates.
+- **C compute_work**: \`tm_compute_work\`, one iteration with the activations, result hash and
+  computation hash (what a validator recomputes); **TS verifyProof**: the reference
+  verification of a signed proof (the figure of the protocol section); **C search / reference**
+  and **C compute_work / reference**: C over \`computeWork\`.
+
+| device tensor | C search, nonces/s | TS kernel search, nonces/s | TS reference computeWork, nonces/s | C / TS kernel | TS kernel / reference | C compute_work /s | TS verifyProof /s | C search / reference | C compute_work / reference |
+|---|---|---|---|---|---|---|---|---|---|
 ${tensorRows.join('\n')}
 
-The search does per nonce what proves the work (weights, accumulators, fired bitmap, path
-signature, MML) and computes the activations and the result hash only for a solution;
-\`tm_compute_work\` always computes them (a validator's recomputation).
+Neither search computes the activations or the result hash for a nonce that is not a
+solution; \`tm_compute_work\` and \`computeWork\` always do. tm-bench derives the input X and
+the path target from the challenge hash as the challenge does, and runs every task with the
+relu activation (the searches never apply the activation; \`tm_compute_work\` applies it, one
+clamp per neuron, whichever activation it is).
+
+### Hexchain: nonces per second at the hardest target
+
+The same 88-byte header for all three; the nonce is its last 8 bytes. **C**: \`tm_search_block\`
+(midstate, one compression per nonce) with a target no hash meets. **TS kernel**: the miner's
+\`prepareHexchain\` / \`searchBlock(prepared, start, ${BLOCK_BATCH})\` (midstate, one compression per
+nonce) at \`MIN_HEX_TARGET\`. **TS reference**: \`solveBlock\` at \`MIN_HEX_TARGET\`,
+${batch} nonces per call. At that target a hit is about 2^-45 likely, so every nonce is hashed.
+Both searches compress only the second block per nonce; the kernel's generated compression also
+hoists out of the loop everything that does not depend on the nonce, where \`tm_search_block\`
+runs the whole compression, so a C / TS kernel ratio below 1 means the kernel is the faster.
+
+| search | C tm_search_block | TS kernel searchBlock | TS reference solveBlock | C / TS kernel | TS kernel / reference | C / reference |
+|---|---|---|---|---|---|---|
+${blockSearchRow}
+
+Whole-header hashing (no midstate), the same rounds:
 
 | C | rate | TypeScript, same run | C / TS |
 |---|---|---|---|
-${blockRows.join('\n')}
+${powRow}
+
+### Working memory
 
 Working memory of one tensor iteration in the C core (caller-provided; no allocation):
 
