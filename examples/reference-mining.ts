@@ -3,7 +3,7 @@
  * reference verifiers, in process: one v4.0 proof per device type and one v4.1 hexchain
  * block. The keys are generated on the spot and never written anywhere.
  *
- *   npm start          (from the repository root, after npm install)
+ *   npx tsx --conditions=@tensormine/source examples/reference-mining.ts   (or npm run examples)
  */
 import { randomBytes } from 'node:crypto';
 import {

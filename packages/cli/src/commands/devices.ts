@@ -1,0 +1,142 @@
+import { formatHashrate } from '@tensormine/miner';
+import type { Command } from 'commander';
+import { withClient } from '../client.js';
+import { CliError, toCliError } from '../errors.js';
+import { type CliIo, writeLine } from '../io.js';
+import { addSettings, type CommandContext, loadSettings, table, writeJson } from '../program.js';
+import { formatAgo } from '../reports.js';
+import type { BoardRow, PortRow } from '../serial-boards.js';
+import { pageLimit } from './lattice.js';
+
+/**
+ * `miner devices`: the devices registered on the validator (a page of GET /devices), and with
+ * --local-boards the serial boards attached to this machine: their state, rate, firmware,
+ * chip id and port (boards are opened, self-tested and closed again; a running `miner mine`
+ * that holds the ports keeps them).
+ */
+export function devicesCommand(program: Command, ctx: CommandContext): void {
+  const command = program
+    .command('devices')
+    .description('registered devices on the validator; --local-boards: the serial boards attached here')
+    .option('--local-boards', 'also list the serial boards attached to this machine (--device, default auto)')
+    .option('--wait <ms>', 'how long to wait for boards to connect and self-test', '8000')
+    .option('--limit <n>', 'registered devices per page, 1..500', '50')
+    .option('--cursor <cursor>', 'the next_cursor of the previous page')
+    .option('--json', 'machine-readable output');
+  addSettings(command, ['urls', 'devices']);
+  command.action(
+    async (
+      options: { localBoards?: boolean; wait: string; limit: string; cursor?: string; json?: boolean },
+      cmd: Command,
+    ) => {
+      const { io } = ctx;
+      const { settings } = loadSettings(cmd, io);
+      const limit = pageLimit(options.limit);
+      const wait = waitMs(options.wait);
+      const registered = withClient({ ...settings, protocol: 'auto' }, undefined, (client) =>
+        client.miners.devices({ limit, ...(options.cursor ? { cursor: options.cursor } : {}) }),
+      ).then(
+        (page) => ({ ok: true as const, page }),
+        (error: unknown) => ({ ok: false as const, error: toCliError(error) }),
+      );
+      const boards = options.localBoards
+        ? await localBoards(settings.devices.length > 0 ? settings.devices : ['auto'], wait)
+        : undefined;
+      const validator = await registered;
+      if (options.json) {
+        writeJson(io, {
+          registered: validator.ok
+            ? validator.page
+            : { error: validator.error.code, message: validator.error.message },
+          ...(boards ? { boards: boards.boards, ports: boards.ports } : {}),
+        });
+      } else {
+        if (validator.ok) printRegistered(io, validator.page, limit);
+        if (boards) printBoards(io, boards.boards, boards.ports);
+      }
+      if (!validator.ok) {
+        if (!boards) throw validator.error;
+        writeLine(io.stderr, `miner: ${validator.error.message}`);
+        ctx.setExit(validator.error.exitCode);
+      }
+    },
+  );
+}
+
+type DevicesPage = Awaited<ReturnType<import('@tensormine/client').TensormineClient['miners']['devices']>>;
+
+function printRegistered(io: CliIo, page: DevicesPage, limit: number): void {
+  const t = page.by_type;
+  writeLine(
+    io.stdout,
+    `registered devices: ${page.total} (native ${t.native}, esp32 ${t.esp32}, esp8266 ${t.esp8266})`,
+  );
+  if (page.devices.length > 0) {
+    const now = Date.now();
+    const rows = page.devices.map((d) => [
+      d.device_id,
+      d.pubkey,
+      d.device_type,
+      d.port === null ? '-' : String(d.port),
+      formatAgo(d.last_seen === null ? undefined : d.last_seen * 1000, now),
+    ]);
+    for (const line of table([['device', 'public key', 'type', 'port', 'last seen'], ...rows])) {
+      writeLine(io.stdout, line);
+    }
+  }
+  if (page.next_cursor)
+    writeLine(io.stdout, `next page: miner devices --limit ${limit} --cursor ${page.next_cursor}`);
+}
+
+function printBoards(io: CliIo, boards: readonly BoardRow[], ports: readonly PortRow[]): void {
+  writeLine(io.stdout, `serial boards here: ${boards.length}`);
+  if (boards.length > 0) {
+    const now = Date.now();
+    const rows = boards.map((b) => [
+      b.id,
+      b.state,
+      b.rate === undefined ? `${formatHashrate(b.announcedRate)} (announced)` : formatHashrate(b.rate),
+      b.firmware,
+      b.chipId,
+      b.port ?? 'unplugged',
+      formatAgo(b.lastValidWorkAtMs, now),
+    ]);
+    for (const line of table([
+      ['board', 'state', 'rate', 'firmware', 'chip id', 'port', 'last valid work'],
+      ...rows,
+    ])) {
+      writeLine(io.stdout, line);
+    }
+  }
+  for (const p of ports) {
+    writeLine(io.stdout, `port ${p.path}: ${p.state}${p.lastError ? ` (${p.lastError})` : ''}`);
+  }
+}
+
+/** Opens the boards, waits for them to connect and self-test, lists them, closes them. */
+async function localBoards(
+  devices: readonly string[],
+  waitMs: number,
+): Promise<{ boards: BoardRow[]; ports: PortRow[] }> {
+  const { openSerialBoards } = await import('../serial-boards.js');
+  const fleet = await openSerialBoards({ devices });
+  fleet.on('error', () => {}); // a board's failure shows in its state
+  try {
+    await fleet.start();
+    await fleet.settled(waitMs);
+    return { boards: fleet.rows(), ports: fleet.emptyPorts() };
+  } finally {
+    await fleet.stop();
+  }
+}
+
+function waitMs(text: string): number {
+  const n = /^\d+$/.test(text.trim()) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n > 600_000) {
+    throw new CliError(
+      'usage',
+      `option --wait: expected milliseconds in [0, 600000], got ${JSON.stringify(text)}`,
+    );
+  }
+  return n;
+}

@@ -1,0 +1,445 @@
+import { EventEmitter } from 'node:events';
+import { mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { createClient, type Signer, type TensormineClient } from '@tensormine/client';
+import {
+  type ControlApi,
+  type DeviceBackend,
+  formatLogEvent,
+  Miner,
+  type MinerLogEvent,
+  MiningEngine,
+  startControlApi,
+} from '@tensormine/miner';
+import { formatCoord } from '@tensormine/protocol';
+import { CliError, describeError, isUnreachable } from './errors.js';
+import { loadOrCreateSigner, loadSigner } from './key-file.js';
+import type { LocalValidator } from './local-validator.js';
+import { shellQuote } from './paths.js';
+import type { DeviceRow, Snapshot } from './reports.js';
+import type { SerialBoards } from './serial-boards.js';
+import type { MinerSettings } from './settings.js';
+import { ClientWorkSource } from './work-source.js';
+
+/**
+ * One mining run (`miner mine`): the key, the client on the validators (or a validator started
+ * in process with --local), the CPU engine and the serial boards, the Miner with its journal,
+ * and the control API. The TUI and the plain-line mode both drive it: `lines` to print,
+ * `snapshot()` to show, `pause`/`resume`, and `close()` for a clean shutdown (workers
+ * stopped, the journal flushed, the local validator closed).
+ */
+export type LineTone = 'info' | 'good' | 'bad' | 'warn';
+
+export interface SessionLine {
+  readonly text: string;
+  readonly tone: LineTone;
+  /** The miner event it reports, if any (for `--json`). */
+  readonly event?: MinerLogEvent;
+}
+
+export interface SessionEvents {
+  line: [line: SessionLine];
+}
+
+/** What the TUI and the plain mode need from a session. */
+export interface SessionView extends EventEmitter<SessionEvents> {
+  readonly banner: readonly string[];
+  readonly paused: boolean;
+  snapshot(): Snapshot;
+  pause(): void;
+  resume(): void;
+  /** Stops mining and releases everything (idempotent). */
+  close(): Promise<void>;
+}
+
+export interface SessionOptions {
+  readonly settings: MinerSettings;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly version: string;
+  /** Tests: engine options (batch and sampling intervals). */
+  readonly engine?: { readonly batchMs?: number; readonly sampleIntervalMs?: number };
+  /** Tests: the Miner's retry delays. */
+  readonly retryDelayMs?: number;
+}
+
+const TONES: Partial<Record<MinerLogEvent['type'], LineTone>> = {
+  accepted: 'good',
+  rejected: 'bad',
+  journaled: 'warn',
+  expired: 'warn',
+  'connection-lost': 'warn',
+  'connection-restored': 'good',
+  'device-error': 'warn',
+  error: 'bad',
+  paused: 'warn',
+};
+
+const QUIET_STATES = new Set(['ok', 'idle', 'starting', 'paused', 'stopped']);
+
+export class MiningSession extends EventEmitter<SessionEvents> implements SessionView {
+  readonly settings: MinerSettings;
+  readonly signer: Signer;
+  readonly client: TensormineClient;
+  readonly source: ClientWorkSource;
+  readonly miner: Miner;
+  readonly engine: MiningEngine | undefined;
+  readonly boards: SerialBoards | undefined;
+  readonly local: LocalValidator | undefined;
+  readonly version: string;
+  /** What `mine` prints before the first event (xmrig's start-up summary). */
+  readonly banner: string[];
+  api: ControlApi | undefined;
+  private readonly lastFound = new Map<string, number>();
+  private backlog: SessionLine[] = [];
+  private started = false;
+  private closing: Promise<void> | undefined;
+
+  private constructor(parts: {
+    settings: MinerSettings;
+    signer: Signer;
+    client: TensormineClient;
+    source: ClientWorkSource;
+    miner: Miner;
+    engine: MiningEngine | undefined;
+    boards: SerialBoards | undefined;
+    local: LocalValidator | undefined;
+    version: string;
+    banner: string[];
+  }) {
+    super();
+    this.settings = parts.settings;
+    this.signer = parts.signer;
+    this.client = parts.client;
+    this.source = parts.source;
+    this.miner = parts.miner;
+    this.engine = parts.engine;
+    this.boards = parts.boards;
+    this.local = parts.local;
+    this.version = parts.version;
+    this.banner = parts.banner;
+    // Lines from before anyone listens (during start) wait for the first listener.
+    (this as EventEmitter).on('newListener', (event: string | symbol) => {
+      if (event === 'line') queueMicrotask(() => this.drainBacklog());
+    });
+  }
+
+  /**
+   * Sets everything up without mining yet: checks the options, loads (or with --local creates
+   * and registers) the key, starts the local validator, checks that the key is registered on a
+   * remote validator, and builds the backends and the Miner.
+   * @throws CliError for every problem the user can fix (exit codes in errors.ts).
+   */
+  static async open(options: SessionOptions): Promise<MiningSession> {
+    const { settings, env, version } = options;
+    if (!settings.cpu && settings.devices.length === 0) {
+      throw new CliError('usage', 'nothing to mine with: --no-cpu and no --device', [
+        'add --device auto (ESP32 boards on USB) or leave out --no-cpu',
+      ]);
+    }
+    if (settings.apiPort !== undefined && settings.apiToken === undefined) {
+      throw new CliError(
+        'usage',
+        '--api-port needs a token: --api-token or MINER_API_TOKEN (16 characters or more)',
+        ['e.g. MINER_API_TOKEN=$(openssl rand -hex 16) miner mine --api-port 4048'],
+      );
+    }
+    const cleanup: (() => Promise<unknown>)[] = [];
+    try {
+      const banner: string[] = [`tensormine miner ${version} (node ${process.versions.node})`];
+      let signer: Signer;
+      let local: LocalValidator | undefined;
+      let urls = settings.urls;
+      if (settings.local) {
+        const key = await loadOrCreateSigner(settings.key);
+        signer = key.signer;
+        banner.push(
+          ` * key        ${signer.publicKeyHex} (${key.created ? 'new key written to ' : ''}${settings.key})`,
+        );
+        const { startLocalValidator } = await import('./local-validator.js');
+        local = await startLocalValidator(settings.dataDir, env);
+        const started = local;
+        cleanup.push(() => started.validator.close());
+        urls = [local.url];
+        banner.push(` * validator  ${local.url} (local, in this process; data in ${local.dataDir})`);
+      } else {
+        signer = await loadSigner(settings.key);
+        banner.push(` * key        ${signer.publicKeyHex} (${settings.key})`);
+        banner.push(` * validator  ${urls.join(', ')}${urls.length > 1 ? ' (failover in this order)' : ''}`);
+      }
+      const client = createClient({ urls: [...urls], signer, protocol: settings.protocol });
+      cleanup.push(() => client.close());
+      const registerCommand = (url: string) =>
+        `miner register --url ${shellQuote(url)} --key ${shellQuote(settings.key)}${settings.deviceType === 'native' ? '' : ` --device-type ${settings.deviceType}`}`;
+      const source = new ClientWorkSource({
+        client,
+        signer,
+        urls,
+        deviceType: settings.deviceType,
+        registerCommand,
+      });
+      if (local) {
+        await client.miners.register({ device_type: settings.deviceType });
+      } else {
+        const note = await checkRegistered(client, source, signer, urls, registerCommand);
+        if (note) banner.push(note);
+      }
+
+      await mkdir(dirname(settings.journal), { recursive: true, mode: 0o700 });
+      const backends: DeviceBackend[] = [];
+      let engine: MiningEngine | undefined;
+      if (settings.cpu) {
+        engine = new MiningEngine({
+          threads: settings.threads,
+          intensity: settings.intensity,
+          ...(options.engine?.batchMs === undefined ? {} : { batchMs: options.engine.batchMs }),
+          ...(options.engine?.sampleIntervalMs === undefined
+            ? {}
+            : { sampleIntervalMs: options.engine.sampleIntervalMs }),
+        });
+        backends.push(engine);
+        banner.push(
+          ` * cpu        ${settings.threads} thread${settings.threads === 1 ? '' : 's'}, intensity ${settings.intensity}`,
+        );
+      }
+      let boards: SerialBoards | undefined;
+      let miner: Miner | undefined;
+      if (settings.devices.length > 0) {
+        const { openSerialBoards } = await import('./serial-boards.js');
+        boards = await openSerialBoards({ devices: settings.devices, journal: () => miner?.journal });
+        backends.push(boards);
+        banner.push(` * boards     ${settings.devices.join(', ')}`);
+      }
+      miner = new Miner({
+        source,
+        backends,
+        journal: settings.journal,
+        ...(options.retryDelayMs === undefined ? {} : { retryDelayMs: options.retryDelayMs }),
+      });
+      banner.push(` * journal    ${settings.journal}`);
+      return new MiningSession({
+        settings,
+        signer,
+        client,
+        source,
+        miner,
+        engine,
+        boards,
+        local,
+        version,
+        banner,
+      });
+    } catch (error) {
+      for (const c of cleanup.reverse()) await c().catch(() => {});
+      throw error;
+    }
+  }
+
+  get paused(): boolean {
+    return this.miner.paused;
+  }
+
+  /** Starts mining (the workers, the boards, the journal's resubmissions) and the control API. */
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    this.miner.on('log', (event) => this.onLog(event));
+    this.boards?.boardEvents?.on('attached', (board: { id: string }, path: string) =>
+      this.line(`${board.id}: attached on ${path}`, 'info'),
+    );
+    this.boards?.boardEvents?.on('detached', (board: { id: string }, path: string) =>
+      this.line(`${board.id}: detached from ${path}`, 'warn'),
+    );
+    try {
+      await this.miner.start();
+    } catch (error) {
+      throw new CliError('failure', `the miner could not start: ${describeError(error)}`, [], {
+        cause: error,
+      });
+    }
+    const pending = this.miner.journal?.size ?? 0;
+    if (pending > 0)
+      this.line(`journal holds ${pending} result${pending === 1 ? '' : 's'} from an earlier run`, 'info');
+    const { apiPort, apiToken } = this.settings;
+    if (apiPort !== undefined && apiToken !== undefined) {
+      try {
+        this.api = await startControlApi({
+          target: this.miner,
+          token: apiToken,
+          port: apiPort,
+          version: this.version,
+        });
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        throw new CliError(
+          code === 'EADDRINUSE' ? 'usage' : 'failure',
+          code === 'EADDRINUSE'
+            ? `the control API port ${apiPort} is in use; pick another with --api-port (0: any free port)`
+            : `the control API could not start: ${describeError(error)}`,
+          [],
+          { cause: error },
+        );
+      }
+      this.line(`control API on ${this.api.url} (Authorization: Bearer <token>)`, 'info');
+    }
+  }
+
+  pause(): void {
+    this.miner.pause();
+  }
+
+  resume(): void {
+    this.miner.resume();
+  }
+
+  /** Stops everything, once: the miner (workers, boards; the journal flushed), the API, the client, the local validator. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.miner.stop();
+      await this.api?.close();
+      await this.client.close();
+      await this.local?.validator.close();
+    })();
+    return this.closing;
+  }
+
+  snapshot(): Snapshot {
+    const nowMs = Date.now();
+    const stats = this.miner.stats();
+    const rows: DeviceRow[] = [];
+    for (const d of stats.devices) {
+      if (d.id === this.boards?.id) continue;
+      rows.push({
+        name: d.id,
+        level: 'device',
+        state: d.state,
+        rate10s: d.hashrate.total['10s'],
+        rate60s: d.hashrate.total['60s'],
+        lastValidWorkAtMs: d.lastFoundAtMs,
+      });
+      if (this.engine && d.id === this.engine.id) {
+        const states = this.engine.workerStates();
+        d.hashrate.workers.forEach((w, i) => {
+          rows.push({
+            name: `${d.id}#${i}`,
+            level: 'worker',
+            state: states[i] ?? 'unknown',
+            rate10s: w['10s'],
+            rate60s: w['60s'],
+            lastValidWorkAtMs: this.lastFound.get(`${d.id}#${i}`),
+          });
+        });
+      }
+    }
+    if (this.boards) {
+      for (const b of this.boards.rows()) {
+        rows.push({
+          name: b.id,
+          level: 'device',
+          state: b.state,
+          rate10s: b.rate,
+          rate60s: undefined,
+          lastValidWorkAtMs: b.lastValidWorkAtMs,
+          detail: `${b.port ?? 'unplugged'}, ${b.board} fw ${b.firmware}`,
+        });
+      }
+      for (const p of this.boards.emptyPorts()) {
+        rows.push({
+          name: p.path,
+          level: 'device',
+          state: p.state,
+          rate10s: undefined,
+          rate60s: undefined,
+          lastValidWorkAtMs: undefined,
+          ...(p.lastError ? { detail: p.lastError } : {}),
+        });
+      }
+      if (this.boards.rows().length === 0 && this.boards.emptyPorts().length === 0) {
+        rows.push({
+          name: 'serial',
+          level: 'device',
+          state: 'no device',
+          rate10s: undefined,
+          rate60s: undefined,
+          lastValidWorkAtMs: undefined,
+          detail: `waiting for ${this.settings.devices.join(', ')}`,
+        });
+      }
+    }
+    const job = this.miner.currentJob;
+    return {
+      stats,
+      rows,
+      connection: {
+        url: this.source.url,
+        endpoints: this.client.endpoints(),
+        protocol: stats.job?.protocolVersion ?? this.source.lastVersion,
+        connected: stats.connected,
+        latencyMs: stats.lastLatencyMs,
+        averageLatencyMs: stats.averageLatencyMs,
+        local: this.local !== undefined,
+        apiUrl: this.api?.url,
+      },
+      jobLabel:
+        job === undefined ? undefined : job.kind === 'hexchain' ? formatCoord(job.coord) : job.challengeId,
+      nowMs,
+    };
+  }
+
+  private onLog(event: MinerLogEvent): void {
+    if (event.type === 'found') {
+      const { device, worker } = event.found;
+      this.lastFound.set(worker === undefined ? device : `${device}#${worker}`, event.found.foundAtMs);
+      return; // its accepted / rejected line follows
+    }
+    // A device going between ok and idle at every job is routine (the rows show states).
+    if (event.type === 'device-state' && QUIET_STATES.has(event.state)) return;
+    this.send({ text: formatLogEvent(event), tone: TONES[event.type] ?? 'info', event });
+  }
+
+  private line(text: string, tone: LineTone): void {
+    this.send({ text, tone });
+  }
+
+  private send(line: SessionLine): void {
+    if (this.listenerCount('line') === 0) {
+      this.backlog.push(line);
+      if (this.backlog.length > 1000) this.backlog.shift();
+    } else this.emit('line', line);
+  }
+
+  private drainBacklog(): void {
+    if (this.listenerCount('line') === 0) return;
+    const lines = this.backlog;
+    this.backlog = [];
+    for (const line of lines) this.emit('line', line);
+  }
+}
+
+/**
+ * Before mining on remote validators: is the key registered? An unregistered key is an error
+ * with the exact `miner register` command; an unreachable validator is not (the miner retries),
+ * only a note naming what was tried.
+ */
+async function checkRegistered(
+  client: TensormineClient,
+  source: ClientWorkSource,
+  signer: Signer,
+  urls: readonly string[],
+  registerCommand: (url: string) => string,
+): Promise<string | undefined> {
+  try {
+    const account = await client.miners.get(signer.publicKeyHex, { retries: 0 });
+    if (account.registered) return undefined;
+    const url = client.endpoints().find((e) => e.active)?.url ?? urls[0]!;
+    throw new CliError('not_registered', `key ${signer.publicKeyHex} is not registered on ${url}`, [
+      `register it with: ${registerCommand(url)}`,
+    ]);
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    if (isUnreachable(error)) {
+      const tried = await source.probe();
+      return ` * note       no validator answers yet (tried ${tried.map((t) => `${t.url} (${t.reason})`).join(', ')}); mining starts when one does`;
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,210 @@
+import { formatDifficulty, formatHashrate } from '@tensormine/miner';
+import { Box, Static, Text, useApp, useInput, useWindowSize } from 'ink';
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { applyHotkey, hotkeyAction } from '../hotkeys.js';
+import { type DeviceRow, formatAgo, formatDuration, formatMs, type Snapshot } from '../reports.js';
+import type { LineTone, SessionLine, SessionView } from '../session.js';
+
+/**
+ * The terminal UI of `miner mine` (Ink): log lines scroll above (<Static>: written once,
+ * never redrawn), the live area below shows the hashrate windows, the results, the job, the
+ * connection and one row per device and CPU worker, and lists the keys. The live area is
+ * refreshed from a snapshot every `refreshMs` (a few times a second), and new log lines are
+ * written with the same tick, so a burst of events costs one render.
+ */
+export interface AppProps {
+  readonly session: SessionView;
+  /** Called once on q or Ctrl+C; the app shows "stopping" and exits when it resolves. */
+  readonly onQuit: () => Promise<void> | void;
+  /** Refresh interval of the live area, ms (default 500). */
+  readonly refreshMs?: number;
+}
+
+interface LogItem {
+  readonly id: number;
+  readonly text: string;
+  readonly tone: LineTone;
+}
+
+const TONE_COLOR: Record<LineTone, string | undefined> = {
+  info: undefined,
+  good: 'green',
+  bad: 'red',
+  warn: 'yellow',
+};
+
+/** Log lines kept for <Static>; older ones are already on the terminal and are dropped from memory. */
+const KEEP_LINES = 1000;
+const WRITTEN: LogItem = { id: -1, text: '', tone: 'info' };
+
+export function App({ session, onQuit, refreshMs = 500 }: AppProps) {
+  const { exit } = useApp();
+  const { columns } = useWindowSize();
+  const [snapshot, setSnapshot] = useState<Snapshot>(() => session.snapshot());
+  const [items, setItems] = useState<LogItem[]>(() =>
+    session.banner.map((text, id) => ({ id, text, tone: 'info' as const })),
+  );
+  const [stopping, setStopping] = useState(false);
+  const nextId = useRef(session.banner.length);
+  const pending = useRef<LogItem[]>([]);
+
+  const flush = useCallback(() => {
+    if (pending.current.length === 0) return;
+    const added = pending.current;
+    pending.current = [];
+    setItems((previous) => {
+      const all = previous.concat(added);
+      // <Static> writes only the items after those it has written: the old ones can go.
+      if (all.length <= KEEP_LINES * 2) return all;
+      return all.map((item, i) => (i < all.length - KEEP_LINES ? WRITTEN : item));
+    });
+  }, []);
+
+  const push = useCallback((text: string, tone: LineTone) => {
+    pending.current.push({ id: nextId.current++, text: `${clock()} ${text}`, tone });
+  }, []);
+
+  useEffect(() => {
+    const onLine = (line: SessionLine) => push(line.text, line.tone);
+    session.on('line', onLine);
+    const timer = setInterval(() => {
+      flush();
+      setSnapshot(session.snapshot());
+    }, refreshMs);
+    return () => {
+      clearInterval(timer);
+      session.off('line', onLine);
+    };
+  }, [session, refreshMs, push, flush]);
+
+  const quitting = useRef(false);
+  const quit = useCallback(() => {
+    if (quitting.current) return;
+    quitting.current = true;
+    setStopping(true);
+    push('stopping: workers, boards, journal', 'info');
+    flush();
+    void Promise.resolve(onQuit()).finally(() => {
+      flush();
+      exit();
+    });
+  }, [onQuit, exit, push, flush]);
+
+  useInput((input, key) => {
+    const action = key.ctrl && input === 'c' ? 'quit' : hotkeyAction(input);
+    if (action === undefined) return;
+    if (action === 'quit') {
+      quit();
+      return;
+    }
+    const text = applyHotkey(action, session);
+    if (text) push(text, 'info');
+    flush();
+    setSnapshot(session.snapshot());
+  });
+
+  const width = Math.max(40, columns || 80);
+  return (
+    <>
+      <Static items={items}>
+        {(item) => {
+          const color = TONE_COLOR[item.tone];
+          return (
+            <Text key={item.id} {...(color ? { color } : {})}>
+              {item.text}
+            </Text>
+          );
+        }}
+      </Static>
+      <LiveArea snapshot={snapshot} width={width} paused={session.paused} stopping={stopping} />
+    </>
+  );
+}
+
+function LiveArea({
+  snapshot,
+  width,
+  paused,
+  stopping,
+}: {
+  snapshot: Snapshot;
+  width: number;
+  paused: boolean;
+  stopping: boolean;
+}) {
+  const { stats, connection: c, rows, jobLabel, nowMs } = snapshot;
+  const rate = stats.hashrate;
+  const reasons = stats.rejectedReasons.map((r) => `${r.code} ${r.count}`).join(', ');
+  const status = stopping ? 'STOPPING' : paused ? 'PAUSED' : c.connected ? 'MINING' : 'NO VALIDATOR';
+  const statusColor = stopping || paused ? 'yellow' : c.connected ? 'green' : 'red';
+  return (
+    <Box flexDirection="column" width={width} borderStyle="single" borderDimColor paddingX={1}>
+      <Text wrap="truncate">
+        <Text bold color={statusColor}>
+          {status}
+        </Text>
+        {`  ${c.url ?? 'no validator'}${c.local ? ' (local)' : ''}  ${c.protocol ? `v${c.protocol}` : 'v?'}  latency ${formatMs(c.latencyMs)}  uptime ${formatDuration(stats.uptimeSeconds)}`}
+      </Text>
+      <Text wrap="truncate">
+        <Text bold>hashrate</Text>
+        {`  10s ${formatHashrate(rate['10s'])}  60s ${formatHashrate(rate['60s'])}  15m ${formatHashrate(rate['15m'])}  max ${formatHashrate(rate.max)}`}
+      </Text>
+      <Text wrap="truncate">
+        <Text bold>results</Text>
+        {'   '}
+        <Text color="green">accepted {stats.accepted}</Text>
+        {'  '}
+        <Text {...(stats.rejected > 0 ? { color: 'red' } : {})}>rejected {stats.rejected}</Text>
+        {reasons ? ` (${reasons})` : ''}
+        {stats.journalSize > 0 ? `  journal ${stats.journalSize}` : ''}
+      </Text>
+      <Text wrap="truncate">
+        <Text bold>job</Text>
+        {`       ${jobLabel ?? 'waiting for work'}  difficulty ${stats.job ? formatDifficulty(stats.job.difficulty) : 'n/a'}`}
+      </Text>
+      <DeviceTable rows={rows} width={width - 4} nowMs={nowMs} />
+      <Text wrap="truncate" dimColor>
+        keys: h hashrate p pause r resume s results c connection q quit
+      </Text>
+    </Box>
+  );
+}
+
+function DeviceTable({ rows, width, nowMs }: { rows: readonly DeviceRow[]; width: number; nowMs: number }) {
+  const nameWidth = Math.max(8, ...rows.map((r) => r.name.length + (r.level === 'worker' ? 2 : 0))) + 2;
+  const stateWidth = Math.max(7, ...rows.map((r) => r.state.length)) + 2;
+  const wide = width >= nameWidth + stateWidth + 50;
+  const cells = (name: string, state: string, r10: string, r60: string, last: string) =>
+    `${name.padEnd(nameWidth)}${state.padEnd(stateWidth)}${r10.padStart(12)}${wide ? r60.padStart(12) : ''}  ${last}`;
+  return (
+    <Box flexDirection="column" marginTop={1}>
+      <Text wrap="truncate" bold>
+        {cells('device', 'state', '10s', '60s', 'last valid work')}
+      </Text>
+      {rows.map((r) => (
+        <Text
+          key={r.name}
+          wrap="truncate"
+          {...(r.state === 'no device' || r.state === 'self-test failed' || r.state === 'error'
+            ? { color: 'red' }
+            : {})}
+        >
+          {cells(
+            r.level === 'worker' ? `  ${r.name}` : r.name,
+            r.state,
+            formatHashrate(r.rate10s),
+            formatHashrate(r.rate60s),
+            formatAgo(r.lastValidWorkAtMs, nowMs),
+          )}
+          {r.detail && wide ? `  ${r.detail}` : ''}
+        </Text>
+      ))}
+    </Box>
+  );
+}
+
+/** `09:12:33` */
+function clock(date = new Date()): string {
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${p(date.getHours())}:${p(date.getMinutes())}:${p(date.getSeconds())}`;
+}

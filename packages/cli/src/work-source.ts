@@ -1,0 +1,162 @@
+import { EventEmitter } from 'node:events';
+import {
+  type ProtocolVersion,
+  type Signer,
+  type TensormineClient,
+  ValidatorError,
+  type Work,
+} from '@tensormine/client';
+import {
+  type FoundResult,
+  hexchainJob,
+  type MiningJob,
+  type SubmitOutcome,
+  tensorJob,
+  type WorkSource,
+  type WorkSourceEvents,
+} from '@tensormine/miner';
+import { type ChallengeWire, type DeviceType, decodeHeader, fromHex } from '@tensormine/protocol';
+import { describeError, failureReason, isUnreachable } from './errors.js';
+
+/**
+ * The miner's WorkSource on the SDK client: `getWork` asks the client for work (v4.1 where
+ * the validator serves the hexchain, else v4.0; failover across the validators in order) and
+ * turns it into a job for the engine; `submit` signs and submits a result with the client's
+ * `submitWork`, to the validator that issued its work. Failures are explained for people:
+ * when no validator answers, every URL is probed and named with its reason (ECONNREFUSED,
+ * timeout, 503 ...); an unregistered key names the `miner register` command to run.
+ */
+export interface ClientWorkSourceOptions {
+  readonly client: TensormineClient;
+  readonly signer: Signer;
+  /** The validators, primary first (as given to the client). */
+  readonly urls: readonly string[];
+  /** v4.0: the device type challenges are sized for (a registered key's own type wins). */
+  readonly deviceType?: DeviceType;
+  /** The command to suggest when the key is not registered on `url`. */
+  readonly registerCommand?: (url: string) => string;
+  /** How long each URL is probed when explaining an outage, ms (default 3000). */
+  readonly probeTimeoutMs?: number;
+}
+
+/** How many issued works are remembered for their submissions. */
+const RECENT_WORK = 64;
+
+export class ClientWorkSource extends EventEmitter<WorkSourceEvents> implements WorkSource {
+  private readonly options: ClientWorkSourceOptions;
+  private readonly works = new Map<string, Work>();
+  /** The protocol version and validator of the last work. */
+  lastVersion: ProtocolVersion | undefined;
+  lastEndpoint: string | undefined;
+
+  constructor(options: ClientWorkSourceOptions) {
+    super();
+    this.options = options;
+    const { client } = options;
+    client.on('failover', (e) => this.emit('stale', `${e.from} failed (${e.reason}); switched to ${e.to}`));
+    client.on('recovered', (e) => {
+      if (e.active === e.endpoint) this.emit('stale', `${e.endpoint} is back; switched to it`);
+    });
+  }
+
+  /** The validator requests go to now. */
+  get url(): string {
+    return this.options.client.endpoints().find((e) => e.active)?.url ?? this.options.urls[0] ?? '';
+  }
+
+  async getWork(): Promise<MiningJob> {
+    const { client, signer, deviceType } = this.options;
+    let work: Work;
+    try {
+      work = await client.getWork(deviceType === undefined ? {} : { deviceType });
+    } catch (error) {
+      throw await this.explain(error);
+    }
+    this.lastVersion = work.version;
+    this.lastEndpoint = work.endpoint;
+    const job =
+      work.version === '4.1'
+        ? hexchainJob(work.challenge, signer.publicKey)
+        : tensorJob(work.challenge as unknown as ChallengeWire, signer.publicKey);
+    this.works.set(job.challengeId, work);
+    if (this.works.size > RECENT_WORK) this.works.delete(this.works.keys().next().value!);
+    return job;
+  }
+
+  async submit(found: FoundResult): Promise<SubmitOutcome> {
+    const { client, signer } = this.options;
+    const minerKey =
+      found.kind === 'hexchain' ? found.submission.block.miner_pubkey : found.proof.miner_pubkey;
+    if (minerKey !== signer.publicKeyHex) {
+      return {
+        status: 'rejected',
+        code: 'pubkey_mismatch',
+        message: `result ${found.id} was found for key ${minerKey}, not for this key ${signer.publicKeyHex}`,
+      };
+    }
+    try {
+      const work = this.works.get(found.challengeId);
+      if (work !== undefined) {
+        const { result } = await client.submitWork(work, { nonce: found.nonce });
+        return { status: 'accepted', details: result as unknown as Record<string, unknown> };
+      }
+      // A journaled result from an earlier run: its work is gone, the result holds what is signed.
+      if (found.kind === 'hexchain') {
+        const header = decodeHeader(fromHex(found.header, 88, 'header'));
+        const body = signer.buildHexSubmission({
+          challengeId: found.challengeId,
+          challengeHash: header.challengeHash,
+          coord: header.coord,
+          nonce: found.nonce,
+        });
+        const result = await client.hexchain.submit(body);
+        return { status: 'accepted', details: result as unknown as Record<string, unknown> };
+      }
+      const result = await client.v40.submit({
+        proof: found.proof,
+        signature: signer.signProof(found.proof),
+      });
+      return { status: 'accepted', details: result as unknown as Record<string, unknown> };
+    } catch (error) {
+      if (error instanceof ValidatorError && error.status !== undefined && error.status < 500) {
+        return { status: 'rejected', code: error.code, message: error.serverMessage ?? error.shortMessage };
+      }
+      return { status: 'unavailable', reason: failureReason(error) };
+    }
+  }
+
+  /** An error whose message says why no work came: which validators were tried and why. */
+  async explain(error: unknown): Promise<Error> {
+    const { signer, registerCommand } = this.options;
+    if (error instanceof ValidatorError && error.code === 'miner_not_registered') {
+      const url = error.endpoint ?? this.url ?? '';
+      return new Error(
+        `key ${signer.publicKeyHex} is not registered on ${url}${registerCommand ? `: run ${registerCommand(url)}` : ''}`,
+        { cause: error },
+      );
+    }
+    if (isUnreachable(error)) {
+      const tried = await this.probe();
+      return new Error(
+        `no validator reachable: tried ${tried.map((t) => `${t.url} (${t.reason})`).join(', ')}`,
+        { cause: error },
+      );
+    }
+    return new Error(describeError(error), { cause: error });
+  }
+
+  /** Probes every validator once (GET /health, no retries) and says how each failed. */
+  async probe(): Promise<{ url: string; ok: boolean; reason: string }[]> {
+    const { client, urls, probeTimeoutMs = 3000 } = this.options;
+    return Promise.all(
+      urls.map(async (url) => {
+        try {
+          await client.node.health({ endpoint: url, retries: 0, timeoutMs: probeTimeoutMs });
+          return { url, ok: true, reason: 'answers /health but gave no work' };
+        } catch (error) {
+          return { url, ok: false, reason: failureReason(error) };
+        }
+      }),
+    );
+  }
+}

@@ -1,0 +1,319 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createClient, Signer } from '@tensormine/client';
+import { hexchainJob, Journal, resultFromNonce } from '@tensormine/miner';
+import { encodeHeader, hashMeetsTarget, hexPowHash } from '@tensormine/protocol';
+import { createValidator } from '@tensormine/validator';
+import { describe, expect, test } from 'vitest';
+import { run } from '../src/index.js';
+import type { MiningSession } from '../src/session.js';
+import { cleanup, closedUrl, runCli, tempHome, testIo, testKey, testValidator, waitFor } from './helpers.js';
+
+/** Starts `miner mine ...` in process; `stop()` aborts it (as SIGINT does) and resolves to the exit code. */
+function startMine(
+  argv: string[],
+  env: Record<string, string | undefined>,
+  options: { stdinTty?: boolean } = {},
+) {
+  const io = testIo(env, options);
+  let session: MiningSession | undefined;
+  const done = run(['mine', '--threads', '1', ...argv], io, {
+    session: { retryDelayMs: 50 },
+    onSession: (s) => {
+      session = s;
+    },
+  });
+  const stop = async () => {
+    io.controller.abort();
+    return done;
+  };
+  cleanup(async () => {
+    io.controller.abort();
+    await done;
+  });
+  return { io, done, stop, session: () => session };
+}
+
+describe('miner mine (plain lines)', () => {
+  test('mines against a validator: start-up summary, then one xmrig line per result; stops cleanly', async () => {
+    const { url } = await testValidator();
+    const { env } = await tempHome();
+    const signer = await testKey(join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key'), [url]);
+    const m = startMine(['--url', url], env);
+    await waitFor(
+      () => /accepted \(2\/0\)/.test(m.io.stdout.text),
+      'two accepted results',
+      30_000,
+      () => m.io.stdout.text + m.io.stderr.text,
+    );
+    expect(await m.stop()).toBe(0);
+    const out = m.io.stdout.text;
+    expect(out).toContain(`tensormine miner 0.1.0 (node ${process.versions.node})`);
+    expect(out).toContain(
+      ` * key        ${signer.publicKeyHex} (${join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key')})`,
+    );
+    expect(out).toContain(` * validator  ${url}\n`);
+    expect(out).toContain(' * cpu        1 thread, intensity 1\n');
+    expect(out).toContain(
+      ` * journal    ${join(env.XDG_DATA_HOME!, 'tensormine', 'miner', 'journal.jsonl')}\n`,
+    );
+    expect(out).toMatch(
+      /^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] new job h-\w+ \(v4\.1\) diff [\d.]+[kM]? on cpu$/m,
+    );
+    expect(out).toMatch(
+      /^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] accepted \(1\/0\) diff [\d.]+[kM]? \(\d+ ms\)$/m,
+    );
+    expect(out).toMatch(/stopping: workers, boards, journal\n(.*\n)*.*\] stopped\n$/);
+    expect(m.io.stderr.text).toBe('');
+    // Nothing is left unsettled: every result was accepted and taken off the journal.
+    const journal = await readFile(join(env.XDG_DATA_HOME!, 'tensormine', 'miner', 'journal.jsonl'), 'utf8');
+    expect(journal).toBe('');
+  });
+
+  test('mines v4.0 tensor proofs on a validator without the hexchain', async () => {
+    const { url } = await testValidator({ hexchain: false });
+    const { env } = await tempHome();
+    await testKey(join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key'), [url]);
+    const m = startMine(['--url', url], env);
+    await waitFor(
+      () => m.io.stdout.text.includes('accepted (1/0)'),
+      'an accepted proof',
+      60_000,
+      () => m.io.stdout.text + m.io.stderr.text,
+    );
+    expect(m.io.stdout.text).toMatch(/new job \S+ \(v4\.0\) diff [\d.]+[kM]? on cpu/);
+    expect(await m.stop()).toBe(0);
+  });
+
+  test('an unregistered key stops at once with the exact command that registers it (exit 4)', async () => {
+    const { url } = await testValidator();
+    const { env } = await tempHome();
+    const key = join(env.HOME!, 'my key.json');
+    const signer = await testKey(key);
+    const { code, stderr, stdout } = await runCli(
+      ['mine', '--url', url, '--key', key, '--threads', '1'],
+      env,
+    );
+    expect(code).toBe(4);
+    expect(stdout).toBe('');
+    expect(stderr).toBe(
+      `miner: key ${signer.publicKeyHex} is not registered on ${url}\n  register it with: miner register --url ${url} --key '${key}'\n`,
+    );
+  });
+
+  test('with no validator answering it says which URLs it tried and why, and keeps retrying until one is back', async () => {
+    const a = await closedUrl();
+    const b = await closedUrl();
+    const { env } = await tempHome();
+    const signer = await testKey(join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key'));
+    const m = startMine(['--url', a, '--url', b], env);
+    await waitFor(() => m.io.stdout.text.includes('validator unreachable'), 'the unreachable line');
+    expect(m.io.stdout.text).toContain(
+      ` * note       no validator answers yet (tried ${a} (ECONNREFUSED), ${b} (ECONNREFUSED)); mining starts when one does\n`,
+    );
+    expect(m.io.stdout.text).toMatch(
+      new RegExp(
+        `\\] validator unreachable \\(no validator reachable: tried ${a} \\(ECONNREFUSED\\), ${b} \\(ECONNREFUSED\\)\\); retrying in 0 s\\n`,
+      ),
+    );
+    // Still trying (with backoff): a validator that comes up at the second URL gets the work.
+    let calls = 0;
+    const source = m.session()!.source;
+    const getWork = source.getWork.bind(source);
+    source.getWork = () => {
+      calls++;
+      return getWork();
+    };
+    await waitFor(() => calls >= 2, 'two more attempts');
+    const validator = await createValidator({ dataDir: ':memory:', hexDifficulty: 65_536n, logger: false });
+    cleanup(() => validator.close());
+    await validator.listen({ host: '127.0.0.1', port: Number(new URL(b).port) });
+    const client = createClient({ url: b, signer });
+    await client.miners.register();
+    await client.close();
+    await waitFor(
+      () => m.io.stdout.text.includes('accepted (1/0)'),
+      'an accepted result from the second URL',
+    );
+    expect(m.io.stdout.text).toMatch(/\] validator back after \d+ s\n/);
+    expect(await m.stop()).toBe(0);
+  });
+
+  test('resubmits the results an earlier run left in the journal', async () => {
+    const { url } = await testValidator({ hexDifficulty: 16n });
+    const { env } = await tempHome();
+    const signer = await testKey(join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key'), [url]);
+    // A block found by an earlier run that could not deliver it.
+    const client = createClient({ url, signer });
+    const work = await client.getWork();
+    await client.close();
+    if (work.version !== '4.1') throw new Error('expected hexchain work');
+    const job = hexchainJob(work.challenge, signer.publicKey);
+    let nonce = 0;
+    while (!hashMeetsTarget(hexPowHash(encodeHeader({ ...job, nonce })), job.target)) nonce++;
+    const verdict = resultFromNonce(job, nonce, { device: 'cpu', worker: 0 });
+    if (!verdict.ok) throw new Error(verdict.message);
+    const journalPath = join(env.HOME!, 'journal.jsonl');
+    const journal = await Journal.open(journalPath);
+    await journal.add(verdict.found);
+    await journal.flush();
+    const m = startMine(['--url', url, '--journal', journalPath], env);
+    await waitFor(() => m.io.stdout.text.includes('accepted ('), 'the journaled result accepted');
+    expect(m.io.stdout.text).toContain('journal holds 1 result from an earlier run');
+    expect(m.io.stdout.text).toContain('resubmitting 1 journaled result');
+    expect(await m.stop()).toBe(0);
+  });
+
+  test('fails over to the next validator when the first does not answer', async () => {
+    const down = await closedUrl();
+    const { url } = await testValidator();
+    const { env } = await tempHome();
+    await testKey(join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key'), [url]);
+    const m = startMine(['--url', down, '--url', url], env, { stdinTty: true });
+    await waitFor(() => m.io.stdout.text.includes('accepted (1/0)'), 'an accepted result');
+    m.io.stdin.write('c');
+    await waitFor(() => m.io.stdout.text.includes('use validator'), 'the connection line');
+    expect(m.io.stdout.text).toMatch(
+      new RegExp(
+        `\\] use validator ${url}, v4\\.1, latency \\d+ ms, connected, uptime \\d+s, fallbacks ${down} \\(down: network_error\\)\\n`,
+      ),
+    );
+    expect(await m.stop()).toBe(0);
+  });
+
+  test('keys from a terminal stdin: h hashrate, s results, p pause, r resume, q quit', async () => {
+    const { url } = await testValidator();
+    const { env } = await tempHome();
+    await testKey(join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key'), [url]);
+    const m = startMine(['--url', url], env, { stdinTty: true });
+    await waitFor(() => m.io.stdout.text.includes('accepted (1/0)'), 'an accepted result');
+    expect(m.io.stdout.text).toContain(
+      ' * keys       h hashrate, p pause, r resume, s results, c connection, q quit\n',
+    );
+    m.io.stdin.write('hs');
+    await waitFor(() => m.io.stdout.text.includes('] results accepted'), 'the results line');
+    expect(m.io.stdout.text).toMatch(
+      /\] speed 10s\/60s\/15m (n\/a|[\d.]+ [kMG]?H\/s) (n\/a|[\d.]+ [kMG]?H\/s) n\/a max /,
+    );
+    expect(m.io.stdout.text).toMatch(
+      /\] results accepted \d+, rejected 0, best diff [\d.]+[kMG]?, avg latency \d+ ms, journal \d+ pending\n/,
+    );
+    m.io.stdin.write('p');
+    await waitFor(() => m.session()!.engine!.state === 'paused', 'the engine paused');
+    expect(m.io.stdout.text).toMatch(/\] paused\n/);
+    m.io.stdin.write('r');
+    await waitFor(() => m.session()!.engine!.state !== 'paused', 'the engine resumed');
+    expect(m.io.stdout.text).toMatch(/\] resumed\n/);
+    m.io.stdin.write('q');
+    expect(await m.done).toBe(0);
+    expect(m.session()!.miner.stats().running).toBe(false);
+  });
+
+  test('--json prints one JSON object per event', async () => {
+    const { url } = await testValidator();
+    const { env } = await tempHome();
+    await testKey(join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key'), [url]);
+    const m = startMine(['--url', url, '--json'], env);
+    await waitFor(() => m.io.stdout.text.includes('"type":"accepted"'), 'an accepted event');
+    expect(await m.stop()).toBe(0);
+    const events = m.io.stdout.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const accepted = events.find((e) => e.type === 'accepted')!;
+    expect(accepted).toMatchObject({
+      message: expect.stringMatching(/^accepted \(1\/0\) diff /),
+      accepted: 1,
+      rejected: 0,
+    });
+    expect(accepted.found).toMatchObject({ device: 'cpu', worker: 0 });
+    expect(Object.keys(accepted.found as object).sort()).toEqual([
+      'challengeId',
+      'device',
+      'id',
+      'nonce',
+      'worker',
+    ]);
+  });
+
+  test('serves the control API with --api-port and a token', async () => {
+    const { url } = await testValidator();
+    const { env } = await tempHome();
+    await testKey(join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key'), [url]);
+    const token = 'test-token-0123456789abcdef';
+    const m = startMine(['--url', url, '--api-port', '0'], { ...env, MINER_API_TOKEN: token });
+    await waitFor(() => /control API on (http:\S+)/.test(m.io.stdout.text), 'the control API line');
+    const api = /control API on (http:\S+)/.exec(m.io.stdout.text)![1]!;
+    await waitFor(() => m.io.stdout.text.includes('accepted (1/0)'), 'an accepted result');
+    const res = await fetch(`${api}/api/summary`, { headers: { authorization: `Bearer ${token}` } });
+    expect(res.status).toBe(200);
+    const summary = (await res.json()) as { validatorUrl: string; sharesAccepted: number };
+    expect(summary.validatorUrl).toBe(url);
+    expect(summary.sharesAccepted).toBeGreaterThan(0);
+    expect((await fetch(`${api}/api/summary`)).status).toBe(401);
+    expect(await m.stop()).toBe(0);
+  });
+
+  test('mine --local starts a validator in process, registers a new key, and closes it on exit', async () => {
+    const { env } = await tempHome();
+    const m = startMine(['--local'], { ...env, TENSORMINE_HEX_DIFFICULTY: '4096' });
+    await waitFor(() => m.io.stdout.text.includes('accepted (1/0)'), 'an accepted result');
+    const dataDir = join(env.XDG_DATA_HOME!, 'tensormine', 'miner', 'local-validator');
+    const keyPath = join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key');
+    const local = /validator {2}(http:\/\/127\.0\.0\.1:\d+) \(local, in this process; data in (.+)\)\n/.exec(
+      m.io.stdout.text,
+    );
+    expect(local?.[2]).toBe(dataDir);
+    const signer = await Signer.load(keyPath);
+    expect(m.io.stdout.text).toContain(
+      ` * key        ${signer.publicKeyHex} (new key written to ${keyPath})`,
+    );
+    expect(await m.stop()).toBe(0);
+    await expect(fetch(`${local![1]}/health`)).rejects.toThrow();
+  });
+});
+
+describe('miner mine: what the user got wrong', () => {
+  test.each([
+    [
+      ['--no-cpu'],
+      {},
+      'miner: nothing to mine with: --no-cpu and no --device\n  add --device auto (ESP32 boards on USB) or leave out --no-cpu\n',
+    ],
+    [
+      ['--api-port', '4048'],
+      {},
+      'miner: --api-port needs a token: --api-token or MINER_API_TOKEN (16 characters or more)\n  e.g. MINER_API_TOKEN=$(openssl rand -hex 16) miner mine --api-port 4048\n',
+    ],
+    [
+      ['--local', '--url', 'http://a:8420'],
+      {},
+      'miner: --local mines against a validator in this process: leave out --url\n  or leave out --local to mine against the --url validators\n',
+    ],
+    [
+      ['--intensity', '0'],
+      {},
+      'miner: option --intensity: expected a number in (0, 1] or a percentage, got "0"\n',
+    ],
+    [
+      ['--api-token', 'short'],
+      {},
+      'miner: option --api-token: expected a token of at least 16 characters, got 5 characters\n',
+    ],
+  ])('mine %j is a usage error (exit 2)', async (argv, extraEnv, message) => {
+    const { env } = await tempHome();
+    const { code, stderr } = await runCli(['mine', ...argv], { ...env, ...extraEnv });
+    expect(stderr).toBe(message);
+    expect(code).toBe(2);
+  });
+
+  test('a missing key file names the commands that make one (exit 4)', async () => {
+    const { env } = await tempHome();
+    const key = join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key');
+    const { code, stderr } = await runCli(['mine', '--url', 'http://127.0.0.1:1'], env);
+    expect(code).toBe(4);
+    expect(stderr).toBe(
+      `miner: key file ${key} does not exist\n  create one with: miner keys generate --key ${key}\n  or import an existing secret with: miner keys import FILE\n`,
+    );
+  });
+});

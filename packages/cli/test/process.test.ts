@@ -1,0 +1,116 @@
+/**
+ * The `miner` bin as users run it: real processes through bin/miner.js (which, without a
+ * build, runs src/cli.ts on the pinned Node through tsx).
+ */
+import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
+import { cp, mkdir, rm, stat, symlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, test } from 'vitest';
+import { cleanup, closedUrl, tempHome, testKey, testValidator, waitFor } from './helpers.js';
+
+const pkg = join(dirname(fileURLToPath(import.meta.url)), '..');
+const root = join(pkg, '..', '..');
+const bin = join(pkg, 'bin', 'miner.js');
+
+/** PATH without the repository's node_modules/.bin (so `node` is the system's, if any). */
+function systemPath(): string {
+  return (process.env.PATH ?? '')
+    .split(':')
+    .filter((p) => !p.includes('node_modules'))
+    .join(':');
+}
+
+function runBin(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [bin, ...args],
+      { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 60_000 },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stdout, stderr }),
+    );
+  });
+}
+
+describe('the miner bin', () => {
+  test('npx miner --version works from the repository', async () => {
+    const { stdout } = await promisify(execFile)('npx', ['miner', '--version'], {
+      cwd: root,
+      timeout: 60_000,
+    });
+    expect(stdout).toBe('0.1.0\n');
+  });
+
+  test('runs from source when there is no build, on the pinned Node even when started by another', async () => {
+    // A copy of the package without dist/, inside the repository so that tsx and the pinned
+    // Node are found the way an installed checkout finds them.
+    const copy = join(pkg, 'node_modules', '.launcher-test');
+    await rm(copy, { recursive: true, force: true });
+    cleanup(() => rm(copy, { recursive: true, force: true }));
+    await mkdir(join(copy, 'bin'), { recursive: true });
+    await cp(bin, join(copy, 'bin', 'miner.js'));
+    for (const entry of ['src', 'package.json', 'tsconfig.json'])
+      await symlink(join(pkg, entry), join(copy, entry));
+    const systemNode = spawnSync('node', ['--version'], { env: { PATH: systemPath() }, encoding: 'utf8' });
+    const node = systemNode.status === 0 ? 'node' : process.execPath;
+    const { stdout } = await promisify(execFile)(node, [join(copy, 'bin', 'miner.js'), '--version'], {
+      env: { PATH: systemPath() },
+      timeout: 60_000,
+    });
+    expect(stdout).toBe('0.1.0\n');
+  });
+
+  test('keys generate writes a 0600 key file', async () => {
+    const { env } = await tempHome();
+    const { code, stdout } = await runBin(['keys', 'generate'], env);
+    expect(code).toBe(0);
+    const path = join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key');
+    expect(stdout).toMatch(
+      new RegExp(`^wrote a new key to ${path} \\(mode 0600\\)\\npublic key [0-9a-f]{64}\\n$`),
+    );
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+  });
+
+  test('an unreachable validator is exit 3 with the URL and the reason', async () => {
+    const { env } = await tempHome();
+    const down = await closedUrl();
+    const { code, stderr } = await runBin(['status', '--url', down], env);
+    expect(code).toBe(3);
+    expect(stderr).toContain(`miner: no answer from ${down} (ECONNREFUSED)\n`);
+  });
+
+  test('mine prints plain lines to a pipe and stops cleanly on SIGTERM (exit 0)', async () => {
+    const { url } = await testValidator();
+    const { env } = await tempHome();
+    await testKey(join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key'), [url]);
+    const child: ChildProcess = spawn(process.execPath, [bin, 'mine', '--url', url, '--threads', '1'], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    cleanup(() => child.kill('SIGKILL'));
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    child.stderr!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    await waitFor(
+      () => out.includes('accepted (1/0)'),
+      'an accepted result',
+      60_000,
+      () => out,
+    );
+    expect(out).not.toContain('\u001b['); // no terminal codes in a pipe
+    child.kill('SIGTERM');
+    const code = await exited;
+    expect(out.slice(-400)).toMatch(/stopping: workers, boards, journal\n(.*\n)*.*\] stopped\n$/);
+    expect(code).toBe(0);
+  });
+});

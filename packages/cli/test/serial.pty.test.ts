@@ -1,0 +1,96 @@
+/**
+ * Serial boards end to end: the simulated board (firmware-sim's tm-sim) on one end of a socat
+ * pseudo-terminal pair, `miner` on the other end through --device PATH. Skipped (with the
+ * reason) where socat or tm-sim is missing.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, test } from 'vitest';
+import { run } from '../src/index.js';
+import { cleanup, runCli, tempHome, testIo, testKey, testValidator, waitFor } from './helpers.js';
+
+const TM_SIM = fileURLToPath(new URL('../../../firmware-sim/build/tm-sim', import.meta.url));
+const unavailable = (() => {
+  if (spawnSync('socat', ['-V'], { stdio: 'ignore' }).status !== 0) return 'socat is not installed';
+  if (!existsSync(TM_SIM)) return `${TM_SIM} is not built (make -C firmware-sim build/tm-sim)`;
+  return undefined;
+})();
+const CHIP = '3c61053f6a28a4e1';
+
+function stopOnCleanup(child: ChildProcess): void {
+  cleanup(
+    () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  );
+}
+
+/** A socat pty pair with tm-sim on its device end; resolves to the host end. */
+async function simulatedBoard(): Promise<string> {
+  const socat = spawn('socat', ['-d', '-d', 'pty,raw,echo=0', 'pty,raw,echo=0'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  stopOnCleanup(socat);
+  const [host, device] = await new Promise<[string, string]>((resolve, reject) => {
+    let text = '';
+    socat.stderr!.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+      const paths = [...text.matchAll(/PTY is (\S+)/g)].map((m) => m[1]!);
+      if (paths.length === 2 && text.includes('starting data transfer loop')) resolve([paths[0]!, paths[1]!]);
+    });
+    socat.on('exit', () => reject(new Error(`socat exited: ${text}`)));
+  });
+  const sim = spawn(TM_SIM, ['--port', device, '--chip-id', CHIP, '--rate-cap', '200000,4000'], {
+    stdio: ['ignore', 'ignore', 'ignore'],
+  });
+  stopOnCleanup(sim);
+  return host;
+}
+
+describe.skipIf(unavailable !== undefined)(`serial boards (${unavailable ?? 'socat and tm-sim'})`, () => {
+  test('devices --local-boards lists the board: state, rate, firmware, chip id, port', async () => {
+    const { url } = await testValidator();
+    const { env } = await tempHome();
+    const port = await simulatedBoard();
+    const { code, stdout } = await runCli(['devices', '--url', url, '--local-boards', '--device', port], env);
+    expect(code).toBe(0);
+    const lines = stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe('registered devices: 0 (native 0, esp32 0, esp8266 0)');
+    expect(lines[1]).toBe('serial boards here: 1');
+    expect(lines[2]).toMatch(/^board\s+state\s+rate\s+firmware\s+chip id\s+port\s+last valid work$/);
+    expect(lines[3]).toMatch(
+      new RegExp(
+        `^serial:${CHIP}\\s+idle\\s+[\\d.]+ [kM]?H/s \\(announced\\)\\s+tm-sim [\\d.]+\\s+${CHIP}\\s+${port}\\s+never$`,
+      ),
+    );
+  });
+
+  test('mine --device PATH --no-cpu mines with the board', async () => {
+    const { url } = await testValidator({ hexDifficulty: 4096n });
+    const { env } = await tempHome();
+    await testKey(join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key'), [url]);
+    const port = await simulatedBoard();
+    const io = testIo(env);
+    const done = run(['mine', '--url', url, '--device', port, '--no-cpu'], io);
+    cleanup(async () => {
+      io.controller.abort();
+      await done;
+    });
+    await waitFor(
+      () => io.stdout.text.includes('accepted (1/0)'),
+      'a block from the board',
+      60_000,
+      () => io.stdout.text,
+    );
+    expect(io.stdout.text).toContain(` * boards     ${port}\n`);
+    expect(io.stdout.text).toContain(`serial:${CHIP}: attached on ${port}`);
+    expect(io.stdout.text).toMatch(/new job h-\w+ \(v4\.1\) diff [\d.]+k? on serial/);
+    io.controller.abort();
+    expect(await done).toBe(0);
+  });
+});

@@ -1,0 +1,281 @@
+import { EventEmitter } from 'node:events';
+import { join } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
+import type { HashrateWindows, MinerStats } from '@tensormine/miner';
+import { render as inkRender } from 'ink';
+import { cleanup as inkCleanup, render } from 'ink-testing-library';
+import { afterEach, describe, expect, test, vi } from 'vitest';
+import type { Snapshot } from '../src/reports.js';
+import { MiningSession, type SessionEvents, type SessionView } from '../src/session.js';
+import { resolveSettings } from '../src/settings.js';
+import { App } from '../src/tui/app.js';
+import { Capture, cleanup, tempHome, testKey, testStdin, testValidator, waitFor } from './helpers.js';
+
+afterEach(() => inkCleanup());
+
+const NONE: HashrateWindows = {
+  '10s': undefined,
+  '60s': undefined,
+  '15m': undefined,
+  '10m': undefined,
+  '1h': undefined,
+  max: undefined,
+};
+
+function stats(overrides: Partial<MinerStats> = {}): MinerStats {
+  return {
+    running: true,
+    paused: false,
+    connected: true,
+    accepted: 12,
+    rejected: 2,
+    rejectedReasons: [{ code: 'coordinate_occupied', count: 2 }],
+    bestDifficulty: 2e6,
+    lastLatencyMs: 103,
+    averageLatencyMs: 98,
+    journalSize: 0,
+    uptimeSeconds: 3723,
+    job: { challengeId: 'h-1', protocolVersion: '4.1', difficulty: 43118, expiresAtMs: Date.now() + 60_000 },
+    hashrate: { ...NONE, '10s': 1_520_000, max: 1_600_000 },
+    expectedHashrate: undefined,
+    devices: [],
+    validatorUrl: 'http://validator:8420',
+    ...overrides,
+  };
+}
+
+/** A session view with a fixed snapshot: the TUI's layout, without mining. */
+class FakeSession extends EventEmitter<SessionEvents> implements SessionView {
+  readonly banner = ['tensormine miner 0.1.0'];
+  paused = false;
+  closed = 0;
+  snap: Snapshot = {
+    stats: stats(),
+    rows: [
+      {
+        name: 'cpu',
+        level: 'device',
+        state: 'ok',
+        rate10s: 1_520_000,
+        rate60s: undefined,
+        lastValidWorkAtMs: Date.now() - 4000,
+      },
+      {
+        name: 'cpu#0',
+        level: 'worker',
+        state: 'mining',
+        rate10s: 760_000,
+        rate60s: undefined,
+        lastValidWorkAtMs: undefined,
+      },
+      {
+        name: 'serial:3c61053f6a28a4e1',
+        level: 'device',
+        state: 'self-test failed',
+        rate10s: undefined,
+        rate60s: undefined,
+        lastValidWorkAtMs: undefined,
+        detail: '/dev/ttyUSB0, esp32 fw 1.0.0',
+      },
+      {
+        name: '/dev/ttyACM0',
+        level: 'device',
+        state: 'no device',
+        rate10s: undefined,
+        rate60s: undefined,
+        lastValidWorkAtMs: undefined,
+      },
+    ],
+    connection: {
+      url: 'http://validator:8420',
+      endpoints: [],
+      protocol: '4.1',
+      connected: true,
+      latencyMs: 103,
+      averageLatencyMs: 98,
+      local: false,
+      apiUrl: undefined,
+    },
+    jobLabel: 'q=3 r=-1 s=-2',
+    nowMs: Date.now(),
+  };
+  snapshot(): Snapshot {
+    return { ...this.snap };
+  }
+  pause(): void {
+    this.paused = true;
+  }
+  resume(): void {
+    this.paused = false;
+  }
+  async close(): Promise<void> {
+    this.closed++;
+  }
+}
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 30));
+
+describe('the TUI layout', () => {
+  test('shows the windows (n/a until they have data), results with reasons, the job, the connection and the keys', () => {
+    const { lastFrame } = render(<App session={new FakeSession()} onQuit={() => {}} refreshMs={20} />);
+    const frame = lastFrame()!;
+    expect(frame).toContain('MINING  http://validator:8420  v4.1  latency 103 ms  uptime 1h 02m 03s');
+    expect(frame).toContain('hashrate  10s 1.52 MH/s  60s n/a  15m n/a  max 1.60 MH/s');
+    expect(frame).toContain('results   accepted 12  rejected 2 (coordinate_occupied 2)');
+    expect(frame).toContain('job       q=3 r=-1 s=-2  difficulty 43118');
+    expect(frame).toContain('keys: h hashrate p pause r resume s results c connection q quit');
+    expect(frame).toContain('tensormine miner 0.1.0');
+  });
+
+  test('one row per device and per worker, with state, rate and last valid work', () => {
+    const { lastFrame } = render(<App session={new FakeSession()} onQuit={() => {}} />);
+    const lines = lastFrame()!.split('\n');
+    const row = (name: string) =>
+      lines
+        .find((l) => l.includes(` ${name} `))!
+        .replace(/[│]/g, '')
+        .trim();
+    expect(row('device')).toMatch(/^device\s+state\s+10s\s+60s\s+last valid work$/);
+    expect(row('cpu')).toMatch(/^cpu\s+ok\s+1\.52 MH\/s\s+n\/a\s+4s ago$/);
+    expect(row('cpu#0')).toMatch(/^cpu#0\s+mining\s+760\.00 kH\/s\s+n\/a\s+never$/);
+    // Cut at the terminal's width (100 columns here).
+    expect(row('serial:3c61053f6a28a4e1')).toMatch(
+      /^serial:3c61053f6a28a4e1\s+self-test failed\s+n\/a\s+n\/a\s+never\s+\/dev\/ttyUSB0, esp32…$/,
+    );
+    expect(row('/dev/ttyACM0')).toMatch(/^\/dev\/ttyACM0\s+no device\s+n\/a\s+n\/a\s+never$/);
+  });
+
+  test('log lines are written above the live area, once', async () => {
+    const session = new FakeSession();
+    const { lastFrame, frames } = render(<App session={session} onQuit={() => {}} refreshMs={20} />);
+    session.emit('line', { text: 'accepted (13/2) diff 43118 (103 ms)', tone: 'good' });
+    session.emit('line', { text: 'rejected (13/3) diff 43118 (98 ms): coordinate_occupied', tone: 'bad' });
+    await waitFor(() => lastFrame()!.includes('rejected (13/3)'), 'the log lines');
+    const frame = lastFrame()!;
+    expect(frame.indexOf('accepted (13/2) diff 43118 (103 ms)')).toBeLessThan(
+      frame.indexOf('rejected (13/3)'),
+    );
+    expect(frame.indexOf('rejected (13/3)')).toBeLessThan(frame.indexOf('hashrate'));
+    expect(frame).toMatch(/^\d\d:\d\d:\d\d accepted \(13\/2\) diff 43118 \(103 ms\)$/m);
+    // The live area is redrawn on every refresh; the log lines are not.
+    const before = frames.length;
+    await tick();
+    await tick();
+    expect(frames.length).toBeGreaterThan(before);
+    expect(lastFrame()!.split('accepted (13/2)').length).toBe(2);
+  });
+
+  test('h, s and c print the hashrate, results and connection lines', async () => {
+    const { lastFrame, stdin } = render(<App session={new FakeSession()} onQuit={() => {}} refreshMs={20} />);
+    await tick();
+    stdin.write('h');
+    stdin.write('s');
+    stdin.write('c');
+    await waitFor(() => lastFrame()!.includes('use validator'), 'the connection line');
+    // Log lines wrap at the terminal's width rather than lose their end.
+    const frame = lastFrame()!.replace(/\n(?!\d\d:)/g, ' ');
+    expect(frame).toContain('speed 10s/60s/15m 1.52 MH/s n/a n/a max 1.60 MH/s');
+    expect(frame).toContain(
+      'results accepted 12, rejected 2 (coordinate_occupied 2), best diff 2.00M, avg latency 98 ms, journal 0 pending',
+    );
+    expect(frame).toContain(
+      'use validator http://validator:8420, v4.1, latency 103 ms, connected, uptime 1h 02m 03s',
+    );
+  });
+
+  test('q calls onQuit once and shows that it is stopping', async () => {
+    const onQuit = vi.fn(() => new Promise<void>((resolve) => setTimeout(resolve, 100)));
+    const { lastFrame, stdin } = render(<App session={new FakeSession()} onQuit={onQuit} refreshMs={20} />);
+    await tick();
+    stdin.write('q');
+    stdin.write('q');
+    await waitFor(() => lastFrame()!.includes('STOPPING'), 'the stopping state');
+    expect(lastFrame()).toContain('stopping: workers, boards, journal');
+    expect(onQuit).toHaveBeenCalledTimes(1);
+  });
+
+  test('uses the terminal width and lays out again on a resize', async () => {
+    const stdout = Object.assign(new Capture(true), { columns: 120 });
+    const stdin = testStdin(true);
+    // Debug mode writes every frame in full (the log lines, then the live area), back to back.
+    const lastFrame = () => stdout.text.split('tensormine miner 0.1.0').at(-1)!;
+    const instance = inkRender(<App session={new FakeSession()} onQuit={() => {}} refreshMs={20} />, {
+      stdout,
+      stdin,
+      debug: true,
+      exitOnCtrlC: false,
+      patchConsole: false,
+    });
+    cleanup(() => instance.unmount());
+    await tick();
+    const widest = (text: string) =>
+      Math.max(...text.split('\n').map((l) => stripVTControlCharacters(l).length));
+    expect(widest(lastFrame())).toBe(120);
+    const before = stdout.text.length;
+    stdout.columns = 60;
+    stdout.emit('resize');
+    await waitFor(() => stdout.text.length > before, 'a new frame');
+    await tick();
+    expect(widest(lastFrame())).toBe(60);
+    expect(lastFrame()).toContain('hashrate  10s 1.52 MH/s');
+  });
+});
+
+describe('the TUI on a mining session', () => {
+  async function session(): Promise<MiningSession> {
+    const { url } = await testValidator();
+    const { env } = await tempHome();
+    const key = join(env.HOME!, 'miner.key');
+    await testKey(key, [url]);
+    const { settings } = resolveSettings({ flags: { urls: [url], threads: 1, key }, env });
+    const s = await MiningSession.open({
+      settings,
+      env,
+      version: '0.1.0',
+      engine: { sampleIntervalMs: 100, batchMs: 10 },
+    });
+    cleanup(() => s.close());
+    return s;
+  }
+
+  test('shows accepted results above, the device and worker rows below', async () => {
+    const s = await session();
+    const { lastFrame } = render(<App session={s} onQuit={() => s.close()} refreshMs={50} />);
+    await s.start();
+    await waitFor(() => /accepted \(2\/0\)/.test(lastFrame()!), 'two accepted results');
+    const frame = lastFrame()!;
+    expect(frame).toMatch(/^\d\d:\d\d:\d\d accepted \(1\/0\) diff [\d.]+[kM]? \(\d+ ms\)$/m);
+    expect(frame).toMatch(/│ cpu\s+(ok|idle)\s/);
+    expect(frame).toMatch(/│ {3}cpu#0\s+(mining|idle)\s/);
+    expect(frame).toMatch(/ v4\.1 /);
+  });
+
+  test('p pauses the engine (its hash counters stop), r resumes it (they move again), q quits', async () => {
+    const s = await session();
+    const engine = s.engine!;
+    const { lastFrame, stdin } = render(<App session={s} onQuit={() => s.close()} refreshMs={50} />);
+    await s.start();
+    await waitFor(() => engine.totalHashes() > 0, 'hashes');
+    stdin.write('p');
+    await waitFor(
+      () => s.paused && engine.workerStates().every((w) => w === 'paused'),
+      'every worker paused',
+    );
+    const frozen = engine.totalHashes();
+    // Three more samples of the engine's counters: none moved.
+    for (let i = 0; i < 3; i++) await new Promise((resolve) => engine.once('hashrate', resolve));
+    expect(engine.totalHashes()).toBe(frozen);
+    expect(engine.state).toBe('paused');
+    await waitFor(() => lastFrame()!.includes('PAUSED'), 'the paused state on screen');
+    expect(lastFrame()).toMatch(/^\d\d:\d\d:\d\d paused$/m);
+
+    stdin.write('r');
+    await waitFor(() => engine.totalHashes() > frozen, 'the counters moving again');
+    expect(s.paused).toBe(false);
+    await waitFor(() => /^\d\d:\d\d:\d\d resumed$/m.test(lastFrame()!), 'the resumed line');
+
+    stdin.write('q');
+    await waitFor(() => engine.state === 'stopped', 'the engine stopped');
+    expect(s.miner.stats().running).toBe(false);
+  });
+});

@@ -1,0 +1,111 @@
+import { createClient, Signer } from '@tensormine/client';
+import { type FoundResult, type HexchainJob, resultFromNonce } from '@tensormine/miner';
+import { encodeHeader, hashMeetsTarget, hexPowHash } from '@tensormine/protocol';
+import { describe, expect, test } from 'vitest';
+import { ClientWorkSource } from '../src/work-source.js';
+import { cleanup, closedUrl, testValidator } from './helpers.js';
+
+function source(urls: string[], signer: Signer): ClientWorkSource {
+  const client = createClient({ urls, signer, healthCheckIntervalMs: 0 });
+  cleanup(() => client.close());
+  return new ClientWorkSource({
+    client,
+    signer,
+    urls,
+    registerCommand: (url) => `miner register --url ${url}`,
+  });
+}
+
+/** Solves a hexchain job with the reference functions (low difficulty). */
+function solve(job: HexchainJob): FoundResult {
+  for (let nonce = 0; ; nonce++) {
+    const header = encodeHeader({
+      coord: job.coord,
+      challengeHash: job.challengeHash,
+      minerPublicKey: job.minerPublicKey,
+      nonce,
+    });
+    if (!hashMeetsTarget(hexPowHash(header), job.target)) continue;
+    const verdict = resultFromNonce(job, nonce, { device: 'cpu' });
+    if (!verdict.ok) throw new Error(verdict.message);
+    return verdict.found;
+  }
+}
+
+describe('ClientWorkSource', () => {
+  test('turns the work of the client into a job and submits a result to the validator', async () => {
+    const { url } = await testValidator({ hexDifficulty: 16n });
+    const signer = Signer.generate();
+    const s = source([url], signer);
+    const client = createClient({ url, signer });
+    await client.miners.register();
+    await client.close();
+    const job = await s.getWork();
+    expect(job.kind).toBe('hexchain');
+    expect(s.lastVersion).toBe('4.1');
+    expect(s.url).toBe(url);
+    const found = solve(job as HexchainJob);
+    const outcome = await s.submit(found);
+    expect(outcome).toMatchObject({ status: 'accepted', details: { accepted: true, depth: 1 } });
+    // The same block again: the validator's code is the rejection reason.
+    expect(await s.submit(found)).toMatchObject({ status: 'rejected', code: 'coordinate_occupied' });
+  });
+
+  test('names every validator it tried and why when none answers', async () => {
+    const a = await closedUrl();
+    const b = await closedUrl();
+    const s = source([a, b], Signer.generate());
+    await expect(s.getWork()).rejects.toThrow(
+      `no validator reachable: tried ${a} (ECONNREFUSED), ${b} (ECONNREFUSED)`,
+    );
+  });
+
+  test('names the register command when the key is not registered', async () => {
+    const { url } = await testValidator();
+    const signer = Signer.generate();
+    await expect(source([url], signer).getWork()).rejects.toThrow(
+      `key ${signer.publicKeyHex} is not registered on ${url}: run miner register --url ${url}`,
+    );
+  });
+
+  test('a result it cannot deliver is unavailable (the miner journals it), not rejected', async () => {
+    const v = await testValidator({ hexDifficulty: 16n });
+    const signer = Signer.generate();
+    const s = source([v.url], signer);
+    const client = createClient({ url: v.url, signer });
+    await client.miners.register();
+    await client.close();
+    const found = solve((await s.getWork()) as HexchainJob);
+    await v.validator.close();
+    // Refused, or the kept-alive connection closed under the request: either way, not delivered.
+    expect(await s.submit(found)).toMatchObject({
+      status: 'unavailable',
+      reason: expect.stringMatching(/^(ECONNREFUSED|other side closed)$/),
+    });
+  });
+
+  test('submits a result from an earlier run (no work in memory) from what the result holds', async () => {
+    const { url } = await testValidator({ hexDifficulty: 16n });
+    const signer = Signer.generate();
+    const client = createClient({ url, signer });
+    await client.miners.register();
+    await client.close();
+    const found = solve((await source([url], signer).getWork()) as HexchainJob);
+    expect(await source([url], signer).submit(found)).toMatchObject({ status: 'accepted' });
+  });
+
+  test('refuses a journaled result of another key without sending it', async () => {
+    const { url } = await testValidator({ hexDifficulty: 16n });
+    const signer = Signer.generate();
+    const client = createClient({ url, signer });
+    await client.miners.register();
+    await client.close();
+    const found = solve((await source([url], signer).getWork()) as HexchainJob);
+    const other = Signer.generate();
+    expect(await source([url], other).submit(found)).toEqual({
+      status: 'rejected',
+      code: 'pubkey_mismatch',
+      message: `result ${found.id} was found for key ${signer.publicKeyHex}, not for this key ${other.publicKeyHex}`,
+    });
+  });
+});
