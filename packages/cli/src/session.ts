@@ -177,6 +177,7 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
         deviceType: settings.deviceType,
         registerCommand,
       });
+      cleanup.push(async () => source.close());
       if (local) {
         await client.miners.register({ device_type: settings.deviceType });
       } else {

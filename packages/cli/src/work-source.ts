@@ -37,6 +37,12 @@ export interface ClientWorkSourceOptions {
   readonly registerCommand?: (url: string) => string;
   /** How long each URL is probed when explaining an outage, ms (default 3000). */
   readonly probeTimeoutMs?: number;
+  /**
+   * While a v4.1 job is mined, how often its target cell is checked, ms (default 2000; 0 turns
+   * the watch off). When another miner's block takes the cell, the work is stale at once
+   * instead of at its expiry.
+   */
+  readonly latticeWatchMs?: number;
 }
 
 /** How many issued works are remembered for their submissions. */
@@ -48,6 +54,8 @@ export class ClientWorkSource extends EventEmitter<WorkSourceEvents> implements 
   /** The protocol version and validator of the last work. */
   lastVersion: ProtocolVersion | undefined;
   lastEndpoint: string | undefined;
+  /** The watch of the current v4.1 job's target cell. */
+  private watch: NodeJS.Timeout | undefined;
 
   constructor(options: ClientWorkSourceOptions) {
     super();
@@ -80,7 +88,55 @@ export class ClientWorkSource extends EventEmitter<WorkSourceEvents> implements 
         : tensorJob(work.challenge as unknown as ChallengeWire, signer.publicKey);
     this.works.set(job.challengeId, work);
     if (this.works.size > RECENT_WORK) this.works.delete(this.works.keys().next().value!);
+    this.stopWatch();
+    if (work.version === '4.1') this.watchCell(work.challenge.id, work.challenge.coord);
     return job;
+  }
+
+  /**
+   * Polls the job's target cell; when a block by another key occupies it, emits `stale` (the
+   * lattice moved) so the Miner asks for new work. Our own block is not news: the Miner
+   * already fetches new work after an acceptance.
+   */
+  private watchCell(challengeId: string, coord: { q: number; r: number; s: number }): void {
+    const every = this.options.latticeWatchMs ?? 2000;
+    if (every <= 0) return;
+    let checking = false;
+    const timer = setInterval(() => {
+      if (checking) return;
+      checking = true;
+      this.options.client.hexchain
+        .block(coord)
+        .then((block) => {
+          if (this.watch !== timer) return;
+          this.stopWatch();
+          if (block.miner_pubkey !== this.options.signer.publicKeyHex) {
+            this.emit(
+              'stale',
+              `the lattice moved: cell q=${coord.q} r=${coord.r} s=${coord.s} of ${challengeId} was taken by block ${block.block_hash.slice(0, 16)}`,
+            );
+          }
+        })
+        .catch(() => {
+          // block_not_found: the cell is still free. Other failures: the client's failover
+          // and the Miner's own retries handle the validator; the watch just tries again.
+        })
+        .finally(() => {
+          checking = false;
+        });
+    }, every);
+    timer.unref();
+    this.watch = timer;
+  }
+
+  private stopWatch(): void {
+    if (this.watch !== undefined) clearInterval(this.watch);
+    this.watch = undefined;
+  }
+
+  /** Stops the lattice watch (call at shutdown). */
+  close(): void {
+    this.stopWatch();
   }
 
   async submit(found: FoundResult): Promise<SubmitOutcome> {
@@ -98,6 +154,7 @@ export class ClientWorkSource extends EventEmitter<WorkSourceEvents> implements 
       const work = this.works.get(found.challengeId);
       if (work !== undefined) {
         const { result } = await client.submitWork(work, { nonce: found.nonce });
+        if (work.version === '4.1' && this.works.get(found.challengeId) === work) this.stopWatch();
         return { status: 'accepted', details: result as unknown as Record<string, unknown> };
       }
       // A journaled result from an earlier run: its work is gone, the result holds what is signed.

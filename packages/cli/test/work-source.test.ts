@@ -5,15 +5,18 @@ import { describe, expect, test } from 'vitest';
 import { ClientWorkSource } from '../src/work-source.js';
 import { cleanup, closedUrl, testValidator } from './helpers.js';
 
-function source(urls: string[], signer: Signer): ClientWorkSource {
+function source(urls: string[], signer: Signer, latticeWatchMs = 0): ClientWorkSource {
   const client = createClient({ urls, signer, healthCheckIntervalMs: 0 });
   cleanup(() => client.close());
-  return new ClientWorkSource({
+  const s = new ClientWorkSource({
     client,
     signer,
     urls,
     registerCommand: (url) => `miner register --url ${url}`,
+    latticeWatchMs,
   });
+  cleanup(async () => s.close());
+  return s;
 }
 
 /** Solves a hexchain job with the reference functions (low difficulty). */
@@ -49,6 +52,47 @@ describe('ClientWorkSource', () => {
     expect(outcome).toMatchObject({ status: 'accepted', details: { accepted: true, depth: 1 } });
     // The same block again: the validator's code is the rejection reason.
     expect(await s.submit(found)).toMatchObject({ status: 'rejected', code: 'coordinate_occupied' });
+  });
+
+  test("says the work is stale when another miner's block takes the target cell", async () => {
+    const { url } = await testValidator({ hexDifficulty: 16n });
+    const me = Signer.generate();
+    const rival = Signer.generate();
+    for (const signer of [me, rival]) {
+      const c = createClient({ url, signer });
+      await c.miners.register();
+      await c.close();
+    }
+    const mine = source([url], me, 20);
+    const theirs = source([url], rival);
+    const stale = new Promise<string>((resolve) => mine.once('stale', resolve));
+    const job = (await mine.getWork()) as HexchainJob;
+    // The rival asks for work until it is sent to the same cell, then mines it first.
+    let rivalJob = (await theirs.getWork()) as HexchainJob;
+    while (rivalJob.coord.q !== job.coord.q || rivalJob.coord.r !== job.coord.r) {
+      rivalJob = (await theirs.getWork()) as HexchainJob;
+    }
+    expect(await theirs.submit(solve(rivalJob))).toMatchObject({ status: 'accepted' });
+    expect(await stale).toMatch(
+      new RegExp(
+        `^the lattice moved: cell q=${job.coord.q} r=${job.coord.r} s=${job.coord.s} of ${job.challengeId} was taken by block [0-9a-f]{16}$`,
+      ),
+    );
+  });
+
+  test('does not call its own accepted block a lattice move', async () => {
+    const { url } = await testValidator({ hexDifficulty: 16n });
+    const signer = Signer.generate();
+    const c = createClient({ url, signer });
+    await c.miners.register();
+    await c.close();
+    const s = source([url], signer, 20);
+    let stale = 0;
+    s.on('stale', () => stale++);
+    const job = (await s.getWork()) as HexchainJob;
+    expect(await s.submit(solve(job))).toMatchObject({ status: 'accepted' });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(stale).toBe(0);
   });
 
   test('names every validator it tried and why when none answers', async () => {
