@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createValidator } from '../src/app.js';
-import { SETTING_NAMES, SETTINGS } from '../src/config.js';
+import { SETTING_NAMES, SETTINGS, settingFlag } from '../src/config.js';
 
 const docs = join(dirname(fileURLToPath(import.meta.url)), '../../../docs');
 const check = process.argv.includes('--check');
@@ -36,7 +36,6 @@ await validator.app.ready();
 write(join(docs, 'openapi.json'), `${JSON.stringify(validator.app.swagger(), null, 2)}\n`);
 await validator.close();
 
-const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 const rows = SETTING_NAMES.map((name) => {
   const s = SETTINGS[name];
   const value =
@@ -45,7 +44,7 @@ const rows = SETTING_NAMES.map((name) => {
       : name === 'adminToken'
         ? 'generated at first start'
         : `\`${String(s.default())}\``;
-  return `| \`--${kebab(name)}\` | \`${s.env}\` | \`${name}\` | ${value} | ${s.description} |`;
+  return `| \`--${settingFlag(name)}\` | \`${s.env}\` | \`${name}\` | ${value} | ${s.description} |`;
 });
 const table = [
   '| flag | environment | config file key | default | meaning |',

@@ -10,16 +10,21 @@
  */
 import { parseArgs } from 'node:util';
 import { createValidator } from './app.js';
-import { ConfigError, resolveConfig, SETTING_NAMES, SETTINGS, type SettingName } from './config.js';
-
-const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+import {
+  ConfigError,
+  resolveConfig,
+  SETTING_NAMES,
+  SETTINGS,
+  type SettingName,
+  settingFlag,
+} from './config.js';
 
 function usage(): string {
   const rows = SETTING_NAMES.map((name) => {
     const s = SETTINGS[name];
     const def = s.default();
     const shown = name === 'adminToken' ? '(generated)' : def === undefined ? '' : String(def);
-    return `  --${kebab(name).padEnd(28)} ${s.description}\n  ${''.padEnd(30)} env ${s.env}${shown ? `, default ${shown}` : ''}`;
+    return `  --${settingFlag(name).padEnd(28)} ${s.description}\n  ${''.padEnd(30)} env ${s.env}${shown ? `, default ${shown}` : ''}`;
   });
   return [
     'usage: tensormine-validator <command> [options]',
@@ -41,11 +46,11 @@ function parse(argv: string[]) {
     json: { type: 'boolean' },
     help: { type: 'boolean' },
   };
-  for (const name of SETTING_NAMES) options[kebab(name)] = { type: 'string' };
+  for (const name of SETTING_NAMES) options[settingFlag(name)] = { type: 'string' };
   const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   const flags: Partial<Record<SettingName, unknown>> = {};
   for (const name of SETTING_NAMES) {
-    const v = values[kebab(name)];
+    const v = values[settingFlag(name)];
     if (v !== undefined) flags[name] = v;
   }
   const configFile = (values.config as string | undefined) ?? process.env.TENSORMINE_CONFIG;

@@ -242,6 +242,11 @@ export const SETTINGS: { readonly [K in SettingName]: Setting<ValidatorConfig[K]
 
 export const SETTING_NAMES = Object.keys(SETTINGS) as SettingName[];
 
+/** The command-line flag of a setting, without the dashes: `maxTensorDim` is `max-tensor-dim`. */
+export function settingFlag(name: SettingName): string {
+  return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
 /** Settings `POST /admin/config` may change at run time (persisted). */
 export const RUNTIME_SETTINGS = [
   'difficulty',

@@ -14,6 +14,7 @@ export {
   SETTING_NAMES,
   SETTINGS,
   type SettingName,
+  settingFlag,
   type ValidatorConfig,
 } from './config.js';
 export type { RuntimeConfig, ValidatorContext } from './context.js';

@@ -11,7 +11,9 @@ import type { CommandContext } from '../program.js';
 export function validatorCommand(
   program: Command,
   ctx: CommandContext,
-  table: Pick<typeof import('@tensormine/validator'), 'SETTING_NAMES' | 'SETTINGS'> | undefined,
+  table:
+    | Pick<typeof import('@tensormine/validator'), 'SETTING_NAMES' | 'SETTINGS' | 'settingFlag'>
+    | undefined,
 ): void {
   const validator = program
     .command('validator')
@@ -22,13 +24,12 @@ export function validatorCommand(
     .option('--config <file>', 'a JSON file of validator settings (env TENSORMINE_CONFIG)');
   // Loaded (with Fastify) only when `miner validator ...` runs: the other commands start faster.
   if (table === undefined) return;
-  const { SETTING_NAMES, SETTINGS } = table;
-  const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+  const { SETTING_NAMES, SETTINGS, settingFlag } = table;
   for (const name of SETTING_NAMES) {
     const s = SETTINGS[name];
     const def = name === 'adminToken' ? '(generated)' : s.default();
     start.option(
-      `--${kebab(name)} <value>`,
+      `--${settingFlag(name)} <value>`,
       `${s.description} (env ${s.env}${def === undefined ? '' : `; default ${String(def)}`})`,
     );
   }

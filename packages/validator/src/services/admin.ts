@@ -1,7 +1,6 @@
 import type { RuntimeSettingName } from '../config.js';
 import type { RuntimeConfig, ValidatorContext } from '../context.js';
 import { routeHandlers } from '../http/handlers.js';
-import { COUNTERS } from './metrics.js';
 import type { HexchainService } from './types.js';
 
 function effectiveConfig(ctx: ValidatorContext, hexchain: HexchainService) {
@@ -18,25 +17,15 @@ function effectiveConfig(ctx: ValidatorContext, hexchain: HexchainService) {
 export function adminHandlers(deps: { hexchain: HexchainService }) {
   return routeHandlers({
     async getAdminMetrics(_request, ctx) {
-      const c = await ctx.storage.read(async (tx) => ({
-        issued: await tx.counters.get(COUNTERS.challengesIssued),
-        valid: await tx.counters.get(COUNTERS.proofsValid),
-        rejected: await tx.counters.get(COUNTERS.proofsRejected),
-        blocks: await tx.counters.get(COUNTERS.blocksAccepted),
-        reasons: await tx.counters.list(COUNTERS.rejectedPrefix),
-      }));
-      const rejections: Record<string, number> = {};
-      for (const [name, count] of Object.entries(c.reasons)) {
-        rejections[name.slice(COUNTERS.rejectedPrefix.length)] = count;
-      }
+      const c = await ctx.metrics.snapshot();
       return {
-        challenges_issued: c.issued,
-        proofs_valid: c.valid,
-        proofs_rejected: c.rejected,
+        challenges_issued: c.challengesIssued,
+        proofs_valid: c.proofsValid,
+        proofs_rejected: c.proofsRejected,
         avg_response_time_ms: ctx.metrics.avgResponseTimeMs(),
         uptime_pct: await ctx.metrics.uptimePct(),
-        rejections_by_reason: rejections,
-        blocks_accepted: c.blocks,
+        rejections_by_reason: { ...c.rejectionsByReason },
+        blocks_accepted: c.blocksAccepted,
         requests_total: ctx.metrics.requestsTotal,
         uptime_s: Math.floor((ctx.now() - ctx.startedAt) / 1000),
       };

@@ -16,6 +16,16 @@ export const COUNTERS = {
   firstStartMs: 'first_start_ms',
 } as const;
 
+export interface CounterSnapshot {
+  readonly challengesIssued: number;
+  readonly proofsValid: number;
+  readonly proofsRejected: number;
+  readonly blocksAccepted: number;
+  readonly blocksRejected: number;
+  /** Rejected proofs and blocks per error code. */
+  readonly rejectionsByReason: Readonly<Record<string, number>>;
+}
+
 /**
  * Request timing (in memory, since this process started) and the persisted counters of
  * the node (challenges, proofs, blocks, rejections by reason, serving time).
@@ -48,6 +58,25 @@ export class Metrics {
     await this.storage.transaction(async (tx) => {
       await tx.counters.add(kind === 'proof' ? COUNTERS.proofsRejected : COUNTERS.blocksRejected, 1);
       await tx.counters.add(`${COUNTERS.rejectedPrefix}${code}`, 1);
+    });
+  }
+
+  /** The persisted counters, read together (GET /status and GET /admin/metrics). */
+  async snapshot(): Promise<CounterSnapshot> {
+    return this.storage.read(async (tx) => {
+      const reasons = await tx.counters.list(COUNTERS.rejectedPrefix);
+      const rejectionsByReason: Record<string, number> = {};
+      for (const [name, count] of Object.entries(reasons)) {
+        rejectionsByReason[name.slice(COUNTERS.rejectedPrefix.length)] = count;
+      }
+      return {
+        challengesIssued: await tx.counters.get(COUNTERS.challengesIssued),
+        proofsValid: await tx.counters.get(COUNTERS.proofsValid),
+        proofsRejected: await tx.counters.get(COUNTERS.proofsRejected),
+        blocksAccepted: await tx.counters.get(COUNTERS.blocksAccepted),
+        blocksRejected: await tx.counters.get(COUNTERS.blocksRejected),
+        rejectionsByReason,
+      };
     });
   }
 

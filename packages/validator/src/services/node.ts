@@ -1,6 +1,5 @@
 import { toHex } from '@tensormine/protocol';
 import { routeHandlers } from '../http/handlers.js';
-import { COUNTERS } from './metrics.js';
 import type { HexchainService } from './types.js';
 
 /** GET /health, GET /status, GET /network/peers. */
@@ -20,13 +19,7 @@ export function nodeHandlers(deps: { softwareVersion: string; hexchain: Hexchain
     },
 
     async getStatus(_request, ctx) {
-      const c = await ctx.storage.read(async (tx) => ({
-        issued: await tx.counters.get(COUNTERS.challengesIssued),
-        valid: await tx.counters.get(COUNTERS.proofsValid),
-        rejected: await tx.counters.get(COUNTERS.proofsRejected),
-        blocks: await tx.counters.get(COUNTERS.blocksAccepted),
-        blocksRejected: await tx.counters.get(COUNTERS.blocksRejected),
-      }));
+      const c = await ctx.metrics.snapshot();
       const hex = deps.hexchain.info();
       return {
         node_id: ctx.nodeId,
@@ -37,15 +30,15 @@ export function nodeHandlers(deps: { softwareVersion: string; hexchain: Hexchain
         peer_network_mode: 'local_only' as const,
         pool_strategy: ctx.runtime.poolStrategy,
         stats: {
-          total_challenges_issued: c.issued,
-          total_proofs_valid: c.valid,
-          total_proofs_rejected: c.rejected,
-          total_blocks_accepted: c.blocks,
+          total_challenges_issued: c.challengesIssued,
+          total_proofs_valid: c.proofsValid,
+          total_proofs_rejected: c.proofsRejected,
+          total_blocks_accepted: c.blocksAccepted,
         },
         engine: {
-          tasks_processed: c.valid + c.rejected + c.blocks + c.blocksRejected,
-          successful: c.valid + c.blocks,
-          failed: c.rejected + c.blocksRejected,
+          tasks_processed: c.proofsValid + c.proofsRejected + c.blocksAccepted + c.blocksRejected,
+          successful: c.proofsValid + c.blocksAccepted,
+          failed: c.proofsRejected + c.blocksRejected,
         },
         network: { peers: [], total_nodes: 1, synced: true },
         hexchain: {
