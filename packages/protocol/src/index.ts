@@ -24,7 +24,6 @@ export * from './hexchain/lattice.js';
 export * from './hexchain/neighbors.js';
 export * from './hexchain/parents.js';
 export * from './hexchain/retarget.js';
-export * from './hexchain/slot.js';
 export * from './hexchain/solve-block.js';
 export * from './hexchain/submission.js';
 export * from './hexchain/target.js';
@@ -33,6 +32,7 @@ export * from './replay-cache.js';
 // Wire schemas (TypeBox) and the route table of every service
 export * from './schemas/index.js';
 export * from './signed-request.js';
+export * from './slot.js';
 
 // v4.0 proof of tensor work
 export * from './tensor/challenge.js';

@@ -1,9 +1,9 @@
 import { u64le, utf8 } from '../bytes.js';
 import { ProtocolError } from '../errors.js';
 import { hmacSha256, taggedHash } from '../hash.js';
+import { assertSlot, slotHashDigest } from '../slot.js';
 import { HEXCHAIN_TAGS } from './constants.js';
 import type { Coord } from './coord.js';
-import { assertSlot, hexSlotHashDigest } from './slot.js';
 
 /**
  * The selector that picks a challenge's target cell:
@@ -15,7 +15,7 @@ import { assertSlot, hexSlotHashDigest } from './slot.js';
 export function cellSelector(slot: number, slotHash: string, entropy: Uint8Array): Uint8Array {
   assertSlot(slot);
   assertEntropy(entropy);
-  return taggedHash(HEXCHAIN_TAGS.cell, u64le(slot), hexSlotHashDigest(slotHash), entropy);
+  return taggedHash(HEXCHAIN_TAGS.cell, u64le(slot), slotHashDigest(slotHash), entropy);
 }
 
 /**

@@ -1,10 +1,10 @@
 import { i32le, u32le, u64le } from '../bytes.js';
 import { ProtocolError } from '../errors.js';
 import { taggedHash } from '../hash.js';
+import { assertSlot, slotHashDigest } from '../slot.js';
 import { assertEntropy } from './cell.js';
 import { HEADER_VERSION, HEXCHAIN_TAGS } from './constants.js';
 import { type Coord, parseCoord } from './coord.js';
-import { assertSlot, hexSlotHashDigest } from './slot.js';
 import { targetToBytes } from './target.js';
 
 /** Everything a hexchain challenge commits to. */
@@ -47,7 +47,7 @@ export function hexChallengeHash(input: HexChallengeHashInput): Uint8Array {
     i32le(coord.r),
     i32le(coord.s),
     u64le(input.slot),
-    hexSlotHashDigest(input.slotHash),
+    slotHashDigest(input.slotHash),
     targetToBytes(input.target),
     input.parentsRoot,
     input.entropy,

@@ -1,6 +1,6 @@
 import { u8, u16le, u32le, u64le, utf8 } from '../bytes.js';
-import { ProtocolError } from '../errors.js';
-import { expand, hmacSha256, sha256, taggedHash } from '../hash.js';
+import { expand, hmacSha256, taggedHash } from '../hash.js';
+import { slotHashDigest } from '../slot.js';
 import {
   ACTIVATION_CODES,
   type Activation,
@@ -65,16 +65,6 @@ export function challengeEntropy(
     slotHashDigest(slotHash),
     u64le(serial),
   );
-}
-
-export function slotHashDigest(slotHash: string): Uint8Array {
-  if (typeof slotHash !== 'string' || slotHash.length < 1 || slotHash.length > 128) {
-    throw new ProtocolError(
-      'validation_failed',
-      `slot_hash: expected a string of 1 to 128 characters, got ${typeof slotHash === 'string' ? `${slotHash.length} characters` : typeof slotHash}`,
-    );
-  }
-  return sha256(utf8(slotHash));
 }
 
 /** Derives a challenge from the slot, the slot hash and the validator-held seed. */

@@ -1,6 +1,6 @@
-import { describe, utf8 } from '../bytes.js';
-import { ProtocolError } from '../errors.js';
-import { sha256 } from '../hash.js';
+import { describe, utf8 } from './bytes.js';
+import { ProtocolError } from './errors.js';
+import { sha256 } from './hash.js';
 
 /** The longest accepted slot_hash, in Unicode characters (code points). */
 export const SLOT_HASH_MAX_CHARS = 128;
@@ -21,12 +21,12 @@ export function assertSlot(slot: number): void {
 }
 
 /**
- * The 32-byte digest under which a slot hash enters the hexchain hashes: SHA-256 of its UTF-8
- * bytes. The slot hash is any string of 1 to 128 Unicode characters (hex, base58, whatever the
+ * The 32-byte digest under which a slot hash enters the v4.0 and v4.1 challenge hashes: SHA-256
+ * of its UTF-8 bytes. The slot hash is any string of 1 to 128 Unicode characters (hex, base58, whatever the
  * chain uses) without unpaired surrogates; it is never decoded.
  * @throws ProtocolError `validation_failed`
  */
-export function hexSlotHashDigest(slotHash: string): Uint8Array {
+export function slotHashDigest(slotHash: string): Uint8Array {
   if (typeof slotHash !== 'string') {
     throw new ProtocolError('validation_failed', `slot_hash: expected a string, got ${describe(slotHash)}`);
   }
