@@ -84,8 +84,8 @@ async function submit(
   if (proof.challenge_hash !== record.challengeHash) {
     throw new ApiError(
       'challenge_hash_mismatch',
-      `challenge_hash is not the hash of the issued challenge ${record.id}: expected ${record.challengeHash}, got ${proof.challenge_hash}`,
-      { challenge_id: record.id, expected: record.challengeHash, got: proof.challenge_hash },
+      `challenge_hash ${proof.challenge_hash} is not the hash of the issued challenge ${record.id} (its \`hash\`)`,
+      { challenge_id: record.id, got: proof.challenge_hash },
     );
   }
   if (!device) throw notRegistered(pubkey, 'miner_pubkey');
