@@ -8,7 +8,7 @@ import {
 } from '@tensormine/protocol';
 import { describe, expect, it } from 'vitest';
 import { register, testKey, testValidator } from './helpers.js';
-import { adminMetrics, expectError, findNonce, issue, mine, submit } from './mining-fixtures.js';
+import { adminMetrics, expectError, findNonce, issue, mine, rewardOf, submit } from './mining-fixtures.js';
 
 /** Signs an altered proof again, so that only the alteration is wrong. */
 function resign(proof: ProofWire, key: KeyPair): number[] {
@@ -165,7 +165,7 @@ describe('POST /submit: rejections, in check order', () => {
     );
     expectError(await submit(v, other.proof, other.signature), 409, 'proof_replayed');
     const miner = (await v.inject(`/miners/${alicePub}`)).json();
-    expect(miner).toMatchObject({ proofs_accepted: 1, balances: [{ token: 'PTM', amount: '0.2' }] });
+    expect(miner).toMatchObject({ proofs_accepted: 1, balances: [{ token: 'PTM', amount: rewardOf(c) }] });
   });
 
   it('accepts exactly one of two concurrent submissions of the same proof', async () => {

@@ -9,7 +9,7 @@ export {
   challengeIdFor,
   deviceIdFor,
   POOL_TERMS,
-  REWARD_PER_LEVEL_MINOR,
+  REWARD_PER_MIMAC_MINOR,
   REWARD_TOKEN,
   rewardFor,
 } from './mining/rules.js';

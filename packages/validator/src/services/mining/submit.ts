@@ -119,10 +119,11 @@ async function submit(
   if (previous) throw replayed(record, pubkey, previous.acceptedAt, previous.ledgerEntryId);
 
   // The expensive part, outside any transaction: recompute the work for this nonce and key.
-  const verdict = verifyProof(challengeFromRecord(record), proof, { requireSignature: false });
+  const challenge = challengeFromRecord(record);
+  const verdict = verifyProof(challenge, proof, { requireSignature: false });
   if (!verdict.ok) throw verdictError(verdict);
 
-  const reward = rewardFor(record.difficulty);
+  const reward = rewardFor(challenge);
   const acceptedAt = nowSeconds(ctx);
   const accepted = await ctx.storage.transaction(async (tx) => {
     const earlier = await tx.proofs.get(record.id, pubkey);
