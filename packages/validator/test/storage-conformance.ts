@@ -491,6 +491,33 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
       });
     });
 
+    describe('requestNonces', () => {
+      const K = 'aa'.repeat(32);
+      it('claims a pair once, per key, and keeps nothing of a rolled-back claim', async () => {
+        expect(await write((tx) => tx.requestNonces.claim(K, '01'.repeat(16), 2_000, 0))).toBe(true);
+        expect(await write((tx) => tx.requestNonces.claim(K, '01'.repeat(16), 2_000, 0))).toBe(false);
+        expect(await write((tx) => tx.requestNonces.claim('bb'.repeat(32), '01'.repeat(16), 2_000, 0))).toBe(
+          true,
+        );
+        await expect(
+          write(async (tx) => {
+            await tx.requestNonces.claim(K, '02'.repeat(16), 2_000, 0);
+            throw new Error('the effect failed');
+          }),
+        ).rejects.toThrow('the effect failed');
+        expect(await write((tx) => tx.requestNonces.claim(K, '02'.repeat(16), 2_000, 0))).toBe(true);
+        expect(await read((tx) => tx.requestNonces.count())).toBe(3);
+      });
+
+      it('forgets pairs that expired before the given time', async () => {
+        await write((tx) => tx.requestNonces.claim(K, '01'.repeat(16), 1_000, 0));
+        await write((tx) => tx.requestNonces.claim(K, '02'.repeat(16), 5_000, 0));
+        await write((tx) => tx.requestNonces.claim(K, '03'.repeat(16), 9_000, 3_000));
+        expect(await read((tx) => tx.requestNonces.count())).toBe(2);
+        expect(await write((tx) => tx.requestNonces.claim(K, '01'.repeat(16), 9_000, 3_000))).toBe(true);
+      });
+    });
+
     describe('transactions', () => {
       it('returns the value of the callback', async () => {
         expect(await write(async () => 42)).toBe(42);
