@@ -316,3 +316,38 @@ describe('POST /submit: rejections, in check order', () => {
     expect((await adminMetrics(v)).proofs_rejected).toBe(3);
   });
 });
+
+describe('POST /submit: the budget of invalid proofs', () => {
+  it('refuses a key that spent it, before any verification, with a doubling Retry-After; other keys are unaffected', async () => {
+    let clock = Date.now();
+    const { v, alice, bob } = await setup({ now: () => clock });
+    const c = await issue(v);
+    const { proof } = mine(c, alice);
+    const garbage = (i: number) => {
+      const altered = { ...proof, tensor_result_hash: i.toString(16).padStart(64, '0') };
+      return submit(v, altered, resign(altered, alice));
+    };
+    for (let i = 0; i < 10; i++) expectError(await garbage(i), 422, 'tensor_result_mismatch');
+    const refused = await garbage(10);
+    expectError(refused, 429, 'invalid_submission_backoff');
+    expect(refused.headers['retry-after']).toBe('60');
+    expect(refused.json().details).toEqual({ retry_after_s: 60, strikes: 1 });
+    // Even a valid proof of that key waits: the refusal comes before the verification.
+    const honest = mine(c, alice);
+    expectError(await submit(v, honest.proof, honest.signature), 429, 'invalid_submission_backoff');
+    // Another key is not affected, nor can a forgery naming alice (unsigned by her) count.
+    const bobs = mine(await issue(v), bob);
+    expect((await submit(v, bobs.proof, bobs.signature)).statusCode).toBe(200);
+
+    clock += 60_000; // the back-off ends, one invalid proof refilled
+    expectError(await garbage(11), 422, 'tensor_result_mismatch');
+    const again = await garbage(12);
+    expectError(again, 429, 'invalid_submission_backoff');
+    expect(again.headers['retry-after']).toBe('120'); // doubled
+    clock += 120_000;
+    const later = mine(await issue(v), alice);
+    expect((await submit(v, later.proof, later.signature)).statusCode).toBe(200);
+    const metrics = await adminMetrics(v);
+    expect(JSON.stringify(metrics)).toContain('invalid_submission_backoff');
+  });
+});

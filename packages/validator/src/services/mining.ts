@@ -1,6 +1,7 @@
 import type { ValidatorContext } from '../context.js';
 import { challengeHandlers } from './mining/challenges.js';
 import { deviceHandlers } from './mining/devices.js';
+import { INVALID_BUDGET, InvalidSubmissionBudget } from './mining/invalid-budget.js';
 import { accountHandlers } from './mining/ledger.js';
 import { submitHandlers } from './mining/submit.js';
 import type { Service } from './types.js';
@@ -19,11 +20,11 @@ export {
  * POST /devices/register, GET /devices, GET /pool, GET /ledger/entries.
  * All state lives in ctx.storage; the service itself keeps none.
  */
-export function createMiningService(_ctx: ValidatorContext): Service {
+export function createMiningService(ctx: ValidatorContext): Service {
   return {
     handlers: {
       ...challengeHandlers(),
-      ...submitHandlers(),
+      ...submitHandlers(new InvalidSubmissionBudget(INVALID_BUDGET, ctx.now)),
       ...deviceHandlers(),
       ...accountHandlers(),
     },

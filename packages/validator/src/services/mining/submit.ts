@@ -14,6 +14,7 @@ import { routeHandlers } from '../../http/handlers.js';
 import type { ChallengeRecord } from '../../store/types.js';
 import { COUNTERS } from '../metrics.js';
 import { challengeFromRecord, notRegistered } from './challenges.js';
+import type { InvalidSubmissionBudget } from './invalid-budget.js';
 import { REWARD_TOKEN, rewardFor, rewardIdempotencyKey } from './rules.js';
 
 /**
@@ -28,15 +29,17 @@ import { REWARD_TOKEN, rewardFor, rewardIdempotencyKey } from './rules.js';
  *   8. recomputation of the work for the nonce and key, then the thresholds (verifyProof):
  *      tensor_result_mismatch, mml_score_mismatch, path_signature_mismatch,
  *      path_distance_mismatch, computation_hash_mismatch, mml_above_threshold,
- *      path_distance_above_max (422)
+ *      path_distance_above_max (422); each such rejection takes one from the key's budget of
+ *      invalid proofs (invalid-budget.ts), and a key that spent it is refused right after
+ *      step 1 with invalid_submission_backoff (429, Retry-After) until its back-off ends
  * Then one transaction records the proof, credits the reward, counts and signs the receipt.
  */
-export function submitHandlers() {
+export function submitHandlers(budget: InvalidSubmissionBudget) {
   return routeHandlers({
     async submitProof({ body }, ctx) {
       const state = { attributable: false };
       try {
-        return await submit(body.proof, body.signature, ctx, state);
+        return await submit(body.proof, body.signature, ctx, state, budget);
       } catch (error) {
         if (error instanceof ApiError && error.statusCode < 500) {
           await recordRejection(ctx, error, body.proof.miner_pubkey, state.attributable);
@@ -52,6 +55,7 @@ async function submit(
   signature: readonly number[] | undefined,
   ctx: ValidatorContext,
   state: { attributable: boolean },
+  budget: InvalidSubmissionBudget,
 ) {
   const parsed = parseProof(proof);
   if (!parsed.ok) {
@@ -60,6 +64,8 @@ async function submit(
   }
   const bytes = parsed.bytes;
   const pubkey = proof.miner_pubkey;
+  // Before any storage read or verification: a key in back-off costs one map lookup.
+  budget.check(pubkey);
 
   const { record, device, previous } = await ctx.storage.read(async (tx) => ({
     record: await tx.challenges.get(proof.challenge_id),
@@ -121,7 +127,11 @@ async function submit(
   // The expensive part, outside any transaction: recompute the work for this nonce and key.
   const challenge = challengeFromRecord(record);
   const verdict = verifyProof(challenge, proof, { requireSignature: false });
-  if (!verdict.ok) throw verdictError(verdict);
+  if (!verdict.ok) {
+    // Attributable here (registered key, valid signature or legacy unsigned mode).
+    budget.recordInvalid(pubkey);
+    throw verdictError(verdict);
+  }
 
   const reward = rewardFor(challenge);
   const acceptedAt = nowSeconds(ctx);
@@ -167,6 +177,7 @@ async function submit(
     return { entryId: entry.id, txSig };
   });
 
+  budget.recordValid(pubkey);
   return {
     accepted: true,
     tx_sig: accepted.txSig,
