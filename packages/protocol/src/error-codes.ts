@@ -76,7 +76,11 @@ export const ERROR_CODES = {
     status: 422,
     description: 'path_distance is above the challenge path_distance_max.',
   },
-  invalid_nonce: { status: 400, description: 'The nonce is not an integer in [0, 2^53).' },
+  invalid_nonce: {
+    status: 400,
+    description:
+      'The nonce is not an integer in [0, 2^53) (returned by verifyProof and verifyBlock; over HTTP the request schema refuses such a body first with validation_failed).',
+  },
   invalid_submission_backoff: {
     status: 429,
     description:

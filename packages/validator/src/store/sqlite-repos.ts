@@ -521,7 +521,7 @@ class SqliteChallengeRepo implements ChallengeRepo {
   async countOpen(now: number): Promise<number> {
     const row = this.scope
       .read()
-      .prepare('SELECT count(*) AS n FROM challenges WHERE expires_at > ?')
+      .prepare('SELECT count(*) AS n FROM challenges WHERE expires_at >= ?')
       .get(now);
     return row === undefined ? 0 : int(row, 'n');
   }
@@ -637,7 +637,7 @@ class SqliteHexChallengeRepo implements HexChallengeRepo {
   async countOpen(now: number): Promise<number> {
     const row = this.scope
       .read()
-      .prepare('SELECT count(*) AS n FROM hex_challenges WHERE expires_at > ?')
+      .prepare('SELECT count(*) AS n FROM hex_challenges WHERE expires_at >= ?')
       .get(now);
     return row === undefined ? 0 : int(row, 'n');
   }
