@@ -253,13 +253,14 @@ describe('POST /api/hexchain/submit', () => {
     await register(v, alice);
     const c = await issue(v);
     const submission = mine(c, alice);
-    now += v.context.runtime.challengeTtlS * 1000 + 1;
+    // Accepted through the second expires_at (as v4.0); refused from the next second on.
+    now = (c.expires_at + 1) * 1000;
     const res = await submit(v, submission);
     expectError(
       res,
       410,
       'challenge_expired',
-      `challenge ${c.id} expired at ${c.expires_at} (Unix seconds), it is now ${c.expires_at}; request a new one`,
+      `challenge ${c.id} expired at ${c.expires_at} (Unix seconds), it is now ${c.expires_at + 1}; request a new one`,
     );
     expect((await status(v)).open_challenges).toBe(0);
   });

@@ -371,16 +371,17 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
         expect(new Set([...serials, ...concurrent]).size).toBe(24);
       });
 
-      it('counts challenges that expire after now', async () => {
+      it('counts challenges still answerable at now (expires_at >= now)', async () => {
         await write(async (tx) => {
           await tx.challenges.insert({ ...challenge(0), expiresAt: T + 10 });
           await tx.challenges.insert({ ...challenge(1), expiresAt: T + 20 });
           await tx.challenges.insert({ ...challenge(2), expiresAt: T + 30 });
         });
         expect(await read((tx) => tx.challenges.countOpen(T))).toBe(3);
-        expect(await read((tx) => tx.challenges.countOpen(T + 10))).toBe(2);
-        expect(await read((tx) => tx.challenges.countOpen(T + 29))).toBe(1);
-        expect(await read((tx) => tx.challenges.countOpen(T + 30))).toBe(0);
+        expect(await read((tx) => tx.challenges.countOpen(T + 10))).toBe(3);
+        expect(await read((tx) => tx.challenges.countOpen(T + 11))).toBe(2);
+        expect(await read((tx) => tx.challenges.countOpen(T + 30))).toBe(1);
+        expect(await read((tx) => tx.challenges.countOpen(T + 31))).toBe(0);
       });
     });
 
@@ -431,14 +432,14 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
         expect(await write((tx) => tx.challenges.nextSerial())).toBe(1);
       });
 
-      it('counts challenges that expire after now', async () => {
+      it('counts challenges still answerable at now (expires_at >= now)', async () => {
         await write(async (tx) => {
           await tx.hexChallenges.insert({ ...hexChallenge(0), expiresAt: T + 10 });
           await tx.hexChallenges.insert({ ...hexChallenge(1), expiresAt: T + 20 });
         });
-        expect(await read((tx) => tx.hexChallenges.countOpen(T + 9))).toBe(2);
-        expect(await read((tx) => tx.hexChallenges.countOpen(T + 10))).toBe(1);
-        expect(await read((tx) => tx.hexChallenges.countOpen(T + 20))).toBe(0);
+        expect(await read((tx) => tx.hexChallenges.countOpen(T + 10))).toBe(2);
+        expect(await read((tx) => tx.hexChallenges.countOpen(T + 11))).toBe(1);
+        expect(await read((tx) => tx.hexChallenges.countOpen(T + 21))).toBe(0);
       });
     });
 

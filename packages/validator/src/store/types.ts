@@ -211,7 +211,7 @@ export interface ChallengeRepo {
   get(id: string): Promise<ChallengeRecord | undefined>;
   /** The next serial number (starts at 0, never reused). */
   nextSerial(): Promise<number>;
-  /** Challenges with expiresAt > now. */
+  /** Challenges still answerable at `now` (Unix seconds): expiresAt >= now. */
   countOpen(now: number): Promise<number>;
 }
 
@@ -270,6 +270,7 @@ export interface HexChallengeRepo {
   insert(challenge: HexChallengeRecord): Promise<void>;
   get(id: string): Promise<HexChallengeRecord | undefined>;
   nextSerial(): Promise<number>;
+  /** Challenges still answerable at `now` (Unix seconds): expiresAt >= now. */
   countOpen(now: number): Promise<number>;
 }
 
