@@ -1,4 +1,5 @@
-import { concatBytes, u8, u16le, u32le, u64le } from '../bytes.js';
+import { createHash } from 'node:crypto';
+import { concatBytes, u8, u16le, u32le, u64le, utf8 } from '../bytes.js';
 import { expand, taggedHash } from '../hash.js';
 import type { Activation, Operation } from './devices.js';
 import { clampInt8, conv3x3, matmul, normalize, relu, sigmoid, tanh } from './fixed-point.js';
@@ -114,11 +115,23 @@ const ACTIVATION_FUNCTIONS: Readonly<Record<Activation, (a: number) => number>> 
  * in output order (row-major; conv: filter-major).
  */
 export function accumulatorHash(shape: readonly number[], z: Int32Array): Uint8Array {
-  const bytes = new Uint8Array(4 * z.length);
-  const view = new DataView(bytes.buffer);
-  for (let i = 0; i < z.length; i++) view.setInt32(4 * i, z[i]!, true);
-  return taggedHash('PTM4r2/acc', u8(shape.length), concatBytes(...shape.map((d) => u16le(d))), bytes);
+  const h = createHash('sha256')
+    .update(utf8('PTM4r2/acc'))
+    .update(Uint8Array.of(0, shape.length))
+    .update(concatBytes(...shape.map((d) => u16le(d))));
+  if (LITTLE_ENDIAN) {
+    // The Int32Array's own bytes are already i32le: hashed in place, no copy (up to 128 KiB).
+    h.update(new Uint8Array(z.buffer, z.byteOffset, z.byteLength));
+  } else {
+    const bytes = new Uint8Array(4 * z.length);
+    const view = new DataView(bytes.buffer);
+    for (let i = 0; i < z.length; i++) view.setInt32(4 * i, z[i]!, true);
+    h.update(bytes);
+  }
+  return new Uint8Array(h.digest());
 }
+
+const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
 
 /** taggedHash("PTM4r2/result", acc_hash || the int8 activations as bytes). */
 export function resultHash(accHash: Uint8Array, values: Int8Array): Uint8Array {
