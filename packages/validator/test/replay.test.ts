@@ -55,6 +55,16 @@ describe('replay protection of signed requests', () => {
     expect((await second.inject(registration(alice, 'esp32', clock))).statusCode).toBe(200);
   });
 
+  it('refuses a request replayed to another validator sharing the database', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'tensormine-replay-'));
+    dirs.push(dataDir);
+    const a = await testValidator({ dataDir });
+    const b = await testValidator({ dataDir }); // a second connection to the same database file
+    const request = registration(alice, 'esp32', Date.now());
+    expect((await a.inject(request)).statusCode).toBe(200);
+    expectError(await b.inject(request), 409, 'request_replayed');
+  });
+
   it('records nothing for a request that fails a check, so the owner can still send it', async () => {
     const v = await testValidator();
     const bob = testKey('bob');
