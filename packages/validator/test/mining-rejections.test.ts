@@ -351,3 +351,23 @@ describe('POST /submit: the budget of invalid proofs', () => {
     expect(JSON.stringify(metrics)).toContain('invalid_submission_backoff');
   });
 });
+
+describe('POST /submit: the budget of invalid proofs per address', () => {
+  it('bounds what throwaway keys from one address can cost, each key within its own budget', async () => {
+    const { v } = await setup({ invalidProofBudgetPerAddress: 12 });
+    const keys = [testKey('throwaway-1'), testKey('throwaway-2')];
+    for (const key of keys) await register(v, key);
+    const c = await issue(v);
+    const codes: string[] = [];
+    for (let i = 0; i < 14; i++) {
+      const key = keys[i % 2]!;
+      const { proof } = mine(c, key);
+      const altered = { ...proof, tensor_result_hash: i.toString(16).padStart(64, '0') };
+      const res = await submit(v, altered, resign(altered, key));
+      codes.push(res.json().code);
+    }
+    // Each key sent 7 (< 10, its own budget), but the address spent its 12.
+    expect(codes.slice(0, 12).every((code) => code === 'tensor_result_mismatch')).toBe(true);
+    expect(codes.slice(12)).toEqual(['invalid_submission_backoff', 'invalid_submission_backoff']);
+  });
+});

@@ -1,7 +1,7 @@
 import type { ValidatorContext } from '../context.js';
 import { challengeHandlers } from './mining/challenges.js';
 import { deviceHandlers } from './mining/devices.js';
-import { INVALID_BUDGET, InvalidSubmissionBudget } from './mining/invalid-budget.js';
+import { INVALID_BUDGET, INVALID_BUDGET_PER_ADDRESS, InvalidProofBudgets } from './mining/invalid-budget.js';
 import { accountHandlers } from './mining/ledger.js';
 import { submitHandlers } from './mining/submit.js';
 import type { Service } from './types.js';
@@ -24,7 +24,13 @@ export function createMiningService(ctx: ValidatorContext): Service {
   return {
     handlers: {
       ...challengeHandlers(),
-      ...submitHandlers(new InvalidSubmissionBudget(INVALID_BUDGET, ctx.now)),
+      ...submitHandlers(
+        new InvalidProofBudgets(
+          ctx.now,
+          { ...INVALID_BUDGET, burst: ctx.config.invalidProofBudget },
+          { ...INVALID_BUDGET_PER_ADDRESS, burst: ctx.config.invalidProofBudgetPerAddress },
+        ),
+      ),
       ...deviceHandlers(),
       ...accountHandlers(),
     },

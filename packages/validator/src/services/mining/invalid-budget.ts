@@ -25,10 +25,22 @@ export interface InvalidBudgetRule {
   readonly maxBackoffMs: number;
 }
 
-/** The defaults (docs/validator.md, "Invalid-proof budget"). */
+/** The defaults per key (docs/validator.md, "Invalid-proof budget"). */
 export const INVALID_BUDGET: InvalidBudgetRule = {
   burst: 10,
   refillMs: 60_000,
+  baseBackoffMs: 60_000,
+  maxBackoffMs: 3_600_000,
+};
+
+/**
+ * The defaults per source address: keys are free to register, so one address sending invalid
+ * proofs under many throwaway keys has a budget of its own (larger, for miners behind one NAT,
+ * who send none when honest).
+ */
+export const INVALID_BUDGET_PER_ADDRESS: InvalidBudgetRule = {
+  burst: 100,
+  refillMs: 6_000,
   baseBackoffMs: 60_000,
   maxBackoffMs: 3_600_000,
 };
@@ -46,10 +58,12 @@ export class InvalidSubmissionBudget {
   constructor(
     readonly rule: InvalidBudgetRule,
     private readonly now: () => number,
+    /** What the budget is kept per, for messages: `key` or `address`. */
+    private readonly subject: 'key' | 'address' = 'key',
     private readonly maxKeys = 50_000,
   ) {}
 
-  /** Throws `invalid_submission_backoff` while `pubkey` is in back-off. */
+  /** Throws `invalid_submission_backoff` while `pubkey` (or the address) is in back-off. */
   check(pubkey: string): void {
     const state = this.#keys.get(pubkey);
     if (state === undefined) return;
@@ -58,7 +72,7 @@ export class InvalidSubmissionBudget {
       const retryAfterS = Math.ceil((state.blockedUntil - now) / 1000);
       throw new ApiError(
         'invalid_submission_backoff',
-        `${pubkey} sent more invalid proofs than its budget (${this.rule.burst}, one more every ${this.rule.refillMs / 1000} s): proofs of this key are refused for ${retryAfterS} s; the wait doubles at each new exhaustion (${state.strikes} so far)`,
+        `${this.subject === 'key' ? pubkey : 'this address'} sent more invalid proofs than its budget (${this.rule.burst}, one more every ${this.rule.refillMs / 1000} s): proofs ${this.subject === 'key' ? 'of this key' : 'from this address'} are refused for ${retryAfterS} s; the wait doubles at each new exhaustion (${state.strikes} so far)`,
         { retry_after_s: retryAfterS, strikes: state.strikes },
         { 'retry-after': String(retryAfterS) },
       );
@@ -98,5 +112,35 @@ export class InvalidSubmissionBudget {
       if (oldest !== undefined) this.#keys.delete(oldest);
     }
     return state;
+  }
+}
+
+/** The two budgets a proof is charged to: its key's and its source address's. */
+export class InvalidProofBudgets {
+  readonly byKey: InvalidSubmissionBudget;
+  readonly byAddress: InvalidSubmissionBudget;
+
+  constructor(
+    now: () => number,
+    perKey: InvalidBudgetRule = INVALID_BUDGET,
+    perAddress: InvalidBudgetRule = INVALID_BUDGET_PER_ADDRESS,
+  ) {
+    this.byKey = new InvalidSubmissionBudget(perKey, now, 'key');
+    this.byAddress = new InvalidSubmissionBudget(perAddress, now, 'address');
+  }
+
+  check(pubkey: string, address: string): void {
+    this.byKey.check(pubkey);
+    this.byAddress.check(address);
+  }
+
+  recordInvalid(pubkey: string, address: string): void {
+    this.byKey.recordInvalid(pubkey);
+    this.byAddress.recordInvalid(address);
+  }
+
+  recordValid(pubkey: string, address: string): void {
+    this.byKey.recordValid(pubkey);
+    this.byAddress.recordValid(address);
   }
 }

@@ -14,7 +14,7 @@ import { routeHandlers } from '../../http/handlers.js';
 import type { ChallengeRecord } from '../../store/types.js';
 import { COUNTERS } from '../metrics.js';
 import { challengeFromRecord, notRegistered } from './challenges.js';
-import type { InvalidSubmissionBudget } from './invalid-budget.js';
+import type { InvalidProofBudgets } from './invalid-budget.js';
 import { REWARD_TOKEN, rewardFor, rewardIdempotencyKey } from './rules.js';
 
 /**
@@ -29,17 +29,18 @@ import { REWARD_TOKEN, rewardFor, rewardIdempotencyKey } from './rules.js';
  *   8. recomputation of the work for the nonce and key, then the thresholds (verifyProof):
  *      tensor_result_mismatch, mml_score_mismatch, path_signature_mismatch,
  *      path_distance_mismatch, computation_hash_mismatch, mml_above_threshold,
- *      path_distance_above_max (422); each such rejection takes one from the key's budget of
- *      invalid proofs (invalid-budget.ts), and a key that spent it is refused right after
+ *      path_distance_above_max (422); each such rejection takes one from the key's and the
+ *      source address's budgets of invalid proofs (invalid-budget.ts), and a key or address
+ *      that spent its budget is refused right after
  *      step 1 with invalid_submission_backoff (429, Retry-After) until its back-off ends
  * Then one transaction records the proof, credits the reward, counts and signs the receipt.
  */
-export function submitHandlers(budget: InvalidSubmissionBudget) {
+export function submitHandlers(budgets: InvalidProofBudgets) {
   return routeHandlers({
-    async submitProof({ body }, ctx) {
+    async submitProof({ body, ip }, ctx) {
       const state = { attributable: false };
       try {
-        return await submit(body.proof, body.signature, ctx, state, budget);
+        return await submit(body.proof, body.signature, ctx, state, budgets, ip);
       } catch (error) {
         if (error instanceof ApiError && error.statusCode < 500) {
           await recordRejection(ctx, error, body.proof.miner_pubkey, state.attributable);
@@ -55,7 +56,8 @@ async function submit(
   signature: readonly number[] | undefined,
   ctx: ValidatorContext,
   state: { attributable: boolean },
-  budget: InvalidSubmissionBudget,
+  budgets: InvalidProofBudgets,
+  ip: string,
 ) {
   const parsed = parseProof(proof);
   if (!parsed.ok) {
@@ -65,7 +67,7 @@ async function submit(
   const bytes = parsed.bytes;
   const pubkey = proof.miner_pubkey;
   // Before any storage read or verification: a key in back-off costs one map lookup.
-  budget.check(pubkey);
+  budgets.check(pubkey, ip);
 
   const { record, device, previous } = await ctx.storage.read(async (tx) => ({
     record: await tx.challenges.get(proof.challenge_id),
@@ -129,7 +131,7 @@ async function submit(
   const verdict = verifyProof(challenge, proof, { requireSignature: false });
   if (!verdict.ok) {
     // Attributable here (registered key, valid signature or legacy unsigned mode).
-    budget.recordInvalid(pubkey);
+    budgets.recordInvalid(pubkey, ip);
     throw verdictError(verdict);
   }
 
@@ -177,7 +179,7 @@ async function submit(
     return { entryId: entry.id, txSig };
   });
 
-  budget.recordValid(pubkey);
+  budgets.recordValid(pubkey, ip);
   return {
     accepted: true,
     tx_sig: accepted.txSig,
