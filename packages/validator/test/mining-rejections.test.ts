@@ -1,14 +1,25 @@
 import {
+  computeWork,
   type KeyPair,
   numberToQ16,
   type ProofWire,
   proofBytesFromWire,
   signProof,
+  taskFromWire,
   toHex,
 } from '@tensormine/protocol';
 import { describe, expect, it } from 'vitest';
 import { register, testKey, testValidator } from './helpers.js';
-import { adminMetrics, expectError, findNonce, issue, mine, rewardOf, submit } from './mining-fixtures.js';
+import {
+  adminMetrics,
+  expectError,
+  findNonce,
+  issue,
+  mine,
+  proofFor,
+  rewardOf,
+  submit,
+} from './mining-fixtures.js';
 
 /** Signs an altered proof again, so that only the alteration is wrong. */
 function resign(proof: ProofWire, key: KeyPair): number[] {
@@ -369,5 +380,55 @@ describe('POST /submit: the budget of invalid proofs per address', () => {
     // Each key sent 7 (< 10, its own budget), but the address spent its 12.
     expect(codes.slice(0, 12).every((code) => code === 'tensor_result_mismatch')).toBe(true);
     expect(codes.slice(12)).toEqual(['invalid_submission_backoff', 'invalid_submission_backoff']);
+  });
+});
+
+describe('POST /submit: no oracle', () => {
+  it('never answers a value the miner could not compute itself, whatever is wrong', async () => {
+    const { v, alice, bob } = await setup({ invalidProofBudget: 1000, invalidProofBudgetPerAddress: 1000 });
+    const c = await issue(v);
+    const task = taskFromWire(c);
+    let sent = 0;
+    for (let nonce = 0; nonce < 6; nonce++) {
+      const honest = proofFor(c, alice, nonce);
+      const w = computeWork(task, alice.publicKey, nonce);
+      // What only the work gives: none of it may appear in an answer to a wrong proof.
+      const secrets = [w.accumulatorHash, w.tensorResultHash, w.pathSignature, w.computationHash].map(toHex);
+      const variants: Partial<ProofWire>[] = [
+        { tensor_result_hash: 'ab'.repeat(32) },
+        { mml_score: honest.proof.mml_score === 0 ? 0.5 : 0 },
+        { path_signature: 'cd'.repeat(8) },
+        { path_distance: (honest.proof.path_distance + 1) % 65 },
+        { computation_hash: 'ef'.repeat(32) },
+        {
+          tensor_result_hash: '00'.repeat(32),
+          path_signature: '00'.repeat(8),
+          computation_hash: '00'.repeat(32),
+        },
+        { computation_nonce: nonce + 1000 },
+      ];
+      for (const change of variants) {
+        const altered = { ...honest.proof, ...change };
+        const res = await submit(v, altered, resign(altered, alice));
+        sent++;
+        expect(res.statusCode, res.body).toBeGreaterThanOrEqual(400);
+        const requestText = JSON.stringify(altered);
+        for (const secret of secrets) {
+          if (!requestText.includes(secret))
+            expect(res.body, `${res.json().code} leaks a recomputed value`).not.toContain(secret);
+        }
+        expect(JSON.stringify(res.json().details ?? {})).not.toMatch(/expected/);
+      }
+      // Alice's honest fields under bob's key: still nothing of bob's own work comes back.
+      const bobWork = computeWork(task, bob.publicKey, nonce);
+      const stolen = { ...honest.proof, miner_pubkey: toHex(bob.publicKey) };
+      const res = await submit(v, stolen, resign(stolen, bob));
+      for (const secret of [bobWork.tensorResultHash, bobWork.pathSignature, bobWork.computationHash].map(
+        toHex,
+      )) {
+        expect(res.body).not.toContain(secret);
+      }
+    }
+    expect(sent).toBe(42);
   });
 });
