@@ -163,6 +163,7 @@ export function registerRoutes(
             signer,
             claimNonce: async (tx) => {
               if (!signed) throw new Error(`${id} is not a signed route: there is no nonce to claim`);
+              if (claimed) return; // the router already recorded it (a route not in the set)
               await claimRequestNonce(tx, signed, ctx.now());
               claimed = true;
             },
