@@ -15,7 +15,7 @@
  *   - scratch: TM_SCRATCH_WORDS_FOR(op, N, F) int32 words, that is
  *       accumulators Z (4 bytes per output) + weights + fired bitmap; see the table in README.md
  *       (esp32 at N = 32: matmul 5,248 B, conv with 4 filters 16,932 B);
- *   - stack: about 1.5 KiB at the deepest (tm_search_tensor -> tm_compute_work -> SHA-256,
+ *   - stack: about 1.7 KiB at the deepest (tm_search_tensor -> tm_compute_work -> SHA-256,
  *     x86-64, gcc -fstack-usage); SHA-256 contexts and a 64-byte output buffer, no arrays
  *     that grow with N.
  * The result Y is never stored: it is streamed into the result hash.
