@@ -45,18 +45,18 @@ int32_t tm_self_test(const tm_scratch *scratch, int8_t *input_buffer) {
       !hex_equal(task.path_target, "4972e795191dbe5d", 8))
     return 2;
   if (tm_compute_work(&task, key, 0, scratch, &work) != TM_OK) return 3;
-  if (!hex_equal(work.tensor_result_hash, "c2b5e29c4271da458e7152f6f1019d465f2641ce143c44376dc81f642bed04b3", 32))
+  if (!hex_equal(work.tensor_result_hash, "54a247bc8f1631485590e8366942361296d5acafedfa2b01bf2be8967aec0fd4", 32))
     return 3;
-  if (work.mml_score_q16 != 53248 || work.path_distance != 31 || !hex_equal(work.path_signature, "3a255332172fde08", 8))
+  if (work.mml_score_q16 != 65536 || work.path_distance != 27 || !hex_equal(work.path_signature, "4858d4f12b696252", 8))
     return 4;
-  if (!hex_equal(work.computation_hash, "2c3c925d7c7ae38ac3dc4a6d32ac051a6a8d4ebae5f5bd881620dad45989c308", 32))
+  if (!hex_equal(work.computation_hash, "452a995765091bf39db65bbac6cd9279010a60b9988bff8269171baf04b568f5", 32))
     return 5;
   thresholds.mml_threshold_q16 = 65536;
   thresholds.path_distance_max = 29;
-  if (tm_search_tensor(&task, key, 0, 100, &thresholds, scratch, &solution) != TM_FOUND || solution.nonce != 3 ||
+  if (tm_search_tensor(&task, key, 1, 100, &thresholds, scratch, &solution) != TM_FOUND || solution.nonce != 4 ||
       solution.iterations != 4)
     return 6;
-  if (!hex_equal(solution.work.computation_hash, "701ad1bec54e7b1f945fe2f0ea56405d806ec9f50f2f1131ab40f5818d3a397f",
+  if (!hex_equal(solution.work.computation_hash, "1f6365301a1301568f3f51c3d10b62afba9e8429abeefcacc8763cbd5e567c57",
                  32))
     return 7;
 

@@ -321,26 +321,29 @@ static uint32_t shape_header(const tm_task *t, uint8_t header[7]) {
   return len;
 }
 
-/* acc_hash = taggedHash("PTM4r2/acc", shape || every Z[i] as i32le), streamed. */
+/*
+ * acc_hash = taggedHash("PTM4r2/acc", shape || fold lanes as u32le). The fold: 8 lanes of 32
+ * bits, lane l starting at l; Z[i] goes into lane i mod 8 as
+ * s = rotl32(s ^ (uint32)Z[i], 13) * 0x9E3779B1 (mod 2^32), in output order.
+ */
 static void accumulator_hash(const tm_task *t, const layout *l, uint8_t out[32]) {
   tm_sha256_ctx ctx;
-  uint8_t header[7], buffer[64];
-  uint32_t i, used = 0;
+  uint8_t header[7], lanes_le[32];
+  uint32_t s[8], i;
+  for (i = 0; i < 8; i++) s[i] = i;
+  for (i = 0; i < l->count; i++) {
+    const uint32_t x = s[i & 7u] ^ (uint32_t)l->z[i];
+    s[i & 7u] = ((x << 13) | (x >> 19)) * UINT32_C(0x9E3779B1);
+  }
+  for (i = 0; i < 8; i++) {
+    lanes_le[4 * i] = (uint8_t)s[i];
+    lanes_le[4 * i + 1] = (uint8_t)(s[i] >> 8);
+    lanes_le[4 * i + 2] = (uint8_t)(s[i] >> 16);
+    lanes_le[4 * i + 3] = (uint8_t)(s[i] >> 24);
+  }
   tm_tagged_init(&ctx, "PTM4r2/acc");
   tm_sha256_update(&ctx, header, shape_header(t, header));
-  for (i = 0; i < l->count; i++) {
-    const uint32_t v = (uint32_t)l->z[i]; /* two's complement bytes, little-endian */
-    buffer[used] = (uint8_t)v;
-    buffer[used + 1] = (uint8_t)(v >> 8);
-    buffer[used + 2] = (uint8_t)(v >> 16);
-    buffer[used + 3] = (uint8_t)(v >> 24);
-    used += 4;
-    if (used == sizeof buffer) {
-      tm_sha256_update(&ctx, buffer, used);
-      used = 0;
-    }
-  }
-  tm_sha256_update(&ctx, buffer, used);
+  tm_sha256_update(&ctx, lanes_le, 32);
   tm_sha256_final(&ctx, out);
 }
 

@@ -5,7 +5,8 @@
  *   seed  = taggedHash("PTM4/work", C || K || u64le(n))
  *   W     = int8(expand(seed, N*N)) (matmul) | int8(expand(seed, F*9)) (conv)
  *   Z     = X . W | conv3x3(X, W)                     int32 accumulators
- *   acc   = taggedHash("PTM4r2/acc", u8(rank) || u16le(d)... || Z as i32le)
+ *   acc   = taggedHash("PTM4r2/acc", u8(rank) || u16le(d)... || fold(Z)), fold: 8 u32 lanes,
+ *           lane i%8 = rotl32(lane ^ Z[i], 13) * 0x9E3779B1
  *   A     = clamp(normalize(Z) + (int8(acc[31]) >> 1), -128, 127)
  *   Y     = relu | sigmoid | tanh (A);  result = taggedHash("PTM4r2/result", acc || Y)
  *   fired = bitmap of A > 0;  path = taggedHash("PTM4r2/path", acc || fired)[0..8]; mml = MML(fired)
@@ -79,7 +80,7 @@ typedef struct {
 /* Everything one nonce iteration produces (the proof fields). */
 typedef struct {
   uint8_t work_seed[32];
-  uint8_t accumulator_hash[32]; /* taggedHash("PTM4r2/acc", shape || Z as i32le) */
+  uint8_t accumulator_hash[32]; /* taggedHash("PTM4r2/acc", shape || fold(Z)) */
   uint8_t tensor_result_hash[32];
   uint32_t mml_score_q16;
   uint8_t path_signature[8];

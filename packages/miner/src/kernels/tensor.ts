@@ -1,4 +1,4 @@
-import { createHash, hash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Activation, MiningTask, Operation, WorkResult } from '@tensormine/protocol';
 import { MinerError } from '../errors.js';
 import { expandWords } from './sha256.generated.js';
@@ -23,9 +23,9 @@ import { compress, IV, loadBlock, PaddedMessage, popcount32 } from './sha256.js'
  *   (division by a power of two is exact). The matmul packs two rows of the input (fixed per
  *   task) and blocks 2 x 2, so each loaded value feeds two multiply-adds that each do two
  *   products; the convolution packs two filters and slides a 3 x 3 window along each row.
- * - Only what the thresholds need is computed per nonce: the accumulators and their hash
- *   (node:crypto; the bias and the path signature depend on it), the fired bitmap, its MML
- *   score and path distance. The activations Y, tensor_result_hash and
+ * - Only what the thresholds need is computed per nonce: the accumulators, their fold and its
+ *   hash (the bias and the path signature depend on it), the fired bitmap, its MML score and
+ *   path distance. The activations Y, tensor_result_hash and
  *   computation_hash are computed only for a nonce that passes (and by `work()`).
  */
 
@@ -61,8 +61,8 @@ const ACTIVATIONS: readonly Activation[] = ['relu', 'sigmoid', 'tanh'];
 const JS_HASH_MAX_BLOCKS = 2;
 
 const ascii = (s: string): Uint8Array => new TextEncoder().encode(s);
-/** Int32Array bytes are i32le on this platform (every platform Node ships for, in practice). */
-const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
+/** The multiplier of the accumulator fold (odd: a bijection mod 2^32), as an int32 for Math.imul. */
+const FOLD_MULTIPLIER = 0x9e3779b1 | 0;
 
 /** The kernel for one task and one key: construct once, call `search` many times. */
 export class TensorSearch {
@@ -81,8 +81,10 @@ export class TensorSearch {
   private readonly expanded: Int32Array;
   private readonly expandBlocks: number;
   private readonly pathMessage: PaddedMessage;
-  /** u8(rank) || u16le(d)...: the shape prefix of the accumulator hash. */
-  private readonly accHeader: Uint8Array;
+  /** "PTM4r2/acc" || 0x00 || u8(rank) || u16le(d)... || the 8 fold lanes (u32le). */
+  private readonly accMessage: Uint8Array;
+  private readonly accHeaderLength: number;
+  private readonly foldLanes = new Int32Array(8);
   /** acc_hash = taggedHash("PTM4r2/acc", shape || Z as i32le) of the last iteration. */
   private readonly accHash: Uint8Array;
   private readonly pathWords = new Int32Array(8);
@@ -144,12 +146,13 @@ export class TensorSearch {
     this.accHash = this.pathMessage.bytes.subarray(12, 44);
     this.fired = this.pathMessage.bytes.subarray(44);
     const shape = this.conv ? [this.filters, n, n] : [n, n];
-    this.accHeader = new Uint8Array(11 + 1 + 2 * shape.length);
-    this.accHeader.set(ascii('PTM4r2/acc\0'), 0);
-    this.accHeader[11] = shape.length;
+    this.accHeaderLength = 11 + 1 + 2 * shape.length;
+    this.accMessage = new Uint8Array(this.accHeaderLength + 32);
+    this.accMessage.set(ascii('PTM4r2/acc\0'), 0);
+    this.accMessage[11] = shape.length;
     shape.forEach((d, i) => {
-      this.accHeader[12 + 2 * i] = d & 0xff;
-      this.accHeader[13 + 2 * i] = d >>> 8;
+      this.accMessage[12 + 2 * i] = d & 0xff;
+      this.accMessage[13 + 2 * i] = d >>> 8;
     });
     this.firedWords = new Int32Array(Math.ceil(this.neurons / 32));
     const t = task.pathTarget;
@@ -292,19 +295,65 @@ export class TensorSearch {
     this.normalisation();
   }
 
-  /** acc_hash = taggedHash("PTM4r2/acc", shape || Z[0..neurons) as i32le), into the path message. */
+  /**
+   * acc_hash = taggedHash("PTM4r2/acc", shape || fold(Z)), into the path message. The fold
+   * (docs/protocol.md 3.3): 8 lanes of 32 bits, lane l from l; Z[i] goes into lane i mod 8 as
+   * s = rotl32(s ^ Z[i], 13) * 0x9E3779B1 mod 2^32.
+   */
   private hashAccumulators(): void {
     const z = this.z;
-    const h = createHash('sha256').update(this.accHeader);
-    if (LITTLE_ENDIAN) {
-      h.update(new Uint8Array(z.buffer, z.byteOffset, 4 * this.neurons));
-    } else {
-      const bytes = new Uint8Array(4 * this.neurons);
-      const view = new DataView(bytes.buffer);
-      for (let i = 0; i < this.neurons; i++) view.setInt32(4 * i, z[i]!, true);
-      h.update(bytes);
+    const count = this.neurons;
+    let s0 = 0;
+    let s1 = 1;
+    let s2 = 2;
+    let s3 = 3;
+    let s4 = 4;
+    let s5 = 5;
+    let s6 = 6;
+    let s7 = 7;
+    let i = 0;
+    for (; i + 8 <= count; i += 8) {
+      let x = s0 ^ z[i]!;
+      s0 = Math.imul((x << 13) | (x >>> 19), FOLD_MULTIPLIER);
+      x = s1 ^ z[i + 1]!;
+      s1 = Math.imul((x << 13) | (x >>> 19), FOLD_MULTIPLIER);
+      x = s2 ^ z[i + 2]!;
+      s2 = Math.imul((x << 13) | (x >>> 19), FOLD_MULTIPLIER);
+      x = s3 ^ z[i + 3]!;
+      s3 = Math.imul((x << 13) | (x >>> 19), FOLD_MULTIPLIER);
+      x = s4 ^ z[i + 4]!;
+      s4 = Math.imul((x << 13) | (x >>> 19), FOLD_MULTIPLIER);
+      x = s5 ^ z[i + 5]!;
+      s5 = Math.imul((x << 13) | (x >>> 19), FOLD_MULTIPLIER);
+      x = s6 ^ z[i + 6]!;
+      s6 = Math.imul((x << 13) | (x >>> 19), FOLD_MULTIPLIER);
+      x = s7 ^ z[i + 7]!;
+      s7 = Math.imul((x << 13) | (x >>> 19), FOLD_MULTIPLIER);
     }
-    this.accHash.set(h.digest());
+    const lanes = this.foldLanes;
+    lanes[0] = s0;
+    lanes[1] = s1;
+    lanes[2] = s2;
+    lanes[3] = s3;
+    lanes[4] = s4;
+    lanes[5] = s5;
+    lanes[6] = s6;
+    lanes[7] = s7;
+    for (; i < count; i++) {
+      const x = lanes[i & 7]! ^ z[i]!;
+      lanes[i & 7] = Math.imul((x << 13) | (x >>> 19), FOLD_MULTIPLIER);
+    }
+    // The lanes are u32le on the wire: write them little-endian whatever the platform.
+    const msg = this.accMessage;
+    const at = this.accHeaderLength;
+    for (let l = 0; l < 8; l++) {
+      const v = lanes[l]!;
+      msg[at + 4 * l] = v & 0xff;
+      msg[at + 4 * l + 1] = (v >>> 8) & 0xff;
+      msg[at + 4 * l + 2] = (v >>> 16) & 0xff;
+      msg[at + 4 * l + 3] = v >>> 24;
+    }
+    this.accHash.set(hash('sha256', msg, 'buffer'));
   }
 
   private matmul(): void {

@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { concatBytes, u8, u16le, u32le, u64le, utf8 } from '../bytes.js';
+import { concatBytes, u8, u16le, u32le, u64le } from '../bytes.js';
 import { expand, taggedHash } from '../hash.js';
 import type { Activation, Operation } from './devices.js';
 import { clampInt8, conv3x3, matmul, normalize, relu, sigmoid, tanh } from './fixed-point.js';
@@ -14,7 +13,7 @@ import { mmlScoreQ16 } from './mml.js';
  *   W        = int8(expand(seed, N*N))             (matmul: N x N weights)
  *            | int8(expand(seed, F*9))             (conv: F kernels of 3 x 3)
  *   Z        = X . W  |  conv3x3(X, W)             (int32 accumulators: the MAC core)
- *   acc_hash = taggedHash("PTM4r2/acc", u8(rank) || u16le(d)... || Z as i32le)
+ *   acc_hash = taggedHash("PTM4r2/acc", u8(rank) || u16le(d)... || fold(Z))  (see accumulatorFold)
  *   bias     = int8(acc_hash[31]) >> 1             (in [-64, 63]; known only after the work)
  *   A        = clamp(normalize(Z) + bias, -128, 127)
  *   Y        = activation(A)                        (relu | sigmoid | tanh, integer)
@@ -46,7 +45,7 @@ export interface WorkResult {
   readonly shape: readonly number[];
   /** The activations Y. */
   readonly result: Int8Array;
-  /** taggedHash("PTM4r2/acc", shape || Z): the commitment to every accumulator. */
+  /** taggedHash("PTM4r2/acc", shape || fold(Z)): the commitment to every accumulator. */
   readonly accumulatorHash: Uint8Array;
   readonly tensorResultHash: Uint8Array;
   readonly mmlScoreQ16: number;
@@ -110,28 +109,38 @@ export function computeWork(task: TensorTask, minerPublicKey: Uint8Array, nonce:
 
 const ACTIVATION_FUNCTIONS: Readonly<Record<Activation, (a: number) => number>> = { relu, sigmoid, tanh };
 
+/** The multiplier of the accumulator fold: odd, so multiplying by it is a bijection mod 2^32. */
+export const ACC_FOLD_MULTIPLIER = 0x9e3779b1;
+
 /**
- * taggedHash("PTM4r2/acc", u8(rank) || u16le(dim) for each dim || every accumulator as i32le),
- * in output order (row-major; conv: filter-major).
+ * The accumulator fold: 8 lanes of 32 bits, lane l starting at l; accumulator i goes into
+ * lane i mod 8 as  s = rotl32(s XOR u32(Z[i]), 13) * 0x9E3779B1  (mod 2^32), in output order.
+ * Each step is a bijection of Z[i] (XOR, rotation and an odd multiplier are), so every
+ * accumulator changes the result; XOR, rotation and multiplication mod 2^32 mix three
+ * algebras, so no linear shortcut (computing a combination of Z from fewer
+ * multiply-accumulates, as Freivalds' check does) gives it. It costs three integer operations
+ * per accumulator, against 9 (conv) to 64 (matmul) multiply-accumulates to compute one.
  */
-export function accumulatorHash(shape: readonly number[], z: Int32Array): Uint8Array {
-  const h = createHash('sha256')
-    .update(utf8('PTM4r2/acc'))
-    .update(Uint8Array.of(0, shape.length))
-    .update(concatBytes(...shape.map((d) => u16le(d))));
-  if (LITTLE_ENDIAN) {
-    // The Int32Array's own bytes are already i32le: hashed in place, no copy (up to 128 KiB).
-    h.update(new Uint8Array(z.buffer, z.byteOffset, z.byteLength));
-  } else {
-    const bytes = new Uint8Array(4 * z.length);
-    const view = new DataView(bytes.buffer);
-    for (let i = 0; i < z.length; i++) view.setInt32(4 * i, z[i]!, true);
-    h.update(bytes);
+export function accumulatorFold(z: Int32Array, count: number = z.length): Uint32Array {
+  const s = Uint32Array.of(0, 1, 2, 3, 4, 5, 6, 7);
+  for (let i = 0; i < count; i++) {
+    const x = s[i & 7]! ^ z[i]!;
+    s[i & 7] = Math.imul((x << 13) | (x >>> 19), ACC_FOLD_MULTIPLIER);
   }
-  return new Uint8Array(h.digest());
+  return s;
 }
 
-const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
+/**
+ * acc_hash = taggedHash("PTM4r2/acc", u8(rank) || u16le(dim) for each dim || u32le(fold[l]) for
+ * l = 0..7), the fold of every accumulator in output order (row-major; conv: filter-major).
+ */
+export function accumulatorHash(shape: readonly number[], z: Int32Array): Uint8Array {
+  const fold = accumulatorFold(z);
+  const lanes = new Uint8Array(32);
+  const view = new DataView(lanes.buffer);
+  for (let l = 0; l < 8; l++) view.setUint32(4 * l, fold[l]!, true);
+  return taggedHash('PTM4r2/acc', u8(shape.length), concatBytes(...shape.map((d) => u16le(d))), lanes);
+}
 
 /** taggedHash("PTM4r2/result", acc_hash || the int8 activations as bytes). */
 export function resultHash(accHash: Uint8Array, values: Int8Array): Uint8Array {
