@@ -3,7 +3,10 @@ import {
   type DeviceBackend,
   type DeviceEvents,
   type DeviceHashrate,
+  type DeviceNotice,
   type DeviceState,
+  type DeviceUnitCounters,
+  type DeviceUnitInfo,
   type FoundResult,
   HashrateMeter,
   type HashrateWindows,
@@ -16,6 +19,7 @@ import {
   ERROR_NAMES,
   type HelloMessage,
   type ProgressMessage,
+  RESET_REASONS,
   type ResultMessage,
 } from './codec/messages.js';
 import { MAX_CHUNK, type NonceChunk, NonceCursor } from './cursor.js';
@@ -102,7 +106,30 @@ export interface BoardInfo {
   readonly lastValidWork: { readonly challengeId: string; readonly atMs: number } | undefined;
   readonly selfTest: SelfTestReport | undefined;
   readonly stats: BoardStats;
+  /** cgminer-style counters over every connection of the board (ports and replugs included). */
+  readonly counters: DeviceUnitCounters;
   readonly link: SessionStats | undefined;
+}
+
+/** Link trouble (CRC errors + resyncs + retransmissions) within LINK_WINDOW_MS that makes a link `degraded`. */
+export const LINK_DEGRADED_EVENTS = 3;
+const LINK_WINDOW_MS = 10_000;
+/** A degraded link is reported again only after this long without trouble. */
+const LINK_CLEAN_MS = 30_000;
+
+interface LinkCounts {
+  crcErrors: number;
+  resyncs: number;
+  retransmissions: number;
+}
+
+function linkCounts(s: SessionStats | undefined): LinkCounts {
+  if (!s) return { crcErrors: 0, resyncs: 0, retransmissions: 0 };
+  return {
+    crcErrors: s.decoder.crcErrors,
+    resyncs: s.decoder.badHeaders + s.decoder.staleFragments,
+    retransmissions: s.retransmits + s.duplicateResults,
+  };
 }
 
 interface BoardJob {
@@ -182,6 +209,17 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
   private timer: NodeJS.Timeout | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private stateValue: DeviceState = 'stopped';
+  /** Link counts of sessions no longer attached, and of the attached one when it was attached. */
+  private readonly linkBase: LinkCounts = { crcErrors: 0, resyncs: 0, retransmissions: 0 };
+  private linkAtAttach: LinkCounts = { crcErrors: 0, resyncs: 0, retransmissions: 0 };
+  /** Link trouble samples (time, total) for `link-degraded`. */
+  private readonly trouble: { atMs: number; total: number }[] = [];
+  private degradedUntilCleanMs: number | undefined;
+  /** The board has been ready on a session (seen), and is there now (not lost). */
+  private seen = false;
+  private present = false;
+  private lastPort: string | undefined;
+  private lastProgressAtMs = 0;
 
   constructor(options: SerialDeviceBackendOptions) {
     super();
@@ -271,10 +309,10 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
     this.pump();
   }
 
+  /** Pauses: the board's job is cancelled (what it had left is kept for `resume`), the board idles. */
   pause(): void {
     if (this.paused) return;
     this.paused = true;
-    this.saveResume();
     this.updateState();
     this.pump();
   }
@@ -321,8 +359,70 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
       lastValidWork: this.lastValidWork,
       selfTest: this.session?.lastSelfTest,
       stats: { ...this.stats },
+      counters: this.counters(),
       link: this.session?.stats(),
     };
+  }
+
+  /** The board's counters over all its connections. */
+  counters(): DeviceUnitCounters {
+    const link = this.linkTotals();
+    return {
+      found: this.stats.found,
+      hardwareErrors: this.stats.wrongResults,
+      crcErrors: link.crcErrors,
+      resyncs: link.resyncs,
+      retransmissions: link.retransmissions,
+      reboots: this.stats.reboots,
+      linkLosses: this.stats.linkLosses,
+    };
+  }
+
+  /** The board as a unit of the fleet (the miner's stats and control API). */
+  unitInfo(): DeviceUnitInfo {
+    return {
+      id: this.id,
+      kind: this.kind,
+      state: this.state,
+      chipId: this.chipId,
+      ...(this.port === undefined ? {} : { port: this.port }),
+      hashrate: this.meter.windows(),
+      totalHashes: this.totalHashes(),
+      expectedHashrate: this.expectedHashrate(),
+      lastFoundAtMs: this.lastFoundAtMs,
+      counters: this.counters(),
+    };
+  }
+
+  private linkTotals(): LinkCounts {
+    const now = linkCounts(this.session?.stats());
+    const at = this.linkAtAttach;
+    const b = this.linkBase;
+    return this.session
+      ? {
+          crcErrors: b.crcErrors + now.crcErrors - at.crcErrors,
+          resyncs: b.resyncs + now.resyncs - at.resyncs,
+          retransmissions: b.retransmissions + now.retransmissions - at.retransmissions,
+        }
+      : { ...b };
+  }
+
+  private notice(kind: DeviceNotice['kind'], message: string): void {
+    const port = this.session?.path ?? this.lastPort;
+    this.emit('notice', {
+      kind,
+      unit: this.id,
+      chipId: this.chipId,
+      ...(port === undefined ? {} : { port }),
+      message,
+    });
+  }
+
+  /** The board is gone (link lost, port removed): once until it is back. */
+  private markLost(reason: string): void {
+    if (!this.present) return;
+    this.present = false;
+    this.notice('lost', reason);
   }
 
   /** Attaches the board's session (replacing any previous one); the board mines through it once it is `ready`. */
@@ -330,6 +430,8 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
     if (this.session === session) return;
     this.detach();
     this.session = session;
+    this.lastPort = session.path;
+    this.linkAtAttach = linkCounts(session.stats());
     const onState = (state: SessionState) => this.onSessionState(state);
     const onResult = (result: ResultMessage, ack: () => void) => void this.onResult(result, ack);
     const onProgress = (progress: ProgressMessage) => this.onProgress(progress);
@@ -348,13 +450,20 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
     const onHello = (hello: HelloMessage) => {
       if (chipIdHex(hello) === this.chipId) this.hello = hello;
     };
-    const onBoot = () => {
+    const onBoot = (boot: { reason: number }) => {
+      const s = session.state;
+      if (s !== 'ready' && s !== 'self-test' && s !== 'self-test failed') return; // the handshake's own BOOT
       this.stats.reboots++;
       this.saveResume();
+      this.notice('rebooted', `reset reason: ${RESET_REASONS[boot.reason] ?? `code ${boot.reason}`}`);
     };
-    const onLost = () => {
+    const onLost = (error: Error) => {
       this.stats.linkLosses++;
       this.saveResume();
+      this.markLost(error.message);
+    };
+    const onSelfTest = (report: SelfTestReport) => {
+      if (!report.ok) this.notice('self-test-failed', report.reason ?? 'wrong answer');
     };
     const onError = (error: Error) => this.report(error);
     session.on('state', onState);
@@ -365,6 +474,7 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
     session.on('hello', onHello);
     session.on('boot', onBoot);
     session.on('lost', onLost);
+    session.on('selfTest', onSelfTest);
     session.on('error', onError);
     this.detachSession = () => {
       session.off('state', onState);
@@ -375,6 +485,7 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
       session.off('hello', onHello);
       session.off('boot', onBoot);
       session.off('lost', onLost);
+      session.off('selfTest', onSelfTest);
       session.off('error', onError);
     };
     this.onSessionState(session.state);
@@ -383,6 +494,12 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
   /** Detaches the session (the board is `no device` until another is attached). */
   detach(): void {
     if (!this.session) return;
+    const now = linkCounts(this.session.stats());
+    const at = this.linkAtAttach;
+    this.linkBase.crcErrors += now.crcErrors - at.crcErrors;
+    this.linkBase.resyncs += now.resyncs - at.resyncs;
+    this.linkBase.retransmissions += now.retransmissions - at.retransmissions;
+    this.markLost(`${this.session.path} is gone`);
     this.saveResume();
     this.detachSession?.();
     this.detachSession = undefined;
@@ -393,6 +510,16 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
   // ---- work ----
 
   private onSessionState(state: SessionState): void {
+    if (state === 'ready' || state === 'self-test' || state === 'self-test failed') {
+      if (!this.seen) {
+        this.seen = true;
+        this.present = true;
+        this.notice('attached', `${this.hello.board} fw ${this.hello.firmware}`);
+      } else if (!this.present) {
+        this.present = true;
+        this.notice('back', `${this.hello.board} fw ${this.hello.firmware}, same chip id`);
+      }
+    }
     if (state !== 'ready') this.saveResume();
     this.updateState();
     this.pump();
@@ -416,6 +543,7 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
     const job = this.running && !this.paused ? this.current : undefined;
     if (job === undefined) {
       if (this.active) {
+        this.saveResume(); // paused: resume where the board stopped
         this.active = undefined;
         this.sending = true;
         session
@@ -515,6 +643,7 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
     if (hashes < this.lastBootHashes) this.hashBase += this.lastBootHashes; // the board rebooted
     this.lastBootHashes = hashes;
     this.meter.record(now, this.totalHashes());
+    this.lastProgressAtMs = now;
     const a = this.active;
     if (p.jobId !== 0 && a?.jobId === p.jobId) {
       a.done = Math.min(a.chunk.count, Number(p.noncesDone));
@@ -647,9 +776,40 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
   // ---- state and reporting ----
 
   private sample(): void {
+    const now = this.now();
+    // A board that stopped reporting (lost, unplugged, rebooting) hashes nothing: its rate decays to zero.
+    if (now - this.lastProgressAtMs > 2 * this.sampleIntervalMs + 1000)
+      this.meter.record(now, this.totalHashes());
+    this.watchLink(now);
     const r60 = this.meter.rate(WINDOW_MS['60s']);
     if (r60 !== undefined && (this.best60 === undefined || r60 > this.best60)) this.best60 = r60;
     this.emit('hashrate', this.hashrate());
+  }
+
+  /** Reports `link-degraded` when CRC errors, resyncs and retransmissions pile up. */
+  private watchLink(now: number): void {
+    const t = this.linkTotals();
+    const total = t.crcErrors + t.resyncs + t.retransmissions;
+    this.trouble.push({ atMs: now, total });
+    while (this.trouble.length > 1 && this.trouble[0]!.atMs < now - LINK_WINDOW_MS) this.trouble.shift();
+    const first = this.trouble[0]!;
+    const recent = total - first.total;
+    if (this.degradedUntilCleanMs !== undefined) {
+      // Degraded already: stays so while trouble goes on, reported again after a clean spell.
+      if (recent > 0) this.degradedUntilCleanMs = Math.max(this.degradedUntilCleanMs, now + LINK_WINDOW_MS);
+      else if (now >= this.degradedUntilCleanMs) this.degradedUntilCleanMs = undefined;
+      return;
+    }
+    if (recent >= LINK_DEGRADED_EVENTS) {
+      this.degradedUntilCleanMs = now + LINK_CLEAN_MS;
+      const window = this.trouble.length > 1 ? Math.round((now - first.atMs) / 1000) : 0;
+      const parts = [
+        ...(t.crcErrors > 0 ? [`${t.crcErrors} CRC errors`] : []),
+        ...(t.resyncs > 0 ? [`${t.resyncs} resyncs`] : []),
+        ...(t.retransmissions > 0 ? [`${t.retransmissions} retransmissions`] : []),
+      ];
+      this.notice('link-degraded', `${recent} link errors in ${window} s (total ${parts.join(', ')})`);
+    }
   }
 
   private updateState(): void {

@@ -11,6 +11,7 @@ export {
   type BoardInfo,
   type BoardState,
   type BoardStats,
+  LINK_DEGRADED_EVENTS,
   type ResultJournal,
   SerialDeviceBackend,
   type SerialDeviceBackendOptions,
@@ -69,6 +70,8 @@ export {
   listBoardPorts,
   listLinuxSysfs,
   listPorts,
+  noBoardsHelp,
+  UDEV_RULES_PATH,
   type UsbSerialChip,
   usbSerialChip,
 } from './discovery.js';

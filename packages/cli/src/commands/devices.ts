@@ -48,11 +48,11 @@ export function devicesCommand(program: Command, ctx: CommandContext): void {
           registered: validator.ok
             ? validator.page
             : { error: validator.error.code, message: validator.error.message },
-          ...(boards ? { boards: boards.boards, ports: boards.ports } : {}),
+          ...(boards ? { boards: boards.boards, ports: boards.ports, help: boards.help } : {}),
         });
       } else {
         if (validator.ok) printRegistered(io, validator.page, limit);
-        if (boards) printBoards(io, boards.boards, boards.ports);
+        if (boards) printBoards(io, boards.boards, boards.ports, boards.help);
       }
       if (!validator.ok) {
         if (!boards) throw validator.error;
@@ -88,7 +88,12 @@ function printRegistered(io: CliIo, page: DevicesPage, limit: number): void {
     writeLine(io.stdout, `next page: miner devices --limit ${limit} --cursor ${page.next_cursor}`);
 }
 
-function printBoards(io: CliIo, boards: readonly BoardRow[], ports: readonly PortRow[]): void {
+function printBoards(
+  io: CliIo,
+  boards: readonly BoardRow[],
+  ports: readonly PortRow[],
+  help: readonly string[],
+): void {
   writeLine(io.stdout, `serial boards here: ${boards.length}`);
   if (boards.length > 0) {
     const now = Date.now();
@@ -100,9 +105,31 @@ function printBoards(io: CliIo, boards: readonly BoardRow[], ports: readonly Por
       b.chipId,
       b.port ?? 'unplugged',
       formatAgo(b.lastValidWorkAtMs, now),
+      String(b.counters.found),
+      String(b.counters.hardwareErrors),
+      String(b.counters.crcErrors),
+      String(b.counters.resyncs),
+      String(b.counters.retransmissions),
+      String(b.counters.reboots),
+      String(b.counters.linkLosses),
     ]);
     for (const line of table([
-      ['board', 'state', 'rate', 'firmware', 'chip id', 'port', 'last valid work'],
+      [
+        'board',
+        'state',
+        'rate',
+        'firmware',
+        'chip id',
+        'port',
+        'last valid work',
+        'found',
+        'hw err',
+        'crc',
+        'resync',
+        'retx',
+        'reboots',
+        'lost',
+      ],
       ...rows,
     ])) {
       writeLine(io.stdout, line);
@@ -111,20 +138,21 @@ function printBoards(io: CliIo, boards: readonly BoardRow[], ports: readonly Por
   for (const p of ports) {
     writeLine(io.stdout, `port ${p.path}: ${p.state}${p.lastError ? ` (${p.lastError})` : ''}`);
   }
+  for (const line of help) writeLine(io.stdout, line);
 }
 
 /** Opens the boards, waits for them to connect and self-test, lists them, closes them. */
 async function localBoards(
   devices: readonly string[],
   waitMs: number,
-): Promise<{ boards: BoardRow[]; ports: PortRow[] }> {
+): Promise<{ boards: BoardRow[]; ports: PortRow[]; help: string[] }> {
   const { openSerialBoards } = await import('../serial-boards.js');
   const fleet = await openSerialBoards({ devices });
   fleet.on('error', () => {}); // a board's failure shows in its state
   try {
     await fleet.start();
     await fleet.settled(waitMs);
-    return { boards: fleet.rows(), ports: fleet.emptyPorts() };
+    return { boards: fleet.rows(), ports: fleet.emptyPorts(), help: await fleet.noBoardsHelp() };
   } finally {
     await fleet.stop();
   }
