@@ -25,6 +25,7 @@ import {
 import { MAX_CHUNK, type NonceChunk, NonceCursor } from './cursor.js';
 import { SerialError } from './errors.js';
 import { boardSupports, capabilityNames, helloRate, jobMessage, rateKey } from './jobs.js';
+import { LinkHealth } from './link-health.js';
 import {
   type BoardSession,
   chipIdHex,
@@ -111,27 +112,6 @@ export interface BoardInfo {
   readonly link: SessionStats | undefined;
 }
 
-/** Link trouble (CRC errors + resyncs + retransmissions) within LINK_WINDOW_MS that makes a link `degraded`. */
-export const LINK_DEGRADED_EVENTS = 3;
-const LINK_WINDOW_MS = 10_000;
-/** A degraded link is reported again only after this long without trouble. */
-const LINK_CLEAN_MS = 30_000;
-
-interface LinkCounts {
-  crcErrors: number;
-  resyncs: number;
-  retransmissions: number;
-}
-
-function linkCounts(s: SessionStats | undefined): LinkCounts {
-  if (!s) return { crcErrors: 0, resyncs: 0, retransmissions: 0 };
-  return {
-    crcErrors: s.decoder.crcErrors,
-    resyncs: s.decoder.badHeaders + s.decoder.staleFragments,
-    retransmissions: s.retransmits + s.duplicateResults,
-  };
-}
-
 interface BoardJob {
   readonly jobId: number;
   readonly job: MiningJob;
@@ -209,12 +189,8 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
   private timer: NodeJS.Timeout | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private stateValue: DeviceState = 'stopped';
-  /** Link counts of sessions no longer attached, and of the attached one when it was attached. */
-  private readonly linkBase: LinkCounts = { crcErrors: 0, resyncs: 0, retransmissions: 0 };
-  private linkAtAttach: LinkCounts = { crcErrors: 0, resyncs: 0, retransmissions: 0 };
-  /** Link trouble samples (time, total) for `link-degraded`. */
-  private readonly trouble: { atMs: number; total: number }[] = [];
-  private degradedUntilCleanMs: number | undefined;
+  /** The link's counters over every session of the board, and the `link-degraded` watch. */
+  private readonly link = new LinkHealth();
   /** The board has been ready on a session (seen), and is there now (not lost). */
   private seen = false;
   private present = false;
@@ -366,7 +342,7 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
 
   /** The board's counters over all its connections. */
   counters(): DeviceUnitCounters {
-    const link = this.linkTotals();
+    const link = this.link.totals(this.session?.stats());
     return {
       found: this.stats.found,
       hardwareErrors: this.stats.wrongResults,
@@ -394,19 +370,6 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
     };
   }
 
-  private linkTotals(): LinkCounts {
-    const now = linkCounts(this.session?.stats());
-    const at = this.linkAtAttach;
-    const b = this.linkBase;
-    return this.session
-      ? {
-          crcErrors: b.crcErrors + now.crcErrors - at.crcErrors,
-          resyncs: b.resyncs + now.resyncs - at.resyncs,
-          retransmissions: b.retransmissions + now.retransmissions - at.retransmissions,
-        }
-      : { ...b };
-  }
-
   private notice(kind: DeviceNotice['kind'], message: string): void {
     const port = this.session?.path ?? this.lastPort;
     this.emit('notice', {
@@ -431,7 +394,7 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
     this.detach();
     this.session = session;
     this.lastPort = session.path;
-    this.linkAtAttach = linkCounts(session.stats());
+    this.link.attach(session.stats());
     const onState = (state: SessionState) => this.onSessionState(state);
     const onResult = (result: ResultMessage, ack: () => void) => void this.onResult(result, ack);
     const onProgress = (progress: ProgressMessage) => this.onProgress(progress);
@@ -494,11 +457,7 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
   /** Detaches the session (the board is `no device` until another is attached). */
   detach(): void {
     if (!this.session) return;
-    const now = linkCounts(this.session.stats());
-    const at = this.linkAtAttach;
-    this.linkBase.crcErrors += now.crcErrors - at.crcErrors;
-    this.linkBase.resyncs += now.resyncs - at.resyncs;
-    this.linkBase.retransmissions += now.retransmissions - at.retransmissions;
+    this.link.detach(this.session.stats());
     this.markLost(`${this.session.path} is gone`);
     this.saveResume();
     this.detachSession?.();
@@ -684,6 +643,7 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
       return;
     }
     const found = verdict.found;
+    this.advancePast(entry, result.nonce);
     if (this.foundIds.has(found.id)) {
       this.stats.duplicates++;
       ack();
@@ -723,6 +683,28 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
     }
     this.emit('found', found);
     ack();
+  }
+
+  /**
+   * A board mines its range in order: a result at `nonce` means it is done up to there, even
+   * when no PROGRESS said so yet. What is left to resume after a replug or a pause starts
+   * after it, so a board unplugged soon after each result still moves forward.
+   */
+  private advancePast(entry: BoardJob, nonce: number): void {
+    entry.done = Math.max(entry.done, Math.min(entry.chunk.count, nonce - entry.chunk.start + 1));
+    const left = this.leftover;
+    if (
+      left &&
+      left.job === entry.job &&
+      nonce >= left.chunk.start &&
+      nonce < left.chunk.start + left.chunk.count
+    ) {
+      const skip = nonce - left.chunk.start + 1;
+      this.leftover =
+        skip >= left.chunk.count
+          ? undefined
+          : { job: left.job, chunk: { start: nonce + 1, count: left.chunk.count - skip } };
+    }
   }
 
   private verify(
@@ -780,36 +762,11 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
     // A board that stopped reporting (lost, unplugged, rebooting) hashes nothing: its rate decays to zero.
     if (now - this.lastProgressAtMs > 2 * this.sampleIntervalMs + 1000)
       this.meter.record(now, this.totalHashes());
-    this.watchLink(now);
+    const degraded = this.link.watch(now, this.session?.stats());
+    if (degraded !== undefined) this.notice('link-degraded', degraded);
     const r60 = this.meter.rate(WINDOW_MS['60s']);
     if (r60 !== undefined && (this.best60 === undefined || r60 > this.best60)) this.best60 = r60;
     this.emit('hashrate', this.hashrate());
-  }
-
-  /** Reports `link-degraded` when CRC errors, resyncs and retransmissions pile up. */
-  private watchLink(now: number): void {
-    const t = this.linkTotals();
-    const total = t.crcErrors + t.resyncs + t.retransmissions;
-    this.trouble.push({ atMs: now, total });
-    while (this.trouble.length > 1 && this.trouble[0]!.atMs < now - LINK_WINDOW_MS) this.trouble.shift();
-    const first = this.trouble[0]!;
-    const recent = total - first.total;
-    if (this.degradedUntilCleanMs !== undefined) {
-      // Degraded already: stays so while trouble goes on, reported again after a clean spell.
-      if (recent > 0) this.degradedUntilCleanMs = Math.max(this.degradedUntilCleanMs, now + LINK_WINDOW_MS);
-      else if (now >= this.degradedUntilCleanMs) this.degradedUntilCleanMs = undefined;
-      return;
-    }
-    if (recent >= LINK_DEGRADED_EVENTS) {
-      this.degradedUntilCleanMs = now + LINK_CLEAN_MS;
-      const window = this.trouble.length > 1 ? Math.round((now - first.atMs) / 1000) : 0;
-      const parts = [
-        ...(t.crcErrors > 0 ? [`${t.crcErrors} CRC errors`] : []),
-        ...(t.resyncs > 0 ? [`${t.resyncs} resyncs`] : []),
-        ...(t.retransmissions > 0 ? [`${t.retransmissions} retransmissions`] : []),
-      ];
-      this.notice('link-degraded', `${recent} link errors in ${window} s (total ${parts.join(', ')})`);
-    }
   }
 
   private updateState(): void {

@@ -11,7 +11,6 @@ export {
   type BoardInfo,
   type BoardState,
   type BoardStats,
-  LINK_DEGRADED_EVENTS,
   type ResultJournal,
   SerialDeviceBackend,
   type SerialDeviceBackendOptions,
@@ -83,6 +82,7 @@ export {
   type SerialFleetOptions,
 } from './fleet.js';
 export { boardSupports, capabilityNames, jobMessage } from './jobs.js';
+export { LINK_DEGRADED_EVENTS, type LinkCounts, LinkHealth } from './link-health.js';
 export {
   hexKnownAnswer,
   type KnownAnswer,
