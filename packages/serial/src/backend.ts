@@ -385,7 +385,12 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
   private markLost(reason: string): void {
     if (!this.present) return;
     this.present = false;
-    this.notice('lost', reason);
+    // The session's messages start with its path; the notice carries the port already.
+    const port = this.session?.path ?? this.lastPort;
+    this.notice(
+      'lost',
+      port !== undefined && reason.startsWith(`${port}: `) ? reason.slice(port.length + 2) : reason,
+    );
   }
 
   /** Attaches the board's session (replacing any previous one); the board mines through it once it is `ready`. */
