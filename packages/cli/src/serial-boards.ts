@@ -1,5 +1,5 @@
 import type { EventEmitter } from 'node:events';
-import type { DeviceBackend, DeviceUnitCounters, FoundResult } from '@tensormine/miner';
+import type { DeviceBackend, DeviceOutcomes, DeviceUnitCounters, FoundResult } from '@tensormine/miner';
 import { CliError } from './errors.js';
 
 /**
@@ -25,6 +25,8 @@ export interface BoardRow {
   readonly lastValidWorkAtMs: number | undefined;
   /** Found, hardware errors (wrong results), CRC errors, resyncs, retransmissions, reboots, losses. */
   readonly counters: DeviceUnitCounters;
+  /** Accepted and rejected results, when known (a running miner's boards). */
+  readonly outcomes?: DeviceOutcomes;
 }
 
 /** A port that is open but has no identified board behind it (yet). */

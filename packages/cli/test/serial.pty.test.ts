@@ -165,4 +165,42 @@ describe.skipIf(unavailable !== undefined)(`serial boards (${unavailable ?? 'soc
     io.controller.abort();
     expect(await done).toBe(0);
   });
+
+  test("devices --local-boards reads a running miner's boards from its control API, with accepted results", async () => {
+    const { url } = await testValidator({ hexDifficulty: 4096n });
+    const { env } = await tempHome();
+    await testKey(join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key'), [url]);
+    const port = await simulatedBoard();
+    const token = 'a-test-token-of-32-characters-xx';
+    const io = testIo({ ...env, MINER_API_TOKEN: token });
+    const done = run(['mine', '--url', url, '--device', port, '--no-cpu', '--no-tui', '--api-port', '0'], io);
+    cleanup(async () => {
+      io.controller.abort();
+      await done;
+    });
+    await waitFor(
+      () => /accepted \(\d+\//.test(io.stdout.text),
+      'an accepted result',
+      30_000,
+      () => io.stdout.text,
+    );
+    const api = /control API on http:\/\/127\.0\.0\.1:(\d+)/.exec(io.stdout.text)![1]!;
+    const { code, stdout } = await runCli(['devices', '--url', url, '--local-boards', '--api-port', api], {
+      ...env,
+      MINER_API_TOKEN: token,
+    });
+    expect(code).toBe(0);
+    const all = stdout.trimEnd().split('\n');
+    const lines = all.slice(all.findIndex((l) => l.startsWith('serial boards here')) - 1);
+    expect(lines[1]).toBe(`serial boards here: 1 (the running miner, control API 127.0.0.1:${api})`);
+    expect(lines[2]).toMatch(
+      /^board\s+state\s+rate\s+firmware\s+chip id\s+port\s+last valid work\s+accepted\s+rejected\s+found\s+hw err\s+crc\s+resync\s+retx\s+reboots\s+lost$/,
+    );
+    const row = lines[3]!.split(/\s{2,}/);
+    expect(row.slice(0, 2)).toEqual([`serial:${CHIP}`, 'ok']);
+    expect(row).toContain(port);
+    expect(Number(row[row.length - 9])).toBeGreaterThanOrEqual(1); // accepted
+    io.controller.abort();
+    expect(await done).toBe(0);
+  });
 });

@@ -187,6 +187,8 @@ function unitInfo(
     kind: u.kind,
     chipId: u.chipId ?? null,
     port: u.port ?? null,
+    firmware: u.firmware ?? null,
+    board: u.board ?? null,
     state: u.state,
     hashRate: gh(u.hashrate['10s']),
     hashRate_1m: gh(u.hashrate['60s']),

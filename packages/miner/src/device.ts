@@ -79,6 +79,9 @@ export interface DeviceUnitInfo {
   readonly state: DeviceState;
   readonly chipId?: string;
   readonly port?: string;
+  /** What the unit reported about itself (a board's HELLO). */
+  readonly firmware?: string;
+  readonly board?: string;
   readonly hashrate: HashrateWindows;
   readonly totalHashes: number;
   readonly expectedHashrate: number | undefined;

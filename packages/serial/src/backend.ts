@@ -362,6 +362,8 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
       state: this.state,
       chipId: this.chipId,
       ...(this.port === undefined ? {} : { port: this.port }),
+      firmware: this.hello.firmware,
+      board: this.hello.board,
       hashrate: this.meter.windows(),
       totalHashes: this.totalHashes(),
       expectedHashrate: this.expectedHashrate(),

@@ -23,7 +23,7 @@ export function devicesCommand(program: Command, ctx: CommandContext): void {
     .option('--limit <n>', 'registered devices per page, 1..500', '50')
     .option('--cursor <cursor>', 'the next_cursor of the previous page')
     .option('--json', 'machine-readable output');
-  addSettings(command, ['urls', 'devices']);
+  addSettings(command, ['urls', 'devices', 'apiPort', 'apiToken']);
   command.action(
     async (
       options: { localBoards?: boolean; wait: string; limit: string; cursor?: string; json?: boolean },
@@ -39,9 +39,15 @@ export function devicesCommand(program: Command, ctx: CommandContext): void {
         (page) => ({ ok: true as const, page }),
         (error: unknown) => ({ ok: false as const, error: toCliError(error) }),
       );
-      const boards = options.localBoards
-        ? await localBoards(settings.devices.length > 0 ? settings.devices : ['auto'], wait)
-        : undefined;
+      // A running `miner mine` holds the ports: with its control API (--api-port, MINER_API_TOKEN)
+      // its boards are read from there, with their accepted and rejected results.
+      const running =
+        options.localBoards && settings.apiPort !== undefined && settings.apiToken !== undefined
+          ? await minerBoards(settings.apiPort, settings.apiToken)
+          : undefined;
+      const boards = !options.localBoards
+        ? undefined
+        : (running ?? (await localBoards(settings.devices.length > 0 ? settings.devices : ['auto'], wait)));
       const validator = await registered;
       if (options.json) {
         writeJson(io, {
@@ -52,7 +58,7 @@ export function devicesCommand(program: Command, ctx: CommandContext): void {
         });
       } else {
         if (validator.ok) printRegistered(io, validator.page, limit);
-        if (boards) printBoards(io, boards.boards, boards.ports, boards.help);
+        if (boards) printBoards(io, boards.boards, boards.ports, boards.help, boards.from);
       }
       if (!validator.ok) {
         if (!boards) throw validator.error;
@@ -93,8 +99,9 @@ function printBoards(
   boards: readonly BoardRow[],
   ports: readonly PortRow[],
   help: readonly string[],
+  from?: string,
 ): void {
-  writeLine(io.stdout, `serial boards here: ${boards.length}`);
+  writeLine(io.stdout, `serial boards here: ${boards.length}${from ? ` (${from})` : ''}`);
   if (boards.length > 0) {
     const now = Date.now();
     const rows = boards.map((b) => [
@@ -105,6 +112,12 @@ function printBoards(
       b.chipId,
       b.port ?? 'unplugged',
       formatAgo(b.lastValidWorkAtMs, now),
+      ...(b.outcomes
+        ? [
+            String(b.outcomes.accepted),
+            `${b.outcomes.rejected}${b.outcomes.rejectedReasons.length > 0 ? ` (${b.outcomes.rejectedReasons.map((r) => `${r.code} ${r.count}`).join(', ')})` : ''}`,
+          ]
+        : []),
       String(b.counters.found),
       String(b.counters.hardwareErrors),
       String(b.counters.crcErrors),
@@ -113,6 +126,7 @@ function printBoards(
       String(b.counters.reboots),
       String(b.counters.linkLosses),
     ]);
+    const outcomes = boards.some((b) => b.outcomes) ? ['accepted', 'rejected'] : [];
     for (const line of table([
       [
         'board',
@@ -122,6 +136,7 @@ function printBoards(
         'chip id',
         'port',
         'last valid work',
+        ...outcomes,
         'found',
         'hw err',
         'crc',
@@ -145,7 +160,7 @@ function printBoards(
 async function localBoards(
   devices: readonly string[],
   waitMs: number,
-): Promise<{ boards: BoardRow[]; ports: PortRow[]; help: string[] }> {
+): Promise<{ boards: BoardRow[]; ports: PortRow[]; help: string[]; from?: string }> {
   const { openSerialBoards } = await import('../serial-boards.js');
   const fleet = await openSerialBoards({ devices });
   fleet.on('error', () => {}); // a board's failure shows in its state
@@ -156,6 +171,88 @@ async function localBoards(
   } finally {
     await fleet.stop();
   }
+}
+
+/**
+ * The boards of a `miner mine` running here, from its control API (GET /api/system/info on
+ * 127.0.0.1); undefined when nothing answers there (then the ports are opened instead).
+ * @throws CliError when the API answers with an error (a wrong token).
+ */
+async function minerBoards(
+  port: number,
+  token: string,
+): Promise<{ boards: BoardRow[]; ports: PortRow[]; help: string[]; from: string } | undefined> {
+  const url = `http://127.0.0.1:${port}/api/system/info`;
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      headers: { authorization: `Bearer ${token}` },
+      signal: AbortSignal.timeout(3000),
+    });
+  } catch {
+    return undefined;
+  }
+  const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+  if (!res.ok) {
+    throw new CliError(
+      'failure',
+      `the running miner's control API at ${url} answered ${res.status}: ${String(body.message ?? '')}`,
+      ['check --api-token (or MINER_API_TOKEN): it must be the one the miner was started with'],
+    );
+  }
+  const devices = (body.devices ?? []) as { boards?: ApiBoard[] }[];
+  const boards = devices
+    .flatMap((d) => d.boards ?? [])
+    .map(
+      (b): BoardRow => ({
+        id: b.id,
+        chipId: b.chipId ?? '',
+        port: b.port ?? undefined,
+        state: b.state,
+        firmware: b.firmware ?? '',
+        board: b.board ?? '',
+        rate: b.hashrate['10s'] ?? undefined,
+        announcedRate: 0,
+        lastValidWorkAtMs: b.lastFoundAt === null ? undefined : Date.parse(b.lastFoundAt),
+        counters: {
+          found: b.found,
+          hardwareErrors: b.hardwareErrors,
+          crcErrors: b.crcErrors,
+          resyncs: b.resyncs,
+          retransmissions: b.retransmissions,
+          reboots: b.reboots,
+          linkLosses: b.linkLosses,
+        },
+        outcomes: {
+          accepted: b.sharesAccepted,
+          rejected: b.sharesRejected,
+          rejectedReasons: b.sharesRejectedReasons.map((r) => ({ code: r.message, count: r.count })),
+        },
+      }),
+    );
+  return { boards, ports: [], help: [], from: `the running miner, control API 127.0.0.1:${port}` };
+}
+
+/** A board as GET /api/system/info lists it (packages/miner/src/control-api.ts). */
+interface ApiBoard {
+  id: string;
+  chipId: string | null;
+  port: string | null;
+  firmware: string | null;
+  board: string | null;
+  state: string;
+  hashrate: Record<string, number | null>;
+  sharesAccepted: number;
+  sharesRejected: number;
+  sharesRejectedReasons: { message: string; count: number }[];
+  hardwareErrors: number;
+  found: number;
+  crcErrors: number;
+  resyncs: number;
+  retransmissions: number;
+  reboots: number;
+  linkLosses: number;
+  lastFoundAt: string | null;
 }
 
 function waitMs(text: string): number {
