@@ -408,6 +408,9 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
       this.send({ text: formatLogEvent(event), tone: NOTICE_TONES[event.kind], event });
       return;
     }
+    // The boards' own notices say what happens to each; the fleet's aggregate state
+    // (no device while one reconnects) would only repeat them.
+    if (event.type === 'device-state' && event.device === this.boards?.id) return;
     // A device going between ok and idle at every job is routine (the rows show states).
     if (event.type === 'device-state' && QUIET_STATES.has(event.state)) return;
     this.send({ text: formatLogEvent(event), tone: TONES[event.type] ?? 'info', event });
