@@ -435,7 +435,11 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
     const onSelfTest = (report: SelfTestReport) => {
       if (!report.ok) this.notice('self-test-failed', report.reason ?? 'wrong answer');
     };
-    const onError = (error: Error) => this.report(error);
+    const onError = (error: Error) => {
+      // A failed self-test is the `self-test-failed` notice (with its reason), not an error too.
+      if (error instanceof SerialError && error.code === 'self_test_failed') return;
+      this.report(error);
+    };
     session.on('state', onState);
     session.on('result', onResult);
     session.on('progress', onProgress);
