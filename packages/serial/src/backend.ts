@@ -9,12 +9,12 @@ import {
   type DeviceUnitInfo,
   type FoundResult,
   HashrateMeter,
-  type HashrateWindows,
   type MiningJob,
   resultFromNonce,
   WINDOW_MS,
 } from '@tensormine/miner';
 import { q16ToNumber, toHex } from '@tensormine/protocol';
+import type { BoardInfo, BoardState, BoardStats, ResultJournal } from './board-info.js';
 import {
   ERROR_NAMES,
   type HelloMessage,
@@ -26,21 +26,7 @@ import { MAX_CHUNK, type NonceChunk, NonceCursor } from './cursor.js';
 import { SerialError } from './errors.js';
 import { boardSupports, capabilityNames, helloRate, jobMessage, rateKey } from './jobs.js';
 import { LinkHealth } from './link-health.js';
-import {
-  type BoardSession,
-  chipIdHex,
-  type SelfTestReport,
-  type SessionState,
-  type SessionStats,
-} from './session.js';
-
-/** The state of one board: the miner's DeviceState, with `connecting` for `starting`. */
-export type BoardState = Exclude<DeviceState, 'starting'> | 'connecting';
-
-/** Something that stores a result durably before the board's RESULT is acknowledged (the miner's Journal fits). */
-export interface ResultJournal {
-  add(found: FoundResult): Promise<void>;
-}
+import { type BoardSession, chipIdHex, type SelfTestReport, type SessionState } from './session.js';
 
 export interface SerialDeviceBackendOptions {
   /** The board's HELLO: its identity (chip id) and abilities. */
@@ -57,59 +43,6 @@ export interface SerialDeviceBackendOptions {
   /** Hashrate sampling interval, ms (default 1000). */
   readonly sampleIntervalMs?: number;
   readonly now?: () => number;
-}
-
-export interface BoardStats {
-  /** RESULT messages handled (after link-level deduplication). */
-  results: number;
-  /** Verified results emitted as `found`. */
-  found: number;
-  /** RESULTs the reference verifier rejected or whose fields differ from the reference. */
-  wrongResults: number;
-  /** RESULTs for a result already emitted (e.g. kept across a reboot and sent again). */
-  duplicates: number;
-  /** RESULTs for a job id this host does not know. */
-  unknownJobs: number;
-  /** Valid RESULTs for a solo challenge that already had its result (not emitted: it takes one). */
-  staleResults: number;
-  /** Jobs sent to the board. */
-  jobsSent: number;
-  /** ERROR messages and refused jobs. */
-  deviceErrors: number;
-  /** Times the board rebooted (BOOT during a session). */
-  reboots: number;
-  /** Times the link was lost. */
-  linkLosses: number;
-}
-
-/** What `miner devices` shows for a board. */
-export interface BoardInfo {
-  readonly id: string;
-  readonly chipId: string;
-  readonly port: string | undefined;
-  readonly state: BoardState;
-  readonly firmware: string;
-  readonly board: string;
-  readonly capabilities: readonly string[];
-  readonly maxDim: number;
-  readonly maxFilters: number;
-  /** Rates the board reported in HELLO, nonces per second. */
-  readonly hexRate: number;
-  readonly tensorRate: number;
-  readonly maxBaud: number;
-  readonly baudRate: number | undefined;
-  /** The rate of the last PROGRESS, nonces per second. */
-  readonly rate: number | undefined;
-  readonly hashrate: HashrateWindows;
-  readonly totalHashes: number;
-  readonly lastFoundAtMs: number | undefined;
-  /** The last job the board verifiably worked on, and when (kept while the board is away). */
-  readonly lastValidWork: { readonly challengeId: string; readonly atMs: number } | undefined;
-  readonly selfTest: SelfTestReport | undefined;
-  readonly stats: BoardStats;
-  /** cgminer-style counters over every connection of the board (ports and replugs included). */
-  readonly counters: DeviceUnitCounters;
-  readonly link: SessionStats | undefined;
 }
 
 interface BoardJob {

@@ -9,8 +9,9 @@ import {
   type MiningJob,
   sumWindows,
 } from '@tensormine/miner';
-import { type BoardInfo, type ResultJournal, SerialDeviceBackend } from './backend.js';
+import { SerialDeviceBackend } from './backend.js';
 import type { BindingInterface } from './binding.js';
+import type { BoardInfo, ResultJournal } from './board-info.js';
 import type { HelloMessage } from './codec/messages.js';
 import { NonceCursor } from './cursor.js';
 import {

@@ -7,15 +7,9 @@
  * before it is reported.
  */
 
-export {
-  type BoardInfo,
-  type BoardState,
-  type BoardStats,
-  type ResultJournal,
-  SerialDeviceBackend,
-  type SerialDeviceBackendOptions,
-} from './backend.js';
+export { SerialDeviceBackend, type SerialDeviceBackendOptions } from './backend.js';
 export type { BindingInterface, PortInfo } from './binding.js';
+export type { BoardInfo, BoardState, BoardStats, ResultJournal } from './board-info.js';
 export { type DecoderStats, FrameDecoder, type FrameDecoderOptions } from './codec/decoder.js';
 export {
   encodeFrame,
