@@ -238,6 +238,62 @@ export class Transport {
     }
   }
 
+  /**
+   * Opens a long-lived streaming GET (an event stream) on the active endpoint, or `endpoint`.
+   * Resolves once the 200 headers arrive; `idleTimeoutMs` bounds the wait between chunks. A
+   * failure marks the endpoint down, so the next call goes to the next one (failover).
+   */
+  async stream(
+    operationId: OperationId,
+    input: RouteInput,
+    options: { headers?: Record<string, string>; signal: AbortSignal; idleTimeoutMs: number },
+  ): Promise<{ body: AsyncIterable<Uint8Array>; endpoint: string }> {
+    const route = ROUTES[operationId] as RouteDefinition;
+    const endpoint = this.pool.active();
+    const url = `${endpoint}${requestTarget(route, input)}`;
+    const info: RequestInfo = { operationId, method: route.method, url, endpoint };
+    const target = new URL(url);
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await this.#dispatcher.request({
+        origin: target.origin,
+        path: target.pathname + target.search,
+        method: 'GET',
+        headers: {
+          'user-agent': USER_AGENT,
+          accept: route.produces?.[0] ?? 'application/json',
+          ...this.#headers,
+          ...options.headers,
+        },
+        signal: options.signal,
+        headersTimeout: Math.min(this.#timeoutMs || 30_000, 30_000),
+        bodyTimeout: options.idleTimeoutMs,
+      });
+    } catch (error) {
+      if (options.signal.aborted) throw new AbortedError(info, options.signal.reason);
+      const failure = new NetworkError(info, error, !notSent(error));
+      this.pool.markDown(endpoint, failure);
+      throw failure;
+    }
+    const status = response.statusCode;
+    if (status !== 200) {
+      const text = await response.body.text().catch(() => '');
+      const contentType = String(response.headers['content-type'] ?? '');
+      const retryAfter = response.headers['retry-after'];
+      const error = errorFromResponse(
+        status,
+        text,
+        contentType,
+        Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
+        info,
+      );
+      if (status >= 500) this.pool.markDown(endpoint, error);
+      throw error;
+    }
+    this.pool.markUp(endpoint);
+    return { body: response.body, endpoint };
+  }
+
   async #attempt(
     route: RouteDefinition,
     info: RequestInfo,

@@ -7,6 +7,7 @@ import {
   keyPairFromSecret,
   type OperationId,
   ReplayCache,
+  type SseHubOptions,
   taggedHash,
   toHex,
 } from '@tensormine/protocol';
@@ -52,6 +53,8 @@ export interface CreateValidatorOptions extends Partial<Record<SettingName, unkn
   readonly now?: () => number;
   /** Fastify logger options; default: the configured level to stdout, silent under tests. */
   readonly logger?: boolean | Record<string, unknown>;
+  /** GET /api/hexchain/events: replay ring, heartbeat and per-reader buffer (tests shorten them). */
+  readonly events?: SseHubOptions;
 }
 
 export interface Validator {
@@ -76,7 +79,7 @@ export interface Validator {
  * The returned instance is not listening: use `inject()` in tests, or `listen()`.
  */
 export async function createValidator(options: CreateValidatorOptions = {}): Promise<Validator> {
-  const { env, configFile, storage: givenStorage, now = Date.now, logger, ...flags } = options;
+  const { env, configFile, storage: givenStorage, now = Date.now, logger, events, ...flags } = options;
   const resolved: ResolvedConfig = resolveConfig({
     flags,
     ...(env ? { env } : {}),
@@ -163,7 +166,9 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
     metrics.observeResponse(reply.elapsedTime);
   });
 
-  const hexchain = await createHexchainService(context);
+  const hexchain = await createHexchainService(context, events);
+  // Open event streams would hold the server's close: end them first.
+  app.addHook('preClose', async () => hexchain.close());
   const mining = createMiningService(context);
   const handlers: Handlers = {
     ...nodeHandlers({ softwareVersion: SOFTWARE_VERSION, hexchain }),

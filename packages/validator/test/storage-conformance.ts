@@ -439,6 +439,8 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
         expect(await read((tx) => tx.hexChallenges.countOpen(T + 9))).toBe(2);
         expect(await read((tx) => tx.hexChallenges.countOpen(T + 10))).toBe(1);
         expect(await read((tx) => tx.hexChallenges.countOpen(T + 20))).toBe(0);
+        expect((await read((tx) => tx.hexChallenges.openExpiries(T + 9))).sort()).toEqual([T + 10, T + 20]);
+        expect(await read((tx) => tx.hexChallenges.openExpiries(T + 10))).toEqual([T + 20]);
       });
     });
 

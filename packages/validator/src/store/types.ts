@@ -254,6 +254,8 @@ export interface HexChallengeRepo {
   get(id: string): Promise<HexChallengeRecord | undefined>;
   nextSerial(): Promise<number>;
   countOpen(now: number): Promise<number>;
+  /** The expiry times (Unix seconds) of the challenges still open at `now`, in any order. */
+  openExpiries(now: number): Promise<number[]>;
 }
 
 export interface BlockRecord {
