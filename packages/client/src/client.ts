@@ -57,6 +57,7 @@ export const CLIENT_METHODS = {
     status: 'hexStatus',
     lattice: 'hexLattice',
     block: 'hexBlock',
+    events: 'hexEvents',
   },
   miners: { get: 'getMiner', register: 'registerDevice', devices: 'listDevices' },
   pool: { info: 'getPool', status: 'getPoolStatus', join: 'poolJoin', leave: 'poolLeave' },
