@@ -20,6 +20,8 @@ export interface EventStreamOptions {
   readonly reconnectDelayMs?: number;
   /** default 30000 */
   readonly maxReconnectDelayMs?: number;
+  /** Called each time a stream is open (200 received), with the endpoint serving it. */
+  readonly onOpen?: (endpoint: string) => void;
   /** Called on each reconnect attempt after a break (for logs). */
   readonly onReconnect?: (info: {
     readonly attempt: number;
@@ -47,7 +49,7 @@ export async function* hexEventStream(
     while (!controller.signal.aborted) {
       let failure: unknown;
       try {
-        const { body } = await transport.stream(
+        const { body, endpoint } = await transport.stream(
           'hexEvents',
           {},
           {
@@ -56,6 +58,7 @@ export async function* hexEventStream(
             idleTimeoutMs: options.idleTimeoutMs ?? 45_000,
           },
         );
+        options.onOpen?.(endpoint);
         const parser = new SseParser();
         const decoder = new TextDecoder();
         for await (const chunk of body) {
