@@ -7,6 +7,7 @@ import {
   keyPairFromSecret,
   type OperationId,
   ReplayCache,
+  type SseHub,
   type SseHubOptions,
   taggedHash,
   toHex,
@@ -67,6 +68,8 @@ export interface Validator {
   /** Where the generated admin token is stored (undefined when configured or in memory). */
   readonly adminTokenFile: string | undefined;
   readonly registeredRoutes: readonly OperationId[];
+  /** The hub of GET /api/hexchain/events (its subscribers, what it published). */
+  readonly events: SseHub;
   /** Runs a request in process (no socket). */
   inject(options: InjectOptions | string): Promise<LightMyRequestResponse>;
   /** Starts listening (host and port from the config unless given); resolves to the base URL. */
@@ -199,6 +202,7 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
     adminToken,
     adminTokenFile,
     registeredRoutes,
+    events: hexchain.events,
     inject: (injectOptions) => app.inject(injectOptions as InjectOptions),
     async listen(listenOptions = {}) {
       // A deep accept queue: with Node's default (511) a burst of a thousand miners overflows it
