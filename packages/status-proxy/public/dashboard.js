@@ -22,7 +22,7 @@
     cells: new Map(), // "q,r" -> { q, r, depth, height, miner, timestamp, difficulty }
     frontier: new Set(), // "q,r" of free cells next to a block
     miners: [],
-    depthCounts: new Map([[0, 1]]),
+    depthCounts: new Map(), // depth -> blocks (the genesis block included)
     maxDepth: 0,
     byHeight: [], // cells in height order (charts)
     status: null,
@@ -51,7 +51,7 @@
   function resetCells() {
     state.cells.clear();
     state.frontier.clear();
-    state.depthCounts = new Map([[0, 1]]);
+    state.depthCounts = new Map();
     state.maxDepth = 0;
     state.byHeight = [];
     addCell({ q: 0, r: 0, depth: 0, height: 0, miner: -1, timestamp: 0, difficulty: 0, genesis: true });
@@ -703,6 +703,15 @@
     histogram: histogramData,
     frontier: () => state.frontier.size,
     hasCell: (q, r) => state.cells.has(key(q, r)),
+    /** Where a cell's centre is on the page (CSS pixels), to point at it. */
+    pointOf: (q, r) => {
+      const rect = canvas.getBoundingClientRect();
+      const [x, y] = center(q, r);
+      return {
+        x: rect.left + rect.width / 2 + (x + view.x) * view.scale,
+        y: rect.top + rect.height / 2 + (y + view.y) * view.scale,
+      };
+    },
   };
 
   resetCells();
