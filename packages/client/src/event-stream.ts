@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HEX_EVENT_NAMES, type HexEvent, type HexEventName, SseParser } from '@tensormine/protocol';
-import { TensormineError, ValidatorError } from './errors.js';
+import { AbortedError, TensormineError, ValidatorError } from './errors.js';
 import type { Transport } from './transport.js';
 
 /**
@@ -77,7 +77,7 @@ export async function* hexEventStream(
           if (parser.retryMs !== undefined) serverRetryMs = parser.retryMs;
         }
       } catch (error) {
-        if (controller.signal.aborted) return;
+        if (controller.signal.aborted || error instanceof AbortedError) return;
         // A refusal that waiting does not change (no hexchain: 404; bad input: 400) ends it.
         if (
           error instanceof ValidatorError &&

@@ -81,6 +81,8 @@ export class Transport {
   readonly #validateResponses: boolean;
   readonly #headers: Readonly<Record<string, string>>;
   #closed = false;
+  /** Aborts the open streams at close (an endless response would hold the dispatcher's close). */
+  readonly #closing = new AbortController();
 
   constructor(service: Service, options: ClientOptions) {
     this.service = service;
@@ -110,6 +112,7 @@ export class Transport {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#closing.abort(new Error('the client was closed'));
     this.pool.close();
     if (this.#ownsDispatcher) await this.#dispatcher.close();
   }
@@ -253,6 +256,7 @@ export class Transport {
     const url = `${endpoint}${requestTarget(route, input)}`;
     const info: RequestInfo = { operationId, method: route.method, url, endpoint };
     const target = new URL(url);
+    const signal = AbortSignal.any([options.signal, this.#closing.signal]);
     let response: Dispatcher.ResponseData;
     try {
       response = await this.#dispatcher.request({
@@ -265,12 +269,12 @@ export class Transport {
           ...this.#headers,
           ...options.headers,
         },
-        signal: options.signal,
+        signal,
         headersTimeout: Math.min(this.#timeoutMs || 30_000, 30_000),
         bodyTimeout: options.idleTimeoutMs,
       });
     } catch (error) {
-      if (options.signal.aborted) throw new AbortedError(info, options.signal.reason);
+      if (signal.aborted) throw new AbortedError(info, signal.reason);
       const failure = new NetworkError(info, error, !notSent(error));
       this.pool.markDown(endpoint, failure);
       throw failure;
