@@ -24,3 +24,19 @@ export async function launchChromium(): Promise<Browser> {
     ],
   });
 }
+
+/** What the dashboard page exposes to tests and the console (public/dashboard.js). */
+export interface Dashboard {
+  cells(): number;
+  histogram(): { depth: number; count: number }[];
+  frontier(): number;
+  hasCell(q: number, r: number): boolean;
+  pointOf(q: number, r: number): { x: number; y: number };
+  metrics(): { snapshotMs: number | null; firstRenderMs: number | null; drawMs: number[] };
+  zoom(factor: number): void;
+}
+declare global {
+  interface Window {
+    tensormineDashboard: Dashboard;
+  }
+}

@@ -19,19 +19,6 @@ afterAll(async () => {
   await browser?.close();
 });
 
-interface Dashboard {
-  cells(): number;
-  histogram(): { depth: number; count: number }[];
-  frontier(): number;
-  hasCell(q: number, r: number): boolean;
-  pointOf(q: number, r: number): { x: number; y: number };
-}
-declare global {
-  interface Window {
-    tensormineDashboard: Dashboard;
-  }
-}
-
 async function status(url: string): Promise<HexStatus> {
   return (await (await fetch(`${url}/api/hexchain/status`)).json()) as HexStatus;
 }
