@@ -143,18 +143,31 @@ async function firstRender(): Promise<{ table: string; buildS: number }> {
       for (let run = 0; run < 3; run++) {
         const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
         await page.goto(proxy.url);
-        await page.waitForFunction((n) => window.tensormineDashboard?.cells() === n, LATTICE_BLOCKS + 1, {
-          timeout: 60_000,
-        });
+        await page.waitForFunction(
+          (n) =>
+            window.tensormineDashboard?.cells() === n &&
+            window.tensormineDashboard.metrics().firstRenderMs !== null,
+          LATTICE_BLOCKS + 1,
+          { timeout: 60_000 },
+        );
         const m = await page.evaluate(() => {
           const d = window.tensormineDashboard;
-          for (let i = 0; i < 20; i++) d.zoom(i % 2 === 0 ? 1.25 : 0.8);
+          // Canvas 2D rasterizes lazily: reading a pixel back makes each redraw complete.
+          const canvas = document.getElementById('lattice') as HTMLCanvasElement;
+          const ctx = canvas.getContext('2d')!;
+          const steps: number[] = [];
+          for (let i = 0; i < 20; i++) {
+            const t0 = performance.now();
+            d.zoom(i % 2 === 0 ? 1.25 : 0.8);
+            ctx.getImageData(0, 0, 1, 1);
+            steps.push(performance.now() - t0);
+          }
+          steps.sort((a, b) => a - b);
           const metrics = d.metrics();
-          const draws = metrics.drawMs.slice(-20).sort((a, b) => a - b);
           return [
             metrics.snapshotMs ?? Number.NaN,
             metrics.firstRenderMs ?? Number.NaN,
-            draws[10] ?? Number.NaN,
+            steps[10] ?? Number.NaN,
           ];
         });
         rows.push(m);
@@ -232,8 +245,9 @@ A validator in the bench process with ${fmt(LATTICE_BLOCKS)} mined blocks (built
 child process, the page opened 3 times in Debian's Chromium (headless, no GPU: software
 rendering, 1280x900). "Columns loaded" is when GET /api/dashboard/blocks (every block in
 columns) is parsed, "first render" when every cell is on the canvas, both in ms after the
-navigation started; "full redraw" is one draw of the whole lattice at a zoom step (the cached
-Path2D per colour, only the transform changes).
+navigation started (the animation frame after the draw); "full redraw" is one zoom step: a draw
+of the whole lattice from the cached Path2D per colour (only the transform changes), rasterized
+(a one-pixel read-back forces it), median of 20.
 
 ${render.table}
 `,

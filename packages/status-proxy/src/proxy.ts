@@ -19,7 +19,12 @@ import {
   ROUTES,
   type SseHubOptions,
 } from '@tensormine/protocol';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
 import { type CachedAnswer, ReadCache } from './cache.js';
 import { LatticeMirror } from './mirror.js';
 
@@ -154,6 +159,8 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
   const app = Fastify({
     logger: options.logger ?? (process.env.VITEST ? false : { level: 'info' }),
     return503OnClosing: true,
+    // One line per request would drown a proxy serving many dashboards; errors are still logged.
+    logController: new LogController({ disableRequestLogging: true }),
   });
   const mirror = new LatticeMirror({
     client,
