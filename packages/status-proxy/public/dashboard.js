@@ -107,6 +107,7 @@
       else hexPath(buckets[bucketOf(cell)], cell.q, cell.r);
     }
     paths = { buckets, genesis, frontier: null, mapping: `${state.colourBy}:${state.maxDepth}` };
+    invalidate();
   }
 
   function frontierPath() {
@@ -126,6 +127,7 @@
     if (paths === null || paths.mapping !== `${state.colourBy}:${state.maxDepth}`) return rebuildPaths();
     hexPath(paths.buckets[bucketOf(cell)], cell.q, cell.r);
     paths.frontier = null;
+    invalidate();
   }
 
   function resize() {
@@ -133,6 +135,7 @@
     const { width, height } = wrap.getBoundingClientRect();
     canvas.width = Math.max(1, Math.round(width * dpr));
     canvas.height = Math.max(1, Math.round(height * dpr));
+    invalidate();
     if (!view.fitted) fit();
     draw();
   }
@@ -151,37 +154,99 @@
     }
     const w = canvas.width / (window.devicePixelRatio || 1);
     const h = canvas.height / (window.devicePixelRatio || 1);
-    const spanX = maxX - minX + 4;
-    const spanY = maxY - minY + 4;
+    // Room for the frontier ring around the blocks.
+    const spanX = maxX - minX + 4 * SQRT3;
+    const spanY = maxY - minY + 6;
     view.scale = Math.max(0.2, Math.min(40, Math.min(w / spanX, h / spanY)));
     view.x = -(minX + maxX) / 2;
     view.y = -(minY + maxY) / 2;
     view.fitted = true;
   }
 
-  // Timings the benchmark reads (ms since navigation start; ms per full draw).
-  const metrics = { snapshotMs: null, firstRenderMs: null, drawMs: [] };
+  // Timings the benchmark reads (ms since navigation start; ms per full render and per frame).
+  const metrics = { snapshotMs: null, firstRenderMs: null, renderMs: [], frameMs: [] };
+  const keep = (list, value) => {
+    list.push(value);
+    if (list.length > 100) list.shift();
+  };
+
+  // The cells are rendered into an offscreen layer; a frame composites the layer and the
+  // highlights. While the user pans or zooms the layer is only moved and scaled (a frame costs
+  // one image copy, whatever the number of cells), and rendered again sharp once the gesture
+  // settles.
+  const layer = document.createElement('canvas');
+  const layerCtx = layer.getContext('2d');
+  let layerView = null; // the view the layer was rendered at; null: must render
+  let interacting = false;
+  let settleTimer = 0;
+
+  function invalidate() {
+    layerView = null;
+  }
+
+  function interact() {
+    interacting = true;
+    clearTimeout(settleTimer);
+    settleTimer = setTimeout(() => {
+      interacting = false;
+      schedule();
+    }, 150);
+  }
+
+  function renderLayer() {
+    const started = performance.now();
+    if (paths === null) rebuildPaths();
+    if (layer.width !== canvas.width || layer.height !== canvas.height) {
+      layer.width = canvas.width;
+      layer.height = canvas.height;
+    }
+    const dpr = window.devicePixelRatio || 1;
+    const c = layerCtx;
+    c.setTransform(1, 0, 0, 1, 0, 0);
+    c.clearRect(0, 0, layer.width, layer.height);
+    const s = view.scale * dpr;
+    c.setTransform(s, 0, 0, s, layer.width / 2 + view.x * s, layer.height / 2 + view.y * s);
+    if (view.scale >= 4) {
+      c.strokeStyle = css('--frontier');
+      c.lineWidth = 1 / view.scale;
+      c.stroke(frontierPath());
+    }
+    for (let i = 0; i < BUCKETS; i++) {
+      c.fillStyle = bucketColour(i);
+      c.fill(paths.buckets[i]);
+    }
+    c.fillStyle = css('--genesis');
+    c.fill(paths.genesis);
+    layerView = { x: view.x, y: view.y, scale: view.scale };
+    keep(metrics.renderMs, performance.now() - started);
+  }
 
   function draw() {
     frame = 0;
     const started = performance.now();
-    if (paths === null) rebuildPaths();
+    const moved =
+      layerView !== null &&
+      (layerView.x !== view.x || layerView.y !== view.y || layerView.scale !== view.scale);
+    if (layerView === null || (moved && !interacting)) renderLayer();
     const dpr = window.devicePixelRatio || 1;
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.clearRect(0, 0, canvas.width, canvas.height);
+    // The layer, moved from the view it was rendered at to the current one.
+    const k = view.scale / layerView.scale;
     const s = view.scale * dpr;
-    ctx.setTransform(s, 0, 0, s, canvas.width / 2 + view.x * s, canvas.height / 2 + view.y * s);
-    if (view.scale >= 4) {
-      ctx.strokeStyle = css('--frontier');
-      ctx.lineWidth = 1 / view.scale;
-      ctx.stroke(frontierPath());
-    }
-    for (let i = 0; i < BUCKETS; i++) {
-      ctx.fillStyle = bucketColour(i);
-      ctx.fill(paths.buckets[i]);
-    }
-    ctx.fillStyle = css('--genesis');
-    ctx.fill(paths.genesis);
+    const cx = canvas.width / 2;
+    const cy = canvas.height / 2;
+    ctx.setTransform(
+      k,
+      0,
+      0,
+      k,
+      cx * (1 - k) + (view.x - layerView.x) * s,
+      cy * (1 - k) + (view.y - layerView.y) * s,
+    );
+    ctx.imageSmoothingEnabled = k !== 1;
+    ctx.drawImage(layer, 0, 0);
+    ctx.setTransform(s, 0, 0, s, cx + view.x * s, cy + view.y * s);
     for (const [cell, colour, width] of [
       [selected, css('--accent'), 3],
       [hovered, css('--hover'), 2],
@@ -194,8 +259,7 @@
       ctx.stroke(p);
     }
     canvas.dataset.cells = String(state.cells.size);
-    metrics.drawMs.push(performance.now() - started);
-    if (metrics.drawMs.length > 100) metrics.drawMs.shift();
+    keep(metrics.frameMs, performance.now() - started);
   }
 
   function schedule() {
@@ -244,6 +308,7 @@
         view.x = drag.vx + dx / view.scale;
         view.y = drag.vy + dy / view.scale;
       }
+      interact();
       schedule();
       return;
     }
@@ -281,6 +346,7 @@
     'wheel',
     (e) => {
       e.preventDefault();
+      interact();
       zoomAt(e.offsetX, e.offsetY, Math.exp(-e.deltaY * 0.0015));
     },
     { passive: false },
@@ -540,6 +606,9 @@
     const svg = $('peers');
     const ns = 'http://www.w3.org/2000/svg';
     svg.innerHTML = '';
+    // Alone: a small picture; with peers: the ring around this node.
+    svg.setAttribute('viewBox', peers.length === 0 ? '-60 -30 120 60' : '-120 -120 240 240');
+    svg.style.maxHeight = peers.length === 0 ? '90px' : '260px';
     const node = (x, y, r, fill, label) => {
       const c = document.createElementNS(ns, 'circle');
       c.setAttribute('cx', x);
@@ -716,9 +785,17 @@
     frontier: () => state.frontier.size,
     hasCell: (q, r) => state.cells.has(key(q, r)),
     metrics: () => metrics,
+    /** One zoom step as the wheel does it (the layer is scaled, not rendered again). */
     zoom: (factor) => {
       const rect = canvas.getBoundingClientRect();
+      interact();
       zoomAt(rect.width / 2, rect.height / 2, factor);
+      draw();
+    },
+    /** Ends the gesture now: the lattice is rendered again at the current view. */
+    settle: () => {
+      clearTimeout(settleTimer);
+      interacting = false;
       draw();
     },
     /** Where a cell's centre is on the page (CSS pixels), to point at it. */

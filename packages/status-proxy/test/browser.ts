@@ -32,8 +32,14 @@ export interface Dashboard {
   frontier(): number;
   hasCell(q: number, r: number): boolean;
   pointOf(q: number, r: number): { x: number; y: number };
-  metrics(): { snapshotMs: number | null; firstRenderMs: number | null; drawMs: number[] };
+  metrics(): {
+    snapshotMs: number | null;
+    firstRenderMs: number | null;
+    renderMs: number[];
+    frameMs: number[];
+  };
   zoom(factor: number): void;
+  settle(): void;
 }
 declare global {
   interface Window {

@@ -82,6 +82,24 @@ describe('dashboard (Chromium)', () => {
       },
     );
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-selected.png') });
+
+    // Zoom in with the wheel and pan by dragging: the cell under the pointer is still the right one.
+    const box = (await page.locator('#lattice').boundingBox())!;
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await page.mouse.wheel(0, -400);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width / 2 + 60, box.y + box.height / 2 + 40, { steps: 5 });
+    await page.mouse.up();
+    await page.waitForTimeout(300); // the gesture settles: the lattice is rendered again
+    const [q, r] = [columns.q[0]!, columns.r[0]!];
+    const moved = await page.evaluate(([a, b]) => window.tensormineDashboard.pointOf(a!, b!), [q, r]);
+    await page.mouse.move(moved.x, moved.y);
+    await page.waitForFunction(
+      (text) => document.getElementById('tooltip')?.textContent?.startsWith(text),
+      `(${q}, ${r}, ${-q - r})`,
+      { timeout: 2000 },
+    );
+    await page.screenshot({ path: join(ARTIFACTS, 'dashboard-zoomed.png') });
     await page.close();
   });
 

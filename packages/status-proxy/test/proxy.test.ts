@@ -93,6 +93,30 @@ describe('status proxy: forwarded /api/hexchain/* routes', () => {
   });
 });
 
+describe('status proxy: the route table', () => {
+  it('serves every status route of ROUTES', async () => {
+    const net = await startNetwork();
+    const { routesOf } = await import('@tensormine/protocol');
+    for (const route of routesOf('status')) {
+      const path = route.url.replace(':q', '0').replace(':r', '0').replace(':s', '0');
+      const res = await request(`${net.proxyUrl}${path}`, {
+        method: route.method,
+        ...(route.method === 'POST' ? { headers: { 'content-type': 'application/json' }, body: '{}' } : {}),
+      });
+      const type = String(res.headers['content-type']);
+      if (route.produces?.includes('text/event-stream')) {
+        expect(type, route.url).toContain('text/event-stream');
+        res.body.destroy();
+        continue;
+      }
+      const body = (await res.body.json()) as { code?: string; message?: string };
+      // An answer of the route itself: success, or the validator's refusal of an empty input,
+      // never "no such route".
+      expect(body.message ?? '', `${route.method} ${route.url}`).not.toMatch(/^no route/);
+    }
+  });
+});
+
 describe('status proxy: its own routes', () => {
   it('serves /health, /api/live, /api/dashboard and the block columns', async () => {
     const net = await startNetwork();
