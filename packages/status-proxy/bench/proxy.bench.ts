@@ -7,6 +7,7 @@
  *
  *   npm run bench -w @tensormine/status-proxy      (writes its section of docs/benchmarks.md)
  */
+import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { keyPairFromSecret, taggedHash, utf8 } from '@tensormine/protocol';
@@ -224,10 +225,9 @@ async function firstRender(): Promise<{ table: string; buildS: number }> {
 
 async function main(): Promise<void> {
   const startedAt = performance.now();
+  const loadBefore = loadavg()[0]!.toFixed(1);
   console.log(`status proxy bench on ${machineLine()}`);
-  console.log(
-    '1. cached GET /api/hexchain/status: proxy vs validator (100 connections, 3 s runs, A B x5)',
-  );
+  console.log('1. cached GET /api/hexchain/status: proxy vs validator (100 connections, 3 s runs, A B x5)');
   const proxied = await proxiedStatus();
   console.log(proxied);
   console.log(`2. first render of a ${LATTICE_BLOCKS}-block lattice in Chromium`);
@@ -239,7 +239,7 @@ async function main(): Promise<void> {
     'status-proxy',
     `## Status proxy and dashboard
 
-Command: \`${COMMAND}\` (measured ${new Date().toISOString().slice(0, 10)} on ${machineLine()}; ${fmt(seconds)} s).
+Command: \`${COMMAND}\` (measured ${new Date().toISOString().slice(0, 10)} on ${machineLine()}; ${fmt(seconds)} s; load average ${loadBefore} at the start, ${loadavg()[0]!.toFixed(1)} at the end: other processes shared the 2 cores).
 
 ### 1. Cached GET /api/hexchain/status through the proxy
 

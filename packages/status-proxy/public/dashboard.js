@@ -526,7 +526,7 @@
           scales: { x: { time: true }, d: { auto: true }, s: { auto: true } },
           axes: [
             { stroke: css('--muted'), grid: { stroke: css('--border') } },
-            { ...axis('difficulty'), scale: 'd' },
+            { ...axis('difficulty'), scale: 'd', size: 80 },
             { ...axis('interval (s)'), scale: 's', side: 1, grid: { show: false } },
           ],
           series: [

@@ -5,7 +5,8 @@
  */
 export interface CachedAnswer {
   readonly status: number;
-  readonly body: string;
+  /** The JSON body; a Buffer when it is sent many times (no re-encoding per request). */
+  readonly body: string | Buffer;
 }
 
 export class ReadCache {

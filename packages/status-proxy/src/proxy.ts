@@ -8,6 +8,7 @@ import {
   createClient,
   InvalidInputError,
   type TensormineClient,
+  TensormineError,
   ValidatorError,
 } from '@tensormine/client';
 import {
@@ -126,7 +127,12 @@ function answerOf(error: unknown): CachedAnswer {
     });
     return { status: 400, body: JSON.stringify(body) };
   }
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason =
+    error instanceof TensormineError
+      ? error.shortMessage
+      : error instanceof Error
+        ? error.message
+        : String(error);
   return {
     status: 502,
     body: JSON.stringify(errorBody('upstream_unavailable', `no validator answered: ${reason}`)),
@@ -177,7 +183,7 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
   ): Promise<CachedAnswer> => {
     try {
       const data = await client.request(operationId as never, input as never);
-      return { status: 200, body: JSON.stringify(data) };
+      return { status: 200, body: Buffer.from(JSON.stringify(data)) };
     } catch (error) {
       return answerOf(error);
     }

@@ -5,6 +5,7 @@
  *
  *   npm run bench:reads -w @tensormine/validator      (writes its section of docs/benchmarks.md)
  */
+import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { keyPairFromSecret, taggedHash, utf8 } from '@tensormine/protocol';
@@ -27,7 +28,7 @@ const COMMAND = 'npm run bench:reads -w @tensormine/validator';
 const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
 const MINER = keyPairFromSecret(taggedHash('bench/validator-reads', utf8('miner')));
 const BLOCKS = 300;
-const ROUNDS = 3;
+const ROUNDS = 5;
 const SECONDS = 5;
 const CONNECTIONS = 1000;
 
@@ -35,6 +36,7 @@ const UNLIMITED = ['--rate-limit-per-second', '1000000', '--rate-limit-burst', '
 
 async function main(): Promise<void> {
   const startedAt = performance.now();
+  const loadBefore = loadavg()[0]!.toFixed(1);
   console.log(`validator reads bench on ${machineLine()}`);
   const [validator, bare] = await Promise.all([
     startChild(
@@ -114,11 +116,11 @@ async function main(): Promise<void> {
       'validator-reads',
       `## Validator lattice reads at 1,000 connections
 
-Command: \`${COMMAND}\` (measured ${new Date().toISOString().slice(0, 10)} on ${machineLine()}; ${fmt(seconds)} s).
+Command: \`${COMMAND}\` (measured ${new Date().toISOString().slice(0, 10)} on ${machineLine()}; ${fmt(seconds)} s; load average ${loadBefore} at the start, ${loadavg()[0]!.toFixed(1)} at the end: other processes shared the 2 cores).
 The validator (in memory, rate limits raised, a lattice of ${BLOCKS} mined blocks) and a bare
 Fastify 5 server (\`bench/bare-server.ts\`, one GET /health route, no hooks or schemas) run in
 their own child processes; autocannon \`-c ${CONNECTIONS}\` for ${SECONDS} s against each, alternated
-${ROUNDS} times (A B A B A B), medians. GET /api/hexchain/status is answered from the node's
+${ROUNDS} times (A B A B ...), medians. GET /api/hexchain/status is answered from the node's
 in-memory lattice state (no database read; the body is rebuilt only after a block or a
 difficulty change); the target is at least 0.8x the bare route's req/s with a p99 within 1.2x.
 At 1,000 connections both servers are saturated and the p99 is mostly queueing, so it moves
