@@ -10,6 +10,7 @@ import {
   type HexBlock,
   type HexChallenge,
   type HexStatus,
+  HexStatusSchema,
   hashMeetsTarget,
   hexBlockHash,
   hexPowHash,
@@ -711,5 +712,11 @@ describe('in-memory lattice state', () => {
     expect(rest.blocks.map((b) => b.block_hash)).toEqual(stored.slice(3).map((b) => b.blockHash));
     now += 10 * 60_000; // every challenge expired
     expect((await status(v)).open_challenges).toBe(0);
+    // The kept bytes are the status as the schema has it, answered as JSON.
+    const res = await v.inject('/api/hexchain/status');
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(Object.keys(res.json() as object).sort()).toEqual(Object.keys(HexStatusSchema.properties).sort());
+    await mineBlock(v, key);
+    expect((await status(v)).occupied).toBe(7);
   });
 });

@@ -287,8 +287,21 @@ export async function createHexchainService(
       };
     },
 
-    async hexStatus() {
-      return status();
+    async hexStatus(request) {
+      // The answer's bytes are kept until the lattice, the difficulty or the open-challenge
+      // count changes: most requests cost no serialization at all.
+      const body = status();
+      if (
+        statusJson === undefined ||
+        statusJson.version !== state.version ||
+        statusJson.open !== body.open_challenges
+      ) {
+        statusJson = { version: state.version, open: body.open_challenges, text: JSON.stringify(body) };
+      }
+      request.reply.type('application/json; charset=utf-8');
+      // A string is sent as it is (Fastify serializes objects only); it was built from the
+      // fields of the HexStatus schema, in the same shape.
+      return statusJson.text as unknown as HexStatus;
     },
 
     async hexLattice(request) {
@@ -339,6 +352,7 @@ export async function createHexchainService(
     },
   });
 
+  let statusJson: { version: number; open: number; text: string } | undefined;
   /** The status body; its lattice part is rebuilt only after a block or a difficulty change. */
   let cached: { version: number; body: Omit<HexStatus, 'open_challenges'> } | undefined;
   const status = (): HexStatus => {
