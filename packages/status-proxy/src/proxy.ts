@@ -61,6 +61,7 @@ const require = createRequire(import.meta.url);
 const ASSETS: readonly [string, string, string][] = [
   ['/', join(PUBLIC_DIR, 'index.html'), 'text/html; charset=utf-8'],
   ['/dashboard.js', join(PUBLIC_DIR, 'dashboard.js'), 'text/javascript; charset=utf-8'],
+  ['/panels.js', join(PUBLIC_DIR, 'panels.js'), 'text/javascript; charset=utf-8'],
   ['/dashboard.css', join(PUBLIC_DIR, 'dashboard.css'), 'text/css; charset=utf-8'],
   [
     '/vendor/uPlot.iife.min.js',
