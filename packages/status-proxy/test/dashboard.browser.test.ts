@@ -83,12 +83,12 @@ describe('dashboard (Chromium)', () => {
     );
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-selected.png') });
 
-    // Zoom in with the wheel and pan by dragging: the cell under the pointer is still the right one.
-    const box = (await page.locator('#lattice').boundingBox())!;
-    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    // Zoom in with the wheel (anchored at the pointer, over the new cell) and pan by dragging:
+    // the cell under the pointer is still the right one.
+    await page.mouse.move(point.x, point.y);
     await page.mouse.wheel(0, -400);
     await page.mouse.down();
-    await page.mouse.move(box.x + box.width / 2 + 60, box.y + box.height / 2 + 40, { steps: 5 });
+    await page.mouse.move(point.x + 30, point.y + 20, { steps: 5 });
     await page.mouse.up();
     await page.waitForTimeout(300); // the gesture settles: the lattice is rendered again
     const [q, r] = [columns.q[0]!, columns.r[0]!];
