@@ -88,10 +88,10 @@ export class LatticeState {
     }
   }
 
-  /** Challenges whose expiry is after `now` (Unix seconds), as the storage counts them. */
+  /** Challenges still answerable at `now` (Unix seconds: expiresAt >= now), as the storage counts them. */
   openChallenges(now: number): number {
     const heap = this.#expiries;
-    while (heap.length > 0 && heap[0]! <= now) {
+    while (heap.length > 0 && heap[0]! < now) {
       const last = heap.pop()!;
       if (heap.length === 0) break;
       heap[0] = last;
