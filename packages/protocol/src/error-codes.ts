@@ -109,6 +109,9 @@ export const ERROR_CODES = {
   // Server side
   service_unavailable: { status: 503, description: 'The validator is starting or shutting down.' },
   internal_error: { status: 500, description: 'An unexpected server error (a bug: please report it).' },
+
+  // Hub and terminal backend (issue 13)
+  game_not_found: { status: 404, description: 'No game with this id is in the hub directory.' },
 } as const satisfies Record<string, { status: number; description: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

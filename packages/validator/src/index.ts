@@ -18,7 +18,29 @@ export {
   type ValidatorConfig,
 } from './config.js';
 export type { RuntimeConfig, ValidatorContext } from './context.js';
-export { ApiError } from './http/errors.js';
+// The HTTP plumbing the companion services (hub, terminal backend) share with the validator:
+// one error shape, one strict schema compiler, one rate limiter.
+export { ApiError, errorBody, installErrorHandling } from './http/errors.js';
+export { RateLimiter } from './http/rate-limit.js';
+export { validatorCompiler } from './http/validator-compiler.js';
 export { REWARD_PER_LEVEL_MINOR, REWARD_TOKEN, rewardFor } from './services/mining.js';
+export {
+  bigSetting,
+  boolSetting,
+  intSetting,
+  LOG_LEVELS,
+  type LogLevel,
+  oneOfSetting,
+  type ResolvedSettings,
+  type ResolveSettingsInput,
+  readJsonFile,
+  resolveSettings,
+  type SettingSource,
+  type SettingSpec,
+  type SettingSpecs,
+  settingsUsage,
+  textSetting,
+  urlSetting,
+} from './settings.js';
 export { openSqliteStorage, SqliteStorage } from './store/sqlite.js';
 export * from './store/types.js';

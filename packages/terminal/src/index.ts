@@ -1,0 +1,1 @@
+export const TERMINAL_VERSION = '0.1.0';
