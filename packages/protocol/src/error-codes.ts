@@ -105,6 +105,29 @@ export const ERROR_CODES = {
   pool_already_member: { status: 409, description: 'The key is already a member of the pool.' },
   stake_below_minimum: { status: 422, description: 'The stake amount is below the minimum.' },
   order_not_found: { status: 404, description: 'No order with this id belongs to this key.' },
+  transfer_not_found: { status: 404, description: 'No transfer with this id exists.' },
+  swap_pool_not_found: { status: 404, description: 'No swap pool trades this pair of tokens.' },
+  order_not_open: {
+    status: 409,
+    description: 'The order is already filled or cancelled; nothing is left to cancel.',
+  },
+  unlock_time_invalid: {
+    status: 422,
+    description: 'unlock_at is not in the future or is beyond the maximum vault horizon.',
+  },
+  amount_too_small: {
+    status: 422,
+    description: 'The amount is 0 or too small to move anything after rounding (e.g. a swap output of 0).',
+  },
+  market_unsupported: {
+    status: 422,
+    description: 'The marketplace does not trade this token against this quote token.',
+  },
+  idempotency_conflict: {
+    status: 409,
+    description:
+      'The signed request reuses the nonce of an earlier, different request by this key; sign it with a fresh nonce.',
+  },
 
   // Server side
   service_unavailable: { status: 503, description: 'The validator is starting or shutting down.' },

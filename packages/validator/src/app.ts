@@ -32,6 +32,7 @@ import { keepRawJsonBodies } from './http/raw-body.js';
 import { type Handlers, registerRoutes } from './http/routes.js';
 import { validatorCompiler } from './http/validator-compiler.js';
 import { adminHandlers } from './services/admin.js';
+import { createEconomyService, type EconomyGenesis } from './services/economy.js';
 import { createHexchainService } from './services/hexchain.js';
 import { Metrics } from './services/metrics.js';
 import { createMiningService } from './services/mining.js';
@@ -52,6 +53,8 @@ export interface CreateValidatorOptions extends Partial<Record<SettingName, unkn
   readonly now?: () => number;
   /** Fastify logger options; default: the configured level to stdout, silent under tests. */
   readonly logger?: boolean | Record<string, unknown>;
+  /** The economy's genesis (written once, at the first start of a data directory); default DEFAULT_GENESIS. */
+  readonly genesis?: EconomyGenesis;
 }
 
 export interface Validator {
@@ -76,7 +79,7 @@ export interface Validator {
  * The returned instance is not listening: use `inject()` in tests, or `listen()`.
  */
 export async function createValidator(options: CreateValidatorOptions = {}): Promise<Validator> {
-  const { env, configFile, storage: givenStorage, now = Date.now, logger, ...flags } = options;
+  const { env, configFile, storage: givenStorage, now = Date.now, logger, genesis, ...flags } = options;
   const resolved: ResolvedConfig = resolveConfig({
     flags,
     ...(env ? { env } : {}),
@@ -165,10 +168,13 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
 
   const hexchain = await createHexchainService(context);
   const mining = createMiningService(context);
+  const economy = await createEconomyService(context, genesis);
+  app.addHook('preHandler', economy.replayHook);
   const handlers: Handlers = {
     ...nodeHandlers({ softwareVersion: SOFTWARE_VERSION, hexchain }),
     ...adminHandlers({ hexchain }),
     ...mining.handlers,
+    ...economy.handlers,
     ...hexchain.handlers,
   };
   const registeredRoutes = registerRoutes(app, context, handlers, {

@@ -65,6 +65,7 @@ describe('node endpoints', () => {
       'getVaults',
       'listOrders',
       'placeOrder',
+      'cancelOrder',
       'getPoolStatus',
       'poolJoin',
       'poolLeave',

@@ -1,0 +1,29 @@
+import type { ValidatorContext } from '../context.js';
+import { applyGenesis, DEFAULT_GENESIS, type EconomyGenesis } from './economy/genesis.js';
+import { replayStoredResult } from './economy/requests.js';
+import { transferHandlers } from './economy/transfers.js';
+import type { Service } from './types.js';
+
+export { DEFAULT_GENESIS, type EconomyGenesis } from './economy/genesis.js';
+
+export interface EconomyService extends Service {
+  /** Fastify preHandler answering retries of executed signed economy requests (requests.ts). */
+  readonly replayHook: ReturnType<typeof replayStoredResult>;
+}
+
+/**
+ * The economy: transfers and balances, staking, swaps, vaults, the marketplace. Writes the
+ * genesis at the first start of a data directory. State lives in ctx.storage only.
+ */
+export async function createEconomyService(
+  ctx: ValidatorContext,
+  genesis: EconomyGenesis = DEFAULT_GENESIS,
+): Promise<EconomyService> {
+  await applyGenesis(ctx.storage, genesis, Math.floor(ctx.now() / 1000));
+  return {
+    handlers: {
+      ...transferHandlers(),
+    },
+    replayHook: replayStoredResult(ctx),
+  };
+}
