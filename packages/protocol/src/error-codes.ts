@@ -135,6 +135,45 @@ export const ERROR_CODES = {
 
   // Hub and terminal backend (issue 13)
   game_not_found: { status: 404, description: 'No game with this id is in the hub directory.' },
+  oauth_failed: {
+    status: 400,
+    description:
+      'The sign-in could not complete: consent refused, state missing, wrong or already used, or the provider refused the code.',
+  },
+  session_required: {
+    status: 401,
+    description:
+      'Sign in (social account) and prove the wallet in this browser first; or the claim session does not match.',
+  },
+  wallet_proof_invalid: {
+    status: 401,
+    description:
+      'The wallet challenge is missing or expired, or the signature does not verify with the wallet key.',
+  },
+  wallet_mismatch: {
+    status: 403,
+    description: 'The request names another wallet than the one this browser proved.',
+  },
+  already_claimed: {
+    status: 409,
+    description:
+      'The welcome tokens were already claimed by this social account or to this wallet (with another wallet or account).',
+  },
+  treasury_empty: {
+    status: 503,
+    description: 'The treasury cannot pay the welcome tokens now; nothing was sent. Try again later.',
+  },
+  treasury_not_configured: { status: 503, description: 'This terminal has no treasury key: claims are off.' },
+  payment_invalid: {
+    status: 422,
+    description: 'The transfer does not pay this purchase: another sender, recipient or token.',
+  },
+  payment_too_small: { status: 422, description: 'The transfer is below the price of the product.' },
+  payment_already_used: { status: 409, description: 'The transfer already paid for a purchase.' },
+  upstream_unavailable: {
+    status: 502,
+    description: 'The validator behind this service could not be reached or answered unexpectedly.',
+  },
 } as const satisfies Record<string, { status: number; description: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

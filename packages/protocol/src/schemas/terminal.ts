@@ -174,7 +174,10 @@ export const PurchaseResultSchema = Type.Object(
       UnixSecondsSchema,
       'When the product ends (premium: one month after purchase, or after the current premium period); null when it does not expire.',
     ),
-    amount: withDescription(AmountSchema, 'The amount of the paying transfer, in currency (at least the price).'),
+    amount: withDescription(
+      AmountSchema,
+      'The amount of the paying transfer, in currency (at least the price).',
+    ),
     currency: PurchaseCurrencySchema,
     transfer_id: withDescription(IdSchema, 'The paying transfer.'),
   },
@@ -242,7 +245,10 @@ export const WalletChallengeSchema = Type.Object(
     }),
     expires_at: withDescription(UnixSecondsSchema, 'When the challenge stops being accepted.'),
   },
-  { title: 'WalletChallenge', description: 'POST /api/wallet/challenge response; the challenge is kept in the session cookie.' },
+  {
+    title: 'WalletChallenge',
+    description: 'POST /api/wallet/challenge response; the challenge is kept in the session cookie.',
+  },
 );
 export type WalletChallenge = Static<typeof WalletChallengeSchema>;
 
@@ -277,8 +283,14 @@ export const TerminalSessionSchema = Type.Object(
       ),
       'The social account signed in through /api/x-auth/authorize, or null.',
     ),
-    wallet: nullable(WalletAddressSchema, 'The wallet this browser proved (POST /api/wallet/verify), or null.'),
-    claim_session: nullable(SessionSchema, 'The token POST /api/x-auth/claim needs, once an account is signed in; else null.'),
+    wallet: nullable(
+      WalletAddressSchema,
+      'The wallet this browser proved (POST /api/wallet/verify), or null.',
+    ),
+    claim_session: nullable(
+      SessionSchema,
+      'The token POST /api/x-auth/claim needs, once an account is signed in; else null.',
+    ),
     entitlements: Type.Array(EntitlementSchema, {
       maxItems: 4,
       description: 'The products the proven wallet holds now (empty without a wallet).',
