@@ -65,9 +65,10 @@ export class OAuthClient {
       code_challenge_methods_supported: ['S256'],
     };
     this.#client = { client_id: config.oauthClientId ?? '' };
-    const secret = config.oauthClientSecret ?? '';
+    // Without a secret (sign-in not configured: `configured` is false) no client auth is built.
+    const secret = config.oauthClientSecret;
     this.#auth =
-      config.oauthClientAuth === 'none'
+      config.oauthClientAuth === 'none' || !secret
         ? oauth.None()
         : config.oauthClientAuth === 'post'
           ? oauth.ClientSecretPost(secret)
