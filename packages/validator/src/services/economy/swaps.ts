@@ -4,6 +4,7 @@ import {
   formatAmount,
   formatPrice,
   getToken,
+  parseAmount,
   priceImpact,
   type SwapQuoteMath,
   swapOut,
@@ -87,7 +88,7 @@ export function swapHandlers() {
 
     async swapExecute({ body, raw }, ctx) {
       const amountIn = positiveAmount(body.amount, body.from_token);
-      const minReceived = positiveAmount(body.min_received, body.to_token, 'min_received');
+      const minReceived = parseAmount(body.min_received, body.to_token, 'min_received');
       return executeOnce(ctx, raw, 'swapExecute', async (tx, now) => {
         const { pool, math } = await price(tx, body.from_token, body.to_token, amountIn);
         if (math.amountOut < minReceived) {
