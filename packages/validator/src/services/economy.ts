@@ -8,7 +8,7 @@ import { transferHandlers } from './economy/transfers.js';
 import { vaultHandlers } from './economy/vaults.js';
 import type { Service } from './types.js';
 
-export { DEFAULT_GENESIS, type EconomyGenesis } from './economy/genesis.js';
+export { DEFAULT_GENESIS, type EconomyGenesis, readGenesisFile } from './economy/genesis.js';
 
 export interface EconomyService extends Service {
   /** Fastify preHandler answering retries of executed signed economy requests (requests.ts). */
