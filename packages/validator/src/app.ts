@@ -32,7 +32,7 @@ import { keepRawJsonBodies } from './http/raw-body.js';
 import { type Handlers, registerRoutes } from './http/routes.js';
 import { validatorCompiler } from './http/validator-compiler.js';
 import { adminHandlers } from './services/admin.js';
-import { createEconomyService, type EconomyGenesis } from './services/economy.js';
+import { createEconomyService, type EconomyGenesis, readGenesisFile } from './services/economy.js';
 import { createHexchainService } from './services/hexchain.js';
 import { Metrics } from './services/metrics.js';
 import { createMiningService } from './services/mining.js';
@@ -168,7 +168,10 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
 
   const hexchain = await createHexchainService(context);
   const mining = createMiningService(context);
-  const economy = await createEconomyService(context, genesis);
+  const economy = await createEconomyService(
+    context,
+    genesis ?? (config.genesisFile ? readGenesisFile(config.genesisFile) : undefined),
+  );
   app.addHook('preHandler', economy.replayHook);
   const handlers: Handlers = {
     ...nodeHandlers({ softwareVersion: SOFTWARE_VERSION, hexchain }),

@@ -66,6 +66,8 @@ export interface ValidatorConfig {
   readonly keyRateLimitPerSecond: number;
   readonly keyRateLimitBurst: number;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** A JSON file with the economy's genesis, read at the first start of a data directory. */
+  readonly genesisFile: string | undefined;
 }
 
 export type SettingName = keyof ValidatorConfig;
@@ -192,6 +194,13 @@ export const SETTINGS: { readonly [K in SettingName]: Setting<ValidatorConfig[K]
     description: 'log level',
     default: () => 'info',
     parse: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
+  },
+  genesisFile: {
+    env: 'TENSORMINE_GENESIS_FILE',
+    description:
+      "a JSON file with the economy's genesis (reserve, pools, allocations; docs/economy.md), written once at the first start of a data directory; default the built-in genesis",
+    default: () => undefined,
+    parse: text,
   },
 };
 

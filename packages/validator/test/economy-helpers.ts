@@ -12,7 +12,7 @@ export function signedPost(
   key: KeyPair,
   url: string,
   body: unknown,
-  options: { nonce?: Uint8Array } = {},
+  options: { nonce?: Uint8Array; timestamp?: number } = {},
 ): SignedPost {
   const payload = JSON.stringify(body);
   const headers = signRequest({
@@ -21,6 +21,7 @@ export function signedPost(
     body: payload,
     secretKey: key.secretKey,
     ...(options.nonce ? { nonce: options.nonce } : {}),
+    ...(options.timestamp !== undefined ? { timestamp: options.timestamp } : {}),
   });
   return {
     send: (v) =>
@@ -28,14 +29,25 @@ export function signedPost(
   };
 }
 
-/** Signs and sends once. */
+/** Signs (at the validator's clock) and sends once. */
 export function signedSend(
   v: Validator,
   key: KeyPair,
   url: string,
   body: unknown,
 ): Promise<LightMyRequestResponse> {
-  return signedPost(key, url, body).send(v);
+  return signedPost(key, url, body, { timestamp: v.context.now() }).send(v);
+}
+
+/** A clock tests move by hand (Unix ms). */
+export function manualClock(start = 1_800_000_000_000) {
+  let now = start;
+  return {
+    now: () => now,
+    advance(seconds: number) {
+      now += seconds * 1000;
+    },
+  };
 }
 
 export const hex = (key: KeyPair): string => toHex(key.publicKey);

@@ -15,6 +15,12 @@ import { mulDivCeil, mulDivFloor, pow10 } from './math.js';
  * the order is filled or cancelled).
  */
 
+/** The token every marketplace price is quoted in. */
+export const MARKET_QUOTE_TOKEN = 'USDC';
+
+/** The most fills one placement makes; the rest of the order rests in the book. */
+export const MAX_FILLS_PER_ORDER = 1000;
+
 /** The quote value of `amount` at `price`, rounded down (what a fill moves). */
 export function quoteValueFloor(
   amount: bigint,

@@ -345,6 +345,8 @@ export const MarketOrderSchema = Type.Object(
     pubkey: withDescription(PublicKeyHexSchema, 'The account that placed it.'),
     created_at: withDescription(UnixSecondsSchema, 'When it was placed.'),
     filled: withDescription(AmountSchema, 'How much of amount is already filled, in token.'),
+    remaining: withDescription(AmountSchema, 'amount - filled: what still rests in the book, in token.'),
+    status: OrderStatusSchema,
   },
   { title: 'MarketOrder', description: 'An open (or partially filled) order of the book.' },
 );
@@ -354,6 +356,7 @@ export const OrdersQuerySchema = Type.Object(
   {
     token: Type.Optional(withDescription(TokenSymbolSchema, 'Only orders for this token.')),
     type: Type.Optional(withDescription(OrderTypeSchema, 'Only buy or only sell orders.')),
+    pubkey: Type.Optional(withDescription(PublicKeyHexSchema, 'Only orders placed by this key.')),
     limit: Type.Optional(PageLimitSchema),
     cursor: Type.Optional(CursorSchema),
   },

@@ -1,10 +1,14 @@
 import type { ValidatorContext } from '../context.js';
 import { applyGenesis, DEFAULT_GENESIS, type EconomyGenesis } from './economy/genesis.js';
+import { marketHandlers } from './economy/market.js';
 import { replayStoredResult } from './economy/requests.js';
+import { stakingHandlers } from './economy/staking.js';
+import { swapHandlers } from './economy/swaps.js';
 import { transferHandlers } from './economy/transfers.js';
+import { vaultHandlers } from './economy/vaults.js';
 import type { Service } from './types.js';
 
-export { DEFAULT_GENESIS, type EconomyGenesis } from './economy/genesis.js';
+export { DEFAULT_GENESIS, type EconomyGenesis, readGenesisFile } from './economy/genesis.js';
 
 export interface EconomyService extends Service {
   /** Fastify preHandler answering retries of executed signed economy requests (requests.ts). */
@@ -23,6 +27,10 @@ export async function createEconomyService(
   return {
     handlers: {
       ...transferHandlers(),
+      ...stakingHandlers(),
+      ...swapHandlers(),
+      ...vaultHandlers(),
+      ...marketHandlers(),
     },
     replayHook: replayStoredResult(ctx),
   };

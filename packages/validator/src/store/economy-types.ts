@@ -160,10 +160,16 @@ export interface OrderRepo {
     change: { filled: bigint; escrow: bigint; status: OrderState; closedAt: number | null },
   ): Promise<void>;
   /**
-   * Resting orders of `side` in the book of (token, quoteToken), best price first (sells:
-   * lowest; buys: highest), then oldest first.
+   * Resting orders of `side` in the book of (token, quoteToken) not placed by `excludePubkey`,
+   * best price first (sells: lowest; buys: highest), then oldest first.
    */
-  book(token: string, quoteToken: string, side: OrderSide, limit: number): Promise<OrderRecord[]>;
+  book(
+    token: string,
+    quoteToken: string,
+    side: OrderSide,
+    excludePubkey: string,
+    limit: number,
+  ): Promise<OrderRecord[]>;
   /** Resting orders, oldest first, with serial > afterSerial. */
   listResting(filter: {
     token?: string;

@@ -413,14 +413,20 @@ class SqliteOrderRepo implements OrderRepo {
       .run(change.filled.toString(), change.escrow.toString(), change.status, change.closedAt, id);
   }
 
-  async book(token: string, quoteToken: string, side: OrderSide, limit: number): Promise<OrderRecord[]> {
+  async book(
+    token: string,
+    quoteToken: string,
+    side: OrderSide,
+    excludePubkey: string,
+    limit: number,
+  ): Promise<OrderRecord[]> {
     const order = side === 'sell' ? 'price_key ASC, serial ASC' : 'price_key DESC, serial ASC';
     return this.scope
       .read()
       .prepare(
-        `SELECT ${ORDER_COLUMNS} FROM orders WHERE token = ? AND quote_token = ? AND side = ? AND ${RESTING} ORDER BY ${order} LIMIT ?`,
+        `SELECT ${ORDER_COLUMNS} FROM orders WHERE token = ? AND quote_token = ? AND side = ? AND ${RESTING} AND pubkey <> ? ORDER BY ${order} LIMIT ?`,
       )
-      .all(token, quoteToken, side, limit)
+      .all(token, quoteToken, side, excludePubkey, limit)
       .map(toOrder);
   }
 

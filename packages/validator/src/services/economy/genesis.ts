@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { getToken, parseAmount, RESERVE_ACCOUNT, swapPoolAccount, TOKEN_SYMBOLS } from '@tensormine/protocol';
 import type { NewLedgerEntry, Storage } from '../../store/types.js';
 
@@ -40,6 +41,29 @@ export const DEFAULT_GENESIS: EconomyGenesis = Object.freeze({
 
 const GENESIS_META = 'economy.genesis';
 
+/** Reads a genesis file (JSON); throws an Error saying what is wrong. */
+export function readGenesisFile(path: string): EconomyGenesis {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new Error(`genesis file ${path}: ${(error as Error).message}`);
+  }
+  const g = parsed as Partial<EconomyGenesis> | null;
+  if (typeof g !== 'object' || g === null || typeof g.reserve !== 'string' || !Array.isArray(g.pools)) {
+    throw new Error(
+      `genesis file ${path}: expected an object with reserve (string), pools (array) and optional allocations`,
+    );
+  }
+  const genesis = g as EconomyGenesis;
+  try {
+    checkGenesis(genesis);
+  } catch (error) {
+    throw new Error(`genesis file ${path}: ${(error as Error).message}`);
+  }
+  return genesis;
+}
+
 /** Checks a genesis configuration; throws an Error saying what is wrong. */
 export function checkGenesis(genesis: EconomyGenesis): void {
   parseAmount(genesis.reserve, 'PTM', 'genesis.reserve');
@@ -61,6 +85,9 @@ export function checkGenesis(genesis: EconomyGenesis): void {
       throw new Error(`genesis.pools[${i}].fee_bps: expected an integer in [0, 10000)`);
     }
   });
+  if (genesis.allocations !== undefined && !Array.isArray(genesis.allocations)) {
+    throw new Error('genesis.allocations: expected an array');
+  }
   for (const [i, a] of (genesis.allocations ?? []).entries()) {
     if (!/^[0-9a-f]{64}$/.test(a.pubkey))
       throw new Error(`genesis.allocations[${i}].pubkey: expected 64 hex digits`);
