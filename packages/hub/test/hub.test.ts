@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../../../test-support/chromium.ts';
-import { createHub, type Hub } from '../src/index.js';
+import { createHub, type Hub, StatusProber } from '../src/index.js';
 
 /**
  * The hub against real game servers on loopback: one answering HEAD (online), one answering
@@ -161,6 +161,33 @@ describe('hub API', () => {
     expect(new Set(answers.map((a) => a.status))).toEqual(new Set(['offline']));
     expect(fresh.prober.probesSent).toBe(1);
     await fresh.close();
+  });
+
+  it('runs at most statusConcurrency probes at once', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const slow = createServer((_req, res) => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      setTimeout(() => {
+        inFlight--;
+        res.writeHead(200).end();
+      }, 100);
+    });
+    const url = await listen(slow);
+    const prober = new StatusProber({ timeoutMs: 2000, cacheMs: 0, concurrency: 2 });
+    const games = Array.from({ length: 7 }, (_, i) => ({
+      id: `g${i}`,
+      name: `G${i}`,
+      url: `${url}/g${i}`,
+      icon: '/i.svg',
+      category: 'arcade',
+    }));
+    const results = await Promise.all(games.map((g) => prober.status(g)));
+    expect(results.every((r) => r.status === 'online')).toBe(true);
+    expect(most).toBe(2);
+    expect(prober.probesSent).toBe(7);
+    slow.close();
   });
 
   it('probes only configured games: an unknown id or a URL is refused without any request', async () => {

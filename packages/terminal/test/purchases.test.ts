@@ -1,3 +1,4 @@
+import { createClient, Signer } from '@tensormine/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browserless, type Env, newWallet, pay, startEnv, type Wallet } from './env.js';
 
@@ -146,25 +147,41 @@ describe('validator data through the SDK', () => {
     expect(vault.json).toMatchObject({ tokens: ['PTM', 'SOL', 'USDC'], min_lock_s: 1 });
   });
 
-  it("passes the validator's answers (or its refusal) on, never a 5xx", async () => {
+  it("serves the wallet's positions, the pools and quotes from the validator, and passes its refusals on", async () => {
+    const client = createClient({
+      url: env.validatorUrl,
+      healthCheckIntervalMs: 0,
+      signer: Signer.fromSecretKey(buyer.key.secretKey),
+    });
+    await client.economy.stake({ amount: '50', lock_period_days: 7 });
+    await client.economy.vaultDeposit({
+      token: 'PTM',
+      amount: '20',
+      unlock_at: Math.floor(Date.now() / 1000) + 3600,
+    });
+    await client.close();
     const s = new Browserless(env.base);
-    const served = new Set(env.validator.registeredRoutes);
-    const cases: [string, string][] = [
-      ['getStakes', `/api/staking/positions/${buyer.address}`],
-      ['getVaults', `/api/vault/positions/${buyer.address}`],
-      ['getSwapPools', '/api/swap/pools'],
-      ['swapQuote', '/api/swap/quote?from_token=PTM&to_token=SOL&amount=10'],
-    ];
-    for (const [operation, path] of cases) {
-      const r = await s.call('GET', path);
-      if (served.has(operation as never)) {
-        expect(r.status, path).toBe(200);
-      } else {
-        // This validator build does not serve the route yet: the terminal says so plainly.
-        expect(r.status, path).toBe(404);
-        expect(r.json.code, path).toBe('not_found');
-      }
-    }
+    const stakes = await s.call('GET', `/api/staking/positions/${buyer.address}`);
+    expect(stakes.status).toBe(200);
+    expect(stakes.json.stakes).toMatchObject([{ amount: '50', lock_period_days: 7 }]);
+    const vaults = await s.call('GET', `/api/vault/positions/${buyer.address}`);
+    expect(vaults.json.vaults).toMatchObject([{ token: 'PTM', amount: '20' }]);
+    const pools = await s.call('GET', '/api/swap/pools');
+    expect((pools.json.pools as { pair: string }[]).map((p) => p.pair).sort()).toEqual([
+      'PTM/SOL',
+      'PTM/USDC',
+    ]);
+    const quote = await s.call('GET', '/api/swap/quote?from_token=PTM&to_token=SOL&amount=10');
+    expect(quote.json).toMatchObject({
+      from_token: 'PTM',
+      to_token: 'SOL',
+      from_amount: '10',
+      fee_token: 'PTM',
+    });
+    // The validator's refusal, with its code; a malformed wallet is refused before asking.
+    const self = await s.call('GET', '/api/swap/quote?from_token=PTM&to_token=PTM&amount=10');
+    expect(self.status).toBe(400);
+    expect(self.json.code).toBe('validation_failed');
     const bad = await s.call('GET', '/api/staking/positions/0OIl');
     expect(bad.status).toBe(400);
   });
