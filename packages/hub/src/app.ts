@@ -1,15 +1,15 @@
 import { existsSync } from 'node:fs';
 import fastifyStatic from '@fastify/static';
-import { type OperationId, type RouteDefinition, routesOf, type ServiceHealth } from '@tensormine/protocol';
+import type { OperationId, ServiceHealth } from '@tensormine/protocol';
 import {
   ApiError,
   ConfigError,
-  installErrorHandling,
-  RateLimiter,
+  createServiceApp,
+  registerServiceRoutes,
+  type ServiceHandler,
   type SettingSource,
-  validatorCompiler,
 } from '@tensormine/validator';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type HubConfig, type HubSettingName, resolveHubConfig } from './config.js';
 import { type Directory, loadDirectory } from './directory.js';
 import { gamePage } from './pages.js';
@@ -37,8 +37,6 @@ export interface Hub {
   close(): Promise<void>;
 }
 
-type HubHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
-
 /**
  * Builds the hub: reads and checks the games and ads files, registers the routes of the
  * protocol's route table (service "hub") and the static front end. Not listening yet.
@@ -63,25 +61,12 @@ export async function createHub(options: CreateHubOptions = {}): Promise<Hub> {
   const sitemap = buildSitemap(config.publicUrl, directory.games, directory.gamesModifiedMs);
   const robots = buildRobots(config.publicUrl);
 
-  const app = Fastify({
-    logger: logger ?? (process.env.VITEST ? false : { level: config.logLevel }),
-    bodyLimit: 16 * 1024,
-    trustProxy: false,
-    return503OnClosing: true,
-    ajv: { customOptions: { coerceTypes: false } },
-  });
-  app.setValidatorCompiler(validatorCompiler);
-  installErrorHandling(app);
-  const limiter = new RateLimiter(
-    { burst: config.rateLimitBurst, perSecond: config.rateLimitPerSecond },
+  const app = createServiceApp({
+    logLevel: config.logLevel,
+    rateLimitPerSecond: config.rateLimitPerSecond,
+    rateLimitBurst: config.rateLimitBurst,
     now,
-  );
-  app.addHook('onRequest', async (request) => {
-    limiter.take(request.ip, 'address');
-  });
-  app.addHook('onSend', async (_request, reply) => {
-    reply.header('x-content-type-options', 'nosniff');
-    reply.header('referrer-policy', 'no-referrer');
+    logger,
   });
 
   const gameOf = (request: FastifyRequest) => {
@@ -91,7 +76,7 @@ export async function createHub(options: CreateHubOptions = {}): Promise<Hub> {
     return game;
   };
 
-  const handlers: { readonly [Id in OperationId]?: HubHandler } = {
+  const handlers: { readonly [Id in OperationId]?: ServiceHandler } = {
     listGames: async () => ({ games: directory.games }),
     getGameStatus: async (request) => prober.status(gameOf(request)),
     listAds: async () => ({ ads: directory.ads }),
@@ -116,21 +101,7 @@ export async function createHub(options: CreateHubOptions = {}): Promise<Hub> {
     },
   };
 
-  for (const route of routesOf('hub') as RouteDefinition[]) {
-    const handler = handlers[route.operationId as OperationId];
-    if (!handler) throw new Error(`hub: no handler for ${route.operationId}`);
-    app.route({
-      method: route.method,
-      url: route.url,
-      schema: {
-        ...route.schema,
-        operationId: route.operationId,
-        summary: route.summary,
-        tags: [...route.tags],
-      },
-      handler,
-    });
-  }
+  registerServiceRoutes(app, 'hub', handlers);
   await app.register(fastifyStatic, {
     root: config.staticDir,
     index: ['index.html'],

@@ -9,8 +9,6 @@ import {
   LOCK_TERMS,
   type OperationId,
   type PurchaseRequest,
-  type RouteDefinition,
-  routesOf,
   type ServiceHealth,
   type StakingOptions,
   type SwapQuoteRequest,
@@ -25,13 +23,13 @@ import {
 } from '@tensormine/protocol';
 import {
   ApiError,
+  createServiceApp,
   errorBody,
-  installErrorHandling,
-  RateLimiter,
+  registerServiceRoutes,
+  type ServiceHandler,
   type SettingSource,
-  validatorCompiler,
 } from '@tensormine/validator';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ClaimService } from './claims.js';
 import {
   parseWelcomeTokens,
@@ -74,8 +72,6 @@ export interface Terminal {
   close(): Promise<void>;
 }
 
-type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
-
 const hashState = (state: string) => createHash('sha256').update(state).digest('hex');
 
 /** Builds the terminal backend; not listening yet (`listen()`), or use `app.inject()`. */
@@ -102,28 +98,13 @@ export async function createTerminal(options: CreateTerminalOptions = {}): Promi
   const startedAt = now();
   const nowS = () => Math.floor(now() / 1000);
 
-  const app = Fastify({
-    logger:
-      logger ?? (process.env.VITEST ? false : { level: config.logLevel, redact: ['req.headers.cookie'] }),
-    bodyLimit: 16 * 1024,
-    trustProxy: false,
-    return503OnClosing: true,
-    ajv: { customOptions: { coerceTypes: false } },
-  });
-  app.setValidatorCompiler(validatorCompiler);
-  installErrorHandling(app);
-  const limiter = new RateLimiter(
-    { burst: config.rateLimitBurst, perSecond: config.rateLimitPerSecond },
+  const app = createServiceApp({
+    logLevel: config.logLevel,
+    rateLimitPerSecond: config.rateLimitPerSecond,
+    rateLimitBurst: config.rateLimitBurst,
     now,
-  );
-  app.addHook('onRequest', async (request) => {
-    limiter.take(request.ip, 'address');
-  });
-  app.addHook('onSend', async (_request, reply) => {
-    reply.header('x-content-type-options', 'nosniff');
-    reply.header('referrer-policy', 'no-referrer');
-    reply.header('x-frame-options', 'DENY');
-    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    logger,
+    headers: { 'x-frame-options': 'DENY', 'cache-control': 'no-store' },
   });
   await app.register(secureSession, {
     key: sessionKey,
@@ -201,14 +182,14 @@ export async function createTerminal(options: CreateTerminalOptions = {}): Promi
   };
 
   const purchase =
-    (product: Product): Handler =>
+    (product: Product): ServiceHandler =>
     async (request) => {
       const body = request.body as PurchaseRequest;
       requireWallet(request, body.wallet);
       return purchases.purchase(product, body.wallet, body.currency, body.transfer_id);
     };
 
-  const handlers: { readonly [Id in OperationId]?: Handler } = {
+  const handlers: { readonly [Id in OperationId]?: ServiceHandler } = {
     getTerminalHealth: async (): Promise<ServiceHealth> => {
       const validatorUp = await ledger.client.node
         .health({ timeoutMs: 2000, retries: 0 })
@@ -380,21 +361,7 @@ export async function createTerminal(options: CreateTerminalOptions = {}): Promi
     getTerminalVaults: async (request) => upstream(() => ledger.client.economy.vaults(pubkeyParam(request))),
   };
 
-  for (const route of routesOf('terminal') as RouteDefinition[]) {
-    const handler = handlers[route.operationId as OperationId];
-    if (!handler) throw new Error(`terminal: no handler for ${route.operationId}`);
-    app.route({
-      method: route.method,
-      url: route.url,
-      schema: {
-        ...route.schema,
-        operationId: route.operationId,
-        summary: route.summary,
-        tags: [...route.tags],
-      },
-      handler,
-    });
-  }
+  registerServiceRoutes(app, 'terminal', handlers);
   await app.register(fastifyStatic, { root: BUILTIN_PUBLIC_DIR, index: ['index.html'], dotfiles: 'deny' });
 
   const resumePendingClaims = () => claims.resumePending((message) => app.log.info(message));

@@ -23,6 +23,14 @@ export type { RuntimeConfig, ValidatorContext } from './context.js';
 export { ApiError, errorBody, installErrorHandling } from './http/errors.js';
 export { RateLimiter } from './http/rate-limit.js';
 export { validatorCompiler } from './http/validator-compiler.js';
+export {
+  createServiceApp,
+  registerServiceRoutes,
+  runServiceBin,
+  type ServiceAppOptions,
+  type ServiceBin,
+  type ServiceHandler,
+} from './service-kit.js';
 export { REWARD_PER_LEVEL_MINOR, REWARD_TOKEN, rewardFor } from './services/mining.js';
 export {
   bigSetting,
