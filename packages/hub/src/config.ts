@@ -2,13 +2,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   intSetting as int,
-  LOG_LEVELS,
   type LogLevel,
-  oneOfSetting,
   type ResolvedSettings,
   type ResolveSettingsInput,
   resolveSettings,
   type SettingSpecs,
+  serviceBaseSettings,
   textSetting as text,
   urlSetting,
 } from '@tensormine/validator';
@@ -47,13 +46,7 @@ export type HubSettingName = keyof HubConfig;
 export const BUILTIN_STATIC_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'public');
 
 export const HUB_SETTINGS: SettingSpecs<HubConfig> = {
-  host: { env: 'HUB_HOST', description: 'address to listen on', default: () => '127.0.0.1', parse: text },
-  port: {
-    env: 'HUB_PORT',
-    description: 'TCP port (0 picks a free one)',
-    default: () => 8430,
-    parse: int(0, 65535),
-  },
+  ...serviceBaseSettings('HUB', { port: 8430, perSecond: 50, burst: 200 }),
   gamesFile: {
     env: 'HUB_GAMES_FILE',
     description: 'the games file (JSON: {"games": [...]})',
@@ -95,24 +88,6 @@ export const HUB_SETTINGS: SettingSpecs<HubConfig> = {
     description: 'probes in flight at most, over all games',
     default: () => 8,
     parse: int(1, 256),
-  },
-  rateLimitPerSecond: {
-    env: 'HUB_RATE_LIMIT_PER_SECOND',
-    description: 'sustained requests per second per client address',
-    default: () => 50,
-    parse: int(1, 1_000_000),
-  },
-  rateLimitBurst: {
-    env: 'HUB_RATE_LIMIT_BURST',
-    description: 'request burst per client address',
-    default: () => 200,
-    parse: int(1, 1_000_000),
-  },
-  logLevel: {
-    env: 'HUB_LOG_LEVEL',
-    description: `log level (${LOG_LEVELS.join(', ')})`,
-    default: () => 'info',
-    parse: oneOfSetting(LOG_LEVELS),
   },
 };
 

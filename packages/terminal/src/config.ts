@@ -5,13 +5,13 @@ import {
   boolSetting as bool,
   ConfigError,
   intSetting as int,
-  LOG_LEVELS,
   type LogLevel,
   oneOfSetting,
   type ResolvedSettings,
   type ResolveSettingsInput,
   resolveSettings,
   type SettingSpecs,
+  serviceBaseSettings,
   textSetting as text,
   urlSetting as url,
 } from '@tensormine/validator';
@@ -107,18 +107,7 @@ export function defaultTerminalDataDir(): string {
 }
 
 export const TERMINAL_SETTINGS: SettingSpecs<TerminalConfig> = {
-  host: {
-    env: 'TERMINAL_HOST',
-    description: 'address to listen on',
-    default: () => '127.0.0.1',
-    parse: text,
-  },
-  port: {
-    env: 'TERMINAL_PORT',
-    description: 'TCP port (0 picks a free one)',
-    default: () => 8440,
-    parse: int(0, 65535),
-  },
+  ...serviceBaseSettings('TERMINAL', { port: 8440, perSecond: 20, burst: 100 }),
   dataDir: {
     env: 'TERMINAL_DATA_DIR',
     description: 'data directory (database, session key); :memory: keeps nothing',
@@ -283,24 +272,6 @@ export const TERMINAL_SETTINGS: SettingSpecs<TerminalConfig> = {
     description: 'file holding the 32-byte session key in hex (default: generated in the data directory)',
     default: () => undefined,
     parse: text,
-  },
-  rateLimitPerSecond: {
-    env: 'TERMINAL_RATE_LIMIT_PER_SECOND',
-    description: 'sustained requests per second per client address',
-    default: () => 20,
-    parse: int(1, 1_000_000),
-  },
-  rateLimitBurst: {
-    env: 'TERMINAL_RATE_LIMIT_BURST',
-    description: 'request burst per client address',
-    default: () => 100,
-    parse: int(1, 1_000_000),
-  },
-  logLevel: {
-    env: 'TERMINAL_LOG_LEVEL',
-    description: `log level (${LOG_LEVELS.join(', ')})`,
-    default: () => 'info',
-    parse: oneOfSetting(LOG_LEVELS),
   },
 };
 

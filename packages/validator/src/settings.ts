@@ -174,3 +174,51 @@ export function settingsUsage<C>(specs: SettingSpecs<C>, hide: readonly string[]
     return `  --${settingFlag(name).padEnd(28)} ${s.description}\n  ${''.padEnd(30)} env ${s.env}${def === undefined ? '' : `, default ${String(def)}`}`;
   });
 }
+
+/** The settings every companion service has: where it listens, its per-address limit, its log level. */
+export interface ServiceBaseConfig {
+  readonly host: string;
+  readonly port: number;
+  readonly rateLimitPerSecond: number;
+  readonly rateLimitBurst: number;
+  readonly logLevel: LogLevel;
+}
+
+/** The base settings of a service, under `PREFIX_*` variables, with its defaults. */
+export function serviceBaseSettings(
+  prefix: string,
+  defaults: { readonly port: number; readonly perSecond: number; readonly burst: number },
+): SettingSpecs<ServiceBaseConfig> {
+  return {
+    host: {
+      env: `${prefix}_HOST`,
+      description: 'address to listen on',
+      default: () => '127.0.0.1',
+      parse: textSetting,
+    },
+    port: {
+      env: `${prefix}_PORT`,
+      description: 'TCP port (0 picks a free one)',
+      default: () => defaults.port,
+      parse: intSetting(0, 65535),
+    },
+    rateLimitPerSecond: {
+      env: `${prefix}_RATE_LIMIT_PER_SECOND`,
+      description: 'sustained requests per second per client address',
+      default: () => defaults.perSecond,
+      parse: intSetting(1, 1_000_000),
+    },
+    rateLimitBurst: {
+      env: `${prefix}_RATE_LIMIT_BURST`,
+      description: 'request burst per client address',
+      default: () => defaults.burst,
+      parse: intSetting(1, 1_000_000),
+    },
+    logLevel: {
+      env: `${prefix}_LOG_LEVEL`,
+      description: `log level (${LOG_LEVELS.join(', ')})`,
+      default: () => 'info',
+      parse: oneOfSetting(LOG_LEVELS),
+    },
+  };
+}
