@@ -67,6 +67,11 @@ export async function createHub(options: CreateHubOptions = {}): Promise<Hub> {
     rateLimitBurst: config.rateLimitBurst,
     now,
     logger,
+    // Own scripts only; game icons and ads may come from other https hosts (ads in sandboxed frames).
+    headers: {
+      'content-security-policy':
+        "default-src 'self'; img-src 'self' https: data:; frame-src https:; script-src 'self'; style-src 'self'; frame-ancestors 'self'; base-uri 'none'",
+    },
   });
 
   const gameOf = (request: FastifyRequest) => {

@@ -104,7 +104,13 @@ export async function createTerminal(options: CreateTerminalOptions = {}): Promi
     rateLimitBurst: config.rateLimitBurst,
     now,
     logger,
-    headers: { 'x-frame-options': 'DENY', 'cache-control': 'no-store' },
+    headers: {
+      'x-frame-options': 'DENY',
+      'cache-control': 'no-store',
+      // The reference front end and the result pages: own scripts only, no framing.
+      'content-security-policy':
+        "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+    },
   });
   await app.register(secureSession, {
     key: sessionKey,
