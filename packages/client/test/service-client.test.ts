@@ -56,6 +56,8 @@ describe('createServiceClient', () => {
     expect(hub.routes.map((r) => r.operationId)).toEqual([
       'listGames',
       'getGameStatus',
+      'listAds',
+      'getGamePage',
       'getHubHealth',
       'getSitemap',
       'getRobots',
