@@ -170,11 +170,20 @@ export class ClaimService {
       try {
         transfer = await this.ledger.send(prepared);
       } catch (error) {
-        // The validator refuses a stale signature (request_expired) before executing anything; a
-        // request it had executed would have been answered with the stored transfer instead. So a
-        // stale request is signed again, with a new time and nonce, and sent once more.
+        // A stale signature (request_expired): the request was never executed, or it was and the
+        // validator has since pruned its stored result. The ledger tells which.
         if (error instanceof LedgerError && error.code === 'request_expired') {
           const body = JSON.parse(t.body) as { to: string; memo: string };
+          // The validator keeps the results of executed requests for days, then answers an old
+          // copy with request_expired too. So before signing again, the ledger is searched for
+          // this claim's transfer (its memo is unique): found, it is recorded, never re-sent.
+          const done = await this.ledger
+            .findTreasuryTransfer(body.to, t.token, body.memo)
+            .catch((e: unknown) => this.#failed(claim, e));
+          if (done) {
+            this.store.recordTransfer(claim.claim_id, t.token, done.transfer_id);
+            continue;
+          }
           prepared = this.ledger.prepare(body.to, t.token, t.amount, body.memo);
           this.store.reprepareTransfer(
             claim.claim_id,

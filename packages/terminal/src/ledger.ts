@@ -165,6 +165,44 @@ export class Ledger {
     }
   }
 
+  /**
+   * The transfer from the treasury to `to` in `token` carrying `memo`, if the ledger has one:
+   * walks `to`'s transfer entries, newest first (at most `maxPages` pages of 100).
+   */
+  async findTreasuryTransfer(
+    to: string,
+    token: string,
+    memo: string,
+    maxPages = 50,
+  ): Promise<Transfer | undefined> {
+    let cursor: string | undefined;
+    try {
+      for (let page = 0; page < maxPages; page++) {
+        const result = await this.client.economy.ledger({
+          pubkey: to,
+          token,
+          type: 'transfer',
+          limit: 100,
+          ...(cursor ? { cursor } : {}),
+        });
+        for (const entry of result.entries) {
+          if (!entry.ref || entry.amount.startsWith('-')) continue;
+          const transfer = await this.getTransfer(entry.ref);
+          if (transfer && transfer.from === this.treasury && transfer.memo === memo) return transfer;
+        }
+        if (!result.next_cursor) return undefined;
+        cursor = result.next_cursor;
+      }
+    } catch (error) {
+      throw asLedgerError(error);
+    }
+    throw new LedgerError(
+      'unexpected_response',
+      undefined,
+      'the ledger search for the transfer did not finish',
+    );
+  }
+
   async balances(pubkey: string): Promise<BalancesResponse> {
     try {
       return await this.client.economy.balances(pubkey);

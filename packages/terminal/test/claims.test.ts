@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ClaimService,
   Ledger,
+  LedgerError,
   loadTreasuryKey,
   type PreparedTransfer,
   parseWelcomeTokens,
@@ -131,6 +132,50 @@ describe('claims', () => {
       });
     }
     await ledger.close();
+    store2.close();
+  });
+
+  it('after the validator pruned the stored result, an executed transfer is found on the ledger, not paid again', async () => {
+    const treasury = newWallet();
+    await pay(url, faucet, treasury.hex, 'PTM', '1000');
+    await pay(url, faucet, treasury.hex, 'SOL', '1');
+    const user = newWallet();
+    const file = join(dir, 'pruned.db');
+    class CrashingLedger extends Ledger {
+      override async send(prepared: PreparedTransfer): Promise<Transfer> {
+        await super.send(prepared);
+        throw new Error('process killed');
+      }
+    }
+    const store1 = new TerminalStore(file);
+    await expect(
+      service(treasury, store1, new CrashingLedger(url, treasury.key.secretKey, Date.now)).claim(
+        'acct-pruned',
+        user.address,
+      ),
+    ).rejects.toThrow();
+    store1.close();
+    // Days later: the validator no longer has the stored result and answers the old copy with
+    // request_expired (as it does for any request older than its window).
+    let resent = 0;
+    class PrunedLedger extends Ledger {
+      override async send(prepared: PreparedTransfer): Promise<Transfer> {
+        if (prepared.signedAtMs < startedAt) throw new LedgerError('request_expired', 401, 'expired');
+        resent++;
+        return super.send(prepared);
+      }
+    }
+    const startedAt = Date.now();
+    const store2 = new TerminalStore(file);
+    await service(treasury, store2, new PrunedLedger(url, treasury.key.secretKey, Date.now)).resumePending(
+      () => {},
+    );
+    expect(store2.claimByWallet(user.address)?.state).toBe('paid');
+    // The PTM transfer was found by its memo; only the never-sent SOL transfer was signed again.
+    expect(resent).toBe(1);
+    expect(await balance(url, user, 'PTM')).toBe('100');
+    expect(await balance(url, user, 'SOL')).toBe('0.05');
+    expect(await balance(url, treasury, 'PTM')).toBe('900');
     store2.close();
   });
 
