@@ -175,7 +175,10 @@ export class SqliteStorage implements Storage {
     this.#schedule();
     if (group.length === 0) return;
     if (this.#closed) {
-      const error = new StorageError('storage_closed', `storage.transaction() after close() of ${this.location}`);
+      const error = new StorageError(
+        'storage_closed',
+        `storage.transaction() after close() of ${this.location}`,
+      );
       for (const item of group) item.reject(error);
       return;
     }
