@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { formatAmount, SIGNED_REQUEST_HEADERS } from '@tensormine/protocol';
+import { EXACTLY_ONCE_OPERATIONS, formatAmount, SIGNED_REQUEST_HEADERS } from '@tensormine/protocol';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { nowSeconds, type ValidatorContext } from '../../context.js';
 import { ApiError } from '../../http/errors.js';
@@ -19,17 +19,7 @@ import { InsufficientBalanceError, type StorageTx } from '../../store/types.js';
  */
 
 /** The operations whose results are stored (every signed state-changing economy route). */
-export const STORED_OPERATIONS = new Set<string>([
-  'transfer',
-  'stake',
-  'unstake',
-  'claimYield',
-  'swapExecute',
-  'vaultDeposit',
-  'vaultWithdraw',
-  'placeOrder',
-  'cancelOrder',
-]);
+export const STORED_OPERATIONS = EXACTLY_ONCE_OPERATIONS;
 
 /** The identity of a signed request: signer, nonce and the hash of the whole request. */
 export interface SignedRequestKey {
