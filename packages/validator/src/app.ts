@@ -216,6 +216,7 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
       if (closed) return;
       closed = true;
       clearInterval(beat);
+      economy.close();
       await app.close();
       await metrics.beat().catch(() => {});
       if (!givenStorage) await storage.close();

@@ -123,3 +123,16 @@ export function insufficient(error: InsufficientBalanceError): ApiError {
     { token: error.token, available, required },
   );
 }
+
+/**
+ * How long a stored result is kept: 7 days. Long enough for any client to fetch a lost answer;
+ * pruning is safe because an identical retry older than the signed-request window (60 s) is
+ * refused as expired and never executes.
+ */
+export const RESULT_RETENTION_S = 7 * 86_400;
+
+/** Deletes stored results older than the retention; returns how many. */
+export function pruneStoredResults(ctx: ValidatorContext): Promise<number> {
+  const before = nowSeconds(ctx) - RESULT_RETENTION_S;
+  return ctx.storage.transaction((tx) => tx.economy.requests.prune(before));
+}
