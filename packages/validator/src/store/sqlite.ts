@@ -20,6 +20,9 @@ export const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
 /** The most transactions committed together (group commit). */
 const MAX_GROUP = 64;
 
+/** A group committed this recently means load: the next one waits a turn to gather requests. */
+const BUSY_WINDOW_MS = 5;
+
 interface QueuedTransaction {
   readonly fn: (tx: StorageTx) => Promise<unknown>;
   readonly resolve: (value: unknown) => void;
@@ -62,6 +65,8 @@ export class SqliteStorage implements Storage {
   /** Transactions waiting for their group (see transaction()). */
   readonly #queue: QueuedTransaction[] = [];
   #scheduled = false;
+  /** performance.now() when the last group committed. */
+  #lastCommitAt = Number.NEGATIVE_INFINITY;
   #closed = false;
 
   private constructor(db: DatabaseSync, location: string, schemaVersion: number) {
@@ -160,13 +165,21 @@ export class SqliteStorage implements Storage {
     });
   }
 
-  /** Schedules a group after the current turn of the event loop, so that concurrent requests join it. */
+  /**
+   * Schedules the next group. Under load (the database busy, or a group committed in the last
+   * few milliseconds) it waits for the end of the current turn of the event loop, so that the
+   * requests that arrived together join one group; when idle it starts at once, so that a lone
+   * transaction pays no delay.
+   */
   #schedule(): void {
     if (this.#scheduled || this.#queue.length === 0) return;
     this.#scheduled = true;
-    setImmediate(() => {
+    const start = () => {
       void this.#mutex.run(() => this.#commitGroup());
-    });
+    };
+    const busy = this.#mutex.pending > 0 || performance.now() - this.#lastCommitAt < BUSY_WINDOW_MS;
+    if (busy) setImmediate(start);
+    else queueMicrotask(start);
   }
 
   async #commitGroup(): Promise<void> {
@@ -221,6 +234,7 @@ export class SqliteStorage implements Storage {
       for (const d of done) d.item.reject(error);
       return;
     }
+    this.#lastCommitAt = performance.now();
     for (const d of done) d.item.resolve(d.value);
   }
 
