@@ -16,7 +16,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type KeyPair, keyPairFromSecret, signRequest, taggedHash, toHex, utf8 } from '@tensormine/protocol';
 import { machineLine, writeSection } from '../../protocol/bench/harness.js';
-import { cannon, fmt, median, okPerSecond, processCpuMs, startChild, stopAll, table } from './support.js';
+import { cannon, fmt, median, processCpuMs, startChild, stopAll, stopChild, table } from './support.js';
 
 const DOC_PATH = join(dirname(fileURLToPath(import.meta.url)), '../../../docs/benchmarks.md');
 const COMMAND = 'npm run bench:economy -w @tensormine/validator';
@@ -108,6 +108,84 @@ async function signed(
   };
 }
 
+async function measure(dataDir: string, genesisFile: string): Promise<string> {
+  const child = await startChild('validator', 'src/bin.ts', [
+    'start',
+    '--port',
+    '0',
+    '--data-dir',
+    dataDir,
+    '--genesis-file',
+    genesisFile,
+    '--log-level',
+    'silent',
+    '--rate-limit-per-second',
+    '1000000',
+    '--rate-limit-burst',
+    '1000000',
+    '--key-rate-limit-per-second',
+    '1000000',
+    '--key-rate-limit-burst',
+    '1000000',
+  ]);
+  const pid = child.process.pid;
+  await cannon({ url: `${child.url}/health`, connections: 10, duration: 1 });
+  const runs: Record<'health' | 'swap' | 'stake', Run[]> = { health: [], swap: [], stake: [] };
+  for (let round = 0; round < 2; round++) {
+    runs.health.push(await health(child.url, pid));
+    runs.swap.push(
+      await signed(child.url, pid, '/swap/execute', (k) => ({
+        from_token: 'USDC',
+        to_token: 'PTM',
+        amount: '1',
+        min_received: '0',
+        pubkey: toHex(k.publicKey),
+      })),
+    );
+    runs.stake.push(
+      await signed(child.url, pid, '/stake', (k) => ({
+        amount: '1',
+        lock_period_days: 7,
+        pubkey: toHex(k.publicKey),
+      })),
+    );
+  }
+  const rate = (r: Run) => r.ok / r.seconds;
+  const healthRate = median(runs.health.map(rate));
+  const rows = (['health', 'swap', 'stake'] as const).map((name) => {
+    const rs = runs[name];
+    const m = median(rs.map(rate));
+    const cpu = median(rs.map((r) => r.serverCpuUs ?? Number.NaN));
+    const label = {
+      health: 'GET /health (50 connections, 3 s)',
+      swap: `signed POST /swap/execute (${CONNECTIONS} connections, ${REQUESTS} requests)`,
+      stake: `signed POST /stake, 7-day lock (${CONNECTIONS} connections, ${REQUESTS} requests)`,
+    }[name];
+    return [
+      label,
+      `**${fmt(m)}/s**`,
+      rs.map((r) => fmt(rate(r))).join(', '),
+      `${(m / healthRate).toFixed(3)}x`,
+      Number.isNaN(cpu) ? 'n/a' : fmt(cpu, 0),
+      rs.map((r) => `${r.p50} / ${r.p99}`).join(', '),
+      String(rs.reduce((s, r) => s + r.other, 0)),
+    ];
+  });
+  await stopChild(child.process);
+  return table(
+    [
+      'operation',
+      'median ok/s',
+      'runs',
+      'ratio to /health',
+      'server CPU us / op',
+      'p50 / p99 ms per run',
+      'not 200',
+    ],
+    rows,
+  );
+}
+
 async function main(): Promise<void> {
   const began = performance.now();
   const dir = mkdtempSync(join(tmpdir(), 'economy-bench-'));
@@ -126,82 +204,29 @@ async function main(): Promise<void> {
         ]),
       }),
     );
-    const child = await startChild('validator', 'src/bin.ts', [
-      'start',
-      '--port',
-      '0',
-      '--data-dir',
-      process.env.ECONOMY_BENCH_DATA_DIR ?? join(dir, 'data'),
-      '--genesis-file',
-      genesisFile,
-      '--log-level',
-      'silent',
-      '--rate-limit-per-second',
-      '1000000',
-      '--rate-limit-burst',
-      '1000000',
-      '--key-rate-limit-per-second',
-      '1000000',
-      '--key-rate-limit-burst',
-      '1000000',
-    ]);
-    const pid = child.process.pid;
-    await cannon({ url: `${child.url}/health`, connections: 10, duration: 1 });
-    const runs: Record<'health' | 'swap' | 'stake', Run[]> = { health: [], swap: [], stake: [] };
-    for (let round = 0; round < 2; round++) {
-      runs.health.push(await health(child.url, pid));
-      runs.swap.push(
-        await signed(child.url, pid, '/swap/execute', (k) => ({
-          from_token: 'USDC',
-          to_token: 'PTM',
-          amount: '1',
-          min_received: '0',
-          pubkey: toHex(k.publicKey),
-        })),
-      );
-      runs.stake.push(
-        await signed(child.url, pid, '/stake', (k) => ({
-          amount: '1',
-          lock_period_days: 7,
-          pubkey: toHex(k.publicKey),
-        })),
-      );
+    const sections: string[] = [];
+    for (const [where, dataDir] of [
+      ['data directory on disk', process.env.ECONOMY_BENCH_DATA_DIR ?? join(dir, 'data')],
+      ['in memory (no fsync)', ':memory:'],
+    ] as const) {
+      sections.push(`**${where}**\n\n${await measure(dataDir, genesisFile)}`);
     }
-    const rate = (r: Run) => r.ok / r.seconds;
-    const healthRate = median(runs.health.map(rate));
-    const rows = (['health', 'swap', 'stake'] as const).map((name) => {
-      const rs = runs[name];
-      const m = median(rs.map(rate));
-      const cpu = median(rs.map((r) => r.serverCpuUs ?? Number.NaN));
-      const label = {
-        health: 'GET /health (50 connections, 3 s)',
-        swap: `signed POST /swap/execute (${CONNECTIONS} connections, ${REQUESTS} requests)`,
-        stake: `signed POST /stake, 7-day lock (${CONNECTIONS} connections, ${REQUESTS} requests)`,
-      }[name];
-      return [
-        label,
-        `**${fmt(m)}/s**`,
-        rs.map((r) => fmt(rate(r))).join(', '),
-        `${(m / healthRate).toFixed(3)}x`,
-        Number.isNaN(cpu) ? 'n/a' : fmt(cpu, 0),
-        rs.map((r) => `${r.p50} / ${r.p99}`).join(', '),
-        String(rs.reduce((s, r) => s + r.other, 0)),
-      ];
-    });
     const seconds = Math.round((performance.now() - began) / 1000);
     const body = `## Economy operations
 
 Command: \`${COMMAND}\` (measured ${new Date().toISOString().slice(0, 10)} on ${machineLine()}; the whole bench took ${seconds} s).
-One validator process (\`src/bin.ts start\`, a data directory on disk, so every economy request
-is one SQLite transaction committed with \`synchronous = FULL\`; log level silent, rate limits
-raised) answers GET /health and the signed economy requests in the same run, alternated health,
-swap, stake, twice. The requests are signed in the bench process before each run, sent once each
-by autocannon; the rate counts 200 answers over the time to the last response. Each signed request
+A validator process (\`src/bin.ts start\`, log level silent, rate limits raised) answers GET
+/health and the signed economy requests in the same run, alternated health, swap, stake, twice;
+first on a data directory on disk (every commit is fsynced: \`synchronous = FULL\`), then, as a
+second process, in memory, which shows what the fsync costs. Concurrent transactions are
+committed in groups (one COMMIT, one fsync, per group; each in its own savepoint). The requests
+are signed in the bench process before each run, sent once each by autocannon; the rate counts
+200 answers over the time to the last response. Each signed request
 verifies an ed25519 signature, checks its stored result, debits and credits balances through the
 ledger (6 entries for a swap, 2 for a stake), writes its product row and its stored result. The
 ratio is against the median /health rate of the same run.
 
-${table(['operation', 'median ok/s', 'runs', 'ratio to /health', 'server CPU us / op', 'p50 / p99 ms per run', 'not 200'], rows)}
+${sections.join('\n\n')}
 `;
     writeSection(DOC_PATH, 'economy', body);
     process.stdout.write(`${body}\n`);

@@ -86,6 +86,8 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
     ...(configFile ? { configFile } : {}),
   });
   const config = resolved.config;
+  // Read before anything is opened: a bad file stops here, with nothing to clean up.
+  const economyGenesis = genesis ?? (config.genesisFile ? readGenesisFile(config.genesisFile) : undefined);
   const inMemory = config.dataDir === ':memory:';
   if (!inMemory) mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const storage =
@@ -168,10 +170,7 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
 
   const hexchain = await createHexchainService(context);
   const mining = createMiningService(context);
-  const economy = await createEconomyService(
-    context,
-    genesis ?? (config.genesisFile ? readGenesisFile(config.genesisFile) : undefined),
-  );
+  const economy = await createEconomyService(context, economyGenesis);
   app.addHook('preHandler', economy.replayHook);
   const handlers: Handlers = {
     ...nodeHandlers({ softwareVersion: SOFTWARE_VERSION, hexchain }),
@@ -217,6 +216,7 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
       if (closed) return;
       closed = true;
       clearInterval(beat);
+      economy.close();
       await app.close();
       await metrics.beat().catch(() => {});
       if (!givenStorage) await storage.close();

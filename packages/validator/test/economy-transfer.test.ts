@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { conservation, genesisWith, hex, signedPost, signedSend } from './economy-helpers.js';
+import { pruneStoredResults } from '../src/services/economy/requests.js';
+import { conservation, genesisWith, hex, manualClock, signedPost, signedSend } from './economy-helpers.js';
 import { testKey, testValidator } from './helpers.js';
 
 const alice = testKey('alice');
@@ -144,6 +145,29 @@ describe('POST /transfer', () => {
     expect([stolen.statusCode, stolen.json().code]).toEqual([403, 'pubkey_mismatch']);
     const unsigned = await v.inject({ method: 'POST', url: '/transfer', payload: base });
     expect([unsigned.statusCode, unsigned.json().code]).toEqual([401, 'signature_required']);
+  });
+
+  it('keeps stored results 7 days; an identical retry after that is refused as expired, never executed', async () => {
+    const clock = manualClock();
+    const v = await testValidator({
+      now: clock.now,
+      genesis: genesisWith([{ key: alice, token: 'PTM', amount: '10' }]),
+    });
+    const request = signedPost(
+      alice,
+      '/transfer',
+      { from: hex(alice), to: hex(bob), token: 'PTM', amount: '4' },
+      { timestamp: clock.now() },
+    );
+    expect((await request.send(v)).statusCode).toBe(200);
+    clock.advance(6 * 86_400);
+    expect(await pruneStoredResults(v.context)).toBe(0);
+    expect((await request.send(v)).statusCode).toBe(200);
+    clock.advance(2 * 86_400);
+    expect(await pruneStoredResults(v.context)).toBe(1);
+    const late = await request.send(v);
+    expect([late.statusCode, late.json().code]).toEqual([401, 'request_expired']);
+    expect((await v.inject(`/balances/${hex(alice)}`)).json().balances[0].available).toBe('6');
   });
 
   it('answers an unknown transfer id with transfer_not_found', async () => {

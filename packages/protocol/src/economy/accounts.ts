@@ -25,3 +25,21 @@ export function swapPoolAccount(pair: string): string {
 export function isModuleAccount(name: string): boolean {
   return name.startsWith('@');
 }
+
+/**
+ * The signed operations that execute at most once per signed request: the validator stores
+ * each one's result with the request, so resending the identical signed request (same headers,
+ * same body) to the same validator returns that result and moves nothing again. The SDK resends
+ * these (and only these) with the same signature after a network failure.
+ */
+export const EXACTLY_ONCE_OPERATIONS: ReadonlySet<string> = new Set([
+  'transfer',
+  'stake',
+  'unstake',
+  'claimYield',
+  'swapExecute',
+  'vaultDeposit',
+  'vaultWithdraw',
+  'placeOrder',
+  'cancelOrder',
+]);

@@ -35,6 +35,8 @@ export interface EconomyRequestRecord {
 export interface EconomyRequestRepo {
   get(pubkey: string, nonce: string): Promise<EconomyRequestRecord | undefined>;
   insert(record: EconomyRequestRecord): Promise<void>;
+  /** Deletes the results stored before `before` (Unix seconds); returns how many. */
+  prune(before: number): Promise<number>;
 }
 
 export interface TransferRecord {

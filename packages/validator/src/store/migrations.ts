@@ -220,7 +220,8 @@ BEGIN SELECT RAISE(ABORT, 'blocks are immutable'); END;
  * `economy_requests` holds the result of each signed state-changing economy request, keyed by
  * (signer, nonce) and written in the transaction that moved the money: a retry of the identical
  * signed request (same `request_hash`) returns the stored result instead of executing again;
- * another request reusing the nonce is refused.
+ * another request reusing the nonce is refused. Results are kept 7 days (then a retry is refused
+ * as expired by the signed-request check: it never executes twice either way).
  */
 const V2 = `
 CREATE TABLE economy_requests (
@@ -232,6 +233,7 @@ CREATE TABLE economy_requests (
   created_at INTEGER NOT NULL,
   PRIMARY KEY (pubkey, nonce)
 ) STRICT, WITHOUT ROWID;
+CREATE INDEX economy_requests_created_at ON economy_requests (created_at);
 
 INSERT INTO sequences (name, next_value) VALUES ('stakes', 1), ('vaults', 1), ('orders', 1), ('swaps', 1);
 

@@ -91,6 +91,14 @@ class SqliteRequestRepo implements EconomyRequestRepo {
       )
       .run(r.pubkey, r.nonce, r.requestHash, r.operation, r.result, r.createdAt);
   }
+
+  async prune(before: number): Promise<number> {
+    const result = this.scope
+      .write('economy.requests.prune')
+      .prepare('DELETE FROM economy_requests WHERE created_at < ?')
+      .run(before);
+    return Number(result.changes);
+  }
 }
 
 class SqliteTransferRepo implements TransferRepo {

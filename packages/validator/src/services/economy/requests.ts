@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { formatAmount, SIGNED_REQUEST_HEADERS } from '@tensormine/protocol';
+import { EXACTLY_ONCE_OPERATIONS, formatAmount, SIGNED_REQUEST_HEADERS } from '@tensormine/protocol';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { nowSeconds, type ValidatorContext } from '../../context.js';
 import { ApiError } from '../../http/errors.js';
@@ -19,17 +19,7 @@ import { InsufficientBalanceError, type StorageTx } from '../../store/types.js';
  */
 
 /** The operations whose results are stored (every signed state-changing economy route). */
-export const STORED_OPERATIONS = new Set<string>([
-  'transfer',
-  'stake',
-  'unstake',
-  'claimYield',
-  'swapExecute',
-  'vaultDeposit',
-  'vaultWithdraw',
-  'placeOrder',
-  'cancelOrder',
-]);
+export const STORED_OPERATIONS = EXACTLY_ONCE_OPERATIONS;
 
 /** The identity of a signed request: signer, nonce and the hash of the whole request. */
 export interface SignedRequestKey {
@@ -132,4 +122,17 @@ export function insufficient(error: InsufficientBalanceError): ApiError {
     `insufficient ${error.token}: ${whose} holds ${available} ${error.token}, ${required} ${error.token} required`,
     { token: error.token, available, required },
   );
+}
+
+/**
+ * How long a stored result is kept: 7 days. Long enough for any client to fetch a lost answer;
+ * pruning is safe because an identical retry older than the signed-request window (60 s) is
+ * refused as expired and never executes.
+ */
+export const RESULT_RETENTION_S = 7 * 86_400;
+
+/** Deletes stored results older than the retention; returns how many. */
+export function pruneStoredResults(ctx: ValidatorContext): Promise<number> {
+  const before = nowSeconds(ctx) - RESULT_RETENTION_S;
+  return ctx.storage.transaction((tx) => tx.economy.requests.prune(before));
 }

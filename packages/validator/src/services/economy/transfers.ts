@@ -5,9 +5,12 @@ import { routeHandlers } from '../../http/handlers.js';
 import type { TransferRecord } from '../../store/types.js';
 import { executeOnce } from './requests.js';
 
-/** The id of the transfer made by a signed request: derived from (signer, nonce), so a retry maps to it. */
-export function transferIdFor(pubkey: string, nonce: string): string {
-  return `t-${createHash('sha256').update(`transfer:${pubkey}:${nonce}`).digest('hex').slice(0, 32)}`;
+/**
+ * The id of the transfer made by a signed request: derived from the hash of the whole signed
+ * request, so the identical request (a retry) maps to the same id, and no other request does.
+ */
+export function transferIdFor(requestHash: string): string {
+  return `t-${createHash('sha256').update(`transfer:${requestHash}`).digest('hex').slice(0, 32)}`;
 }
 
 function transferWire(t: TransferRecord) {
@@ -43,7 +46,7 @@ export function transferHandlers() {
       if (amount === 0n) throw new ApiError('amount_too_small', 'amount: expected more than 0');
       return executeOnce(ctx, raw, 'transfer', async (tx, now, key) => {
         const record: TransferRecord = {
-          id: transferIdFor(key.pubkey, key.nonce),
+          id: transferIdFor(key.requestHash),
           from: body.from,
           to: body.to,
           token: body.token,
