@@ -31,7 +31,7 @@ export {
   type ServiceBin,
   type ServiceHandler,
 } from './service-kit.js';
-export { REWARD_PER_LEVEL_MINOR, REWARD_TOKEN, rewardFor } from './services/mining.js';
+export { REWARD_PER_MIMAC_MINOR, REWARD_TOKEN, rewardFor } from './services/mining.js';
 export {
   bigSetting,
   boolSetting,
