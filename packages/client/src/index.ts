@@ -13,6 +13,7 @@ export {
   type NodeMethods,
   type PoolMethods,
   TensormineClient,
+  type TransferBody,
   type V40Methods,
   type ValidatorClientOptions,
   type ValidatorOperationId,

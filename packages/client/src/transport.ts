@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
+  EXACTLY_ONCE_OPERATIONS,
   type OperationId,
   ROUTES,
   type RouteDefinition,
@@ -160,14 +161,20 @@ export class Transport {
     const body = input.body === undefined ? undefined : JSON.stringify(input.body);
     const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
     checkCount(timeoutMs, 'options.timeoutMs');
-    const idempotent = route.method === 'GET';
+    // A GET may be retried; so may an exactly-once signed operation, resent with the SAME
+    // signature to the SAME validator, which answers a copy with the stored result of the first
+    // (it never executes twice); another validator would execute it anew, so it is not asked.
+    const exactlyOnce = signer !== undefined && EXACTLY_ONCE_OPERATIONS.has(operationId);
+    const idempotent = route.method === 'GET' || exactlyOnce;
     const retries = idempotent ? (options.retries ?? this.#retry.retries) : 0;
     checkCount(retries, 'options.retries');
 
     let retried = 0;
     let resent = 0;
+    let signed: Record<string, string> | undefined;
+    let sentTo: string | undefined;
     for (let attempt = 1; ; attempt++) {
-      const endpoint = pinned ?? this.pool.active();
+      const endpoint = pinned ?? sentTo ?? this.pool.active();
       const url = `${endpoint}${target}`;
       const sentPath = new URL(url);
       const info: RequestInfo = { operationId, method: route.method, url, endpoint };
@@ -181,9 +188,13 @@ export class Transport {
       if (body !== undefined) headers['content-type'] = 'application/json';
       if (adminToken !== undefined) headers.authorization = `Bearer ${adminToken}`;
       if (signer !== undefined) {
-        // Signed per attempt: a fresh nonce and timestamp, and the path exactly as sent.
+        // Signed per attempt (a fresh nonce and timestamp, the path exactly as sent), except the
+        // resend of an exactly-once operation, which must be the identical request.
         const path = sentPath.pathname + sentPath.search;
-        Object.assign(headers, signer.signRequest({ method: route.method, path, body }));
+        if (signed === undefined || !exactlyOnce) {
+          signed = { ...signer.signRequest({ method: route.method, path, body }) };
+        }
+        Object.assign(headers, signed);
       }
       if (!probe) {
         this.events.safeEmit('request', { operationId, method: route.method, url, endpoint, attempt });
@@ -204,7 +215,8 @@ export class Transport {
         // Health probes report to the pool themselves.
         if (!probe && unwell) this.pool.markDown(endpoint, error);
         else if (!probe) this.pool.markUp(endpoint);
-        const next = pinned ?? this.pool.active();
+        if (exactlyOnce && !(error instanceof NetworkError && !error.requestSent)) sentTo = endpoint;
+        const next = pinned ?? sentTo ?? this.pool.active();
         if (idempotent && (unwell || error.status === 429) && retried < retries) {
           retried++;
           const retryAfter = error instanceof ValidatorError ? (error.retryAfterMs ?? 0) : 0;

@@ -26,7 +26,6 @@ const PATTERNS: Record<string, string> = {
   [(S.SlotHashSchema as J).pattern]: 'SlotHash',
   [(S.ProtocolVersionSchema as J).pattern]: 'ProtocolVersion',
   [(S.WalletAddressSchema as J).pattern]: 'WalletAddress',
-  [(S.ChainTxSignatureSchema as J).pattern]: 'ChainTxSignature',
 };
 const named = new Map<object, string>();
 for (const [k, v] of Object.entries(S as Record<string, unknown>)) {

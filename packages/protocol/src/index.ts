@@ -8,6 +8,8 @@
 export * from './amount.js';
 // Primitives
 export * from './bytes.js';
+// Economy rules (pure bigint functions)
+export * from './economy/index.js';
 export * from './ed25519.js';
 export * from './error-codes.js';
 export * from './errors.js';

@@ -34,6 +34,7 @@ import { keepRawJsonBodies } from './http/raw-body.js';
 import { type Handlers, registerRoutes } from './http/routes.js';
 import { validatorCompiler } from './http/validator-compiler.js';
 import { adminHandlers } from './services/admin.js';
+import { createEconomyService, type EconomyGenesis, readGenesisFile } from './services/economy.js';
 import { createHexchainService } from './services/hexchain.js';
 import { Metrics } from './services/metrics.js';
 import { createMiningService } from './services/mining.js';
@@ -56,6 +57,8 @@ export interface CreateValidatorOptions extends Partial<Record<SettingName, unkn
   readonly logger?: boolean | Record<string, unknown>;
   /** GET /api/hexchain/events: replay ring, heartbeat and per-reader buffer (tests shorten them). */
   readonly events?: SseHubOptions;
+  /** The economy's genesis (written once, at the first start of a data directory); default DEFAULT_GENESIS. */
+  readonly genesis?: EconomyGenesis;
 }
 
 export interface Validator {
@@ -82,13 +85,24 @@ export interface Validator {
  * The returned instance is not listening: use `inject()` in tests, or `listen()`.
  */
 export async function createValidator(options: CreateValidatorOptions = {}): Promise<Validator> {
-  const { env, configFile, storage: givenStorage, now = Date.now, logger, events, ...flags } = options;
+  const {
+    env,
+    configFile,
+    storage: givenStorage,
+    now = Date.now,
+    logger,
+    events,
+    genesis,
+    ...flags
+  } = options;
   const resolved: ResolvedConfig = resolveConfig({
     flags,
     ...(env ? { env } : {}),
     ...(configFile ? { configFile } : {}),
   });
   const config = resolved.config;
+  // Read before anything is opened: a bad file stops here, with nothing to clean up.
+  const economyGenesis = genesis ?? (config.genesisFile ? readGenesisFile(config.genesisFile) : undefined);
   const inMemory = config.dataDir === ':memory:';
   if (!inMemory) mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   // Before the storage opens: a refused token file must not leave a database open.
@@ -178,10 +192,13 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
   // Open event streams would hold the server's close: end them first.
   app.addHook('preClose', async () => hexchain.close());
   const mining = createMiningService(context);
+  const economy = await createEconomyService(context, economyGenesis);
+  app.addHook('preHandler', economy.replayHook);
   const handlers: Handlers = {
     ...nodeHandlers({ softwareVersion: SOFTWARE_VERSION, hexchain }),
     ...adminHandlers({ hexchain }),
     ...mining.handlers,
+    ...economy.handlers,
     ...hexchain.handlers,
   };
   const registeredRoutes = registerRoutes(app, context, handlers, {
@@ -222,6 +239,7 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
       if (closed) return;
       closed = true;
       clearInterval(beat);
+      economy.close();
       await app.close();
       await metrics.beat().catch(() => {});
       if (!givenStorage) await storage.close();
