@@ -191,6 +191,7 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
       if (settings.cpu) {
         engine = new MiningEngine({
           threads: settings.threads,
+          kernel: settings.kernel,
           intensity: settings.intensity,
           ...(options.engine?.batchMs === undefined ? {} : { batchMs: options.engine.batchMs }),
           ...(options.engine?.sampleIntervalMs === undefined
@@ -199,7 +200,7 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
         });
         backends.push(engine);
         banner.push(
-          ` * cpu        ${settings.threads} thread${settings.threads === 1 ? '' : 's'}, intensity ${settings.intensity}`,
+          ` * cpu        ${settings.threads} thread${settings.threads === 1 ? '' : 's'}, intensity ${settings.intensity}, kernel ${engine.kernel}`,
         );
       }
       let boards: SerialBoards | undefined;

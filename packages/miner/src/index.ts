@@ -61,6 +61,13 @@ export {
   type TensorSearchResult,
 } from './kernels/tensor.js';
 export {
+  KERNEL_CHOICES,
+  type KernelChoice,
+  type KernelName,
+  resolveKernel,
+  wasmSimdSupported,
+} from './kernels/wasm.js';
+export {
   type DeviceSummary,
   Miner,
   type MinerEvents,
