@@ -215,11 +215,11 @@ const randomTask = fc
     return task({ ...shape, challengeHash, pathTarget, input, level });
   });
 
-describe('tensor kernel', () => {
+describe.each(['js', 'wasm'] as const)('tensor kernel (%s)', (kind) => {
   test('computes the same work as computeWork on random tasks of every shape', () => {
     fc.assert(
       fc.property(randomTask, bytes32, fc.array(nonce, { minLength: 1, maxLength: 3 }), (t, key, nonces) => {
-        const kernel = new TensorSearch(t, key);
+        const kernel = new TensorSearch(t, key, kind);
         for (const n of nonces) expectSameWork(kernel.work(n), computeWork(t, key, n));
       }),
       { numRuns: 120 },
@@ -235,7 +235,7 @@ describe('tensor kernel', () => {
         (t, key, start) => {
           const max = 48;
           const ref = solveProof(t, key, { startNonce: start, maxIterations: max });
-          const got = new TensorSearch(t, key).search(start, max);
+          const got = new TensorSearch(t, key, kind).search(start, max);
           expect(got.found?.nonce).toBe(ref?.nonce);
           expect(got.iterations).toBe(ref?.iterations ?? max);
           if (ref && got.found) expectSameWork(got.found.work, ref.work);
@@ -258,7 +258,7 @@ describe('tensor kernel', () => {
         pathTarget: fromHex(c.path_target),
         level: c.input.difficulty,
       });
-      const kernel = new TensorSearch(t, key);
+      const kernel = new TensorSearch(t, key, kind);
       for (const v of c.nonces) {
         const w = kernel.work(v.nonce);
         expect(w.shape).toEqual(v.result_shape);

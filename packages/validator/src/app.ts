@@ -3,10 +3,13 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import swagger from '@fastify/swagger';
 import {
+  checkedWasmMac,
   fromHex,
   keyPairFromSecret,
+  type MacCore,
   type OperationId,
   ReplayCache,
+  referenceMac,
   taggedHash,
   toHex,
 } from '@tensormine/protocol';
@@ -17,6 +20,7 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import {
+  ConfigError,
   type ConfigSource,
   type ResolvedConfig,
   RUNTIME_SETTINGS,
@@ -117,6 +121,7 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
     identity,
     nodeId,
     metrics,
+    mac: verifyMac(config.verifyKernel),
     replayCache: new ReplayCache({ clock: now }),
     log: app.log,
     startedAt: now(),
@@ -264,4 +269,20 @@ function loadAdminToken(config: ValidatorConfig): { token: string; file: string 
   const token = fresh();
   writeFileSync(file, `${token}\n`, { mode: 0o600 });
   return { token, file };
+}
+
+/**
+ * The multiply-accumulate core of v4.0 verification: the WebAssembly SIMD one after its
+ * self-check against the reference (`auto` falls back to the reference without it).
+ */
+function verifyMac(choice: ValidatorConfig['verifyKernel']): MacCore {
+  if (choice === 'reference') return referenceMac;
+  const wasm = checkedWasmMac();
+  if (wasm !== undefined) return wasm;
+  if (choice === 'wasm') {
+    throw new ConfigError(
+      'verifyKernel: wasm was requested but WebAssembly SIMD is unavailable or failed its self-check',
+    );
+  }
+  return referenceMac;
 }

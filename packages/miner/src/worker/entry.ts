@@ -52,7 +52,7 @@ port.on('message', (message: ToWorker) => {
     current = {
       message,
       hexchain: job.kind === 'hexchain' ? prepareHexchain(job, kernel) : undefined,
-      tensor: job.kind === 'tensor' ? new TensorSearch(job.task, job.minerPublicKey) : undefined,
+      tensor: job.kind === 'tensor' ? new TensorSearch(job.task, job.minerPublicKey, kernel) : undefined,
       next: message.start,
       batch: job.kind === 'hexchain' ? 16_384 : 1,
     };

@@ -119,7 +119,7 @@ async function submit(
   if (previous) throw replayed(record, pubkey, previous.acceptedAt, previous.ledgerEntryId);
 
   // The expensive part, outside any transaction: recompute the work for this nonce and key.
-  const verdict = verifyProof(challengeFromRecord(record), proof, { requireSignature: false });
+  const verdict = verifyProof(challengeFromRecord(record), proof, { requireSignature: false, mac: ctx.mac });
   if (!verdict.ok) throw verdictError(verdict);
 
   const reward = rewardFor(record.difficulty);

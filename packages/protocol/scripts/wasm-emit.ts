@@ -1,9 +1,15 @@
 /**
- * A minimal WebAssembly binary writer for the kernel generator (scripts/generate-wasm.ts):
+ * A minimal WebAssembly binary writer for the kernel generators (scripts/generate-wasm.ts here
+ * and in the miner package):
  * one module with one memory, a few functions, their locals and their bodies as byte
  * sequences. Only what the kernels use is here: the MVP integer and control instructions
  * and the fixed-width SIMD (128-bit) instructions, named after the text format.
  */
+
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 export const I32 = 0x7f;
 export const V128 = 0x7b;
@@ -56,6 +62,7 @@ export const op = {
   localTee: (i: number) => [0x22, ...uleb(i)],
   i32Load: (offset = 0) => [0x28, ...memarg(2, offset)],
   i32Load8S: (offset = 0) => [0x2c, ...memarg(0, offset)],
+  i32Store8: (offset = 0) => [0x3a, ...memarg(0, offset)],
   i32Store: (offset = 0) => [0x36, ...memarg(2, offset)],
   i32Const: (v: number) => [0x41, ...sleb(v)],
   i32Eqz: [0x45],
@@ -82,6 +89,7 @@ export const op = {
     return [...simd(0x0c), ...bytes];
   },
   i8x16Shuffle: (lanes: readonly number[]) => [...simd(0x0d), ...lanes],
+  i16x8Splat: simd(0x10),
   i32x4Splat: simd(0x11),
   i32x4ExtractLane: (lane: number) => [...simd(0x1b), lane],
   i32x4LeU: simd(0x3e),
@@ -95,6 +103,8 @@ export const op = {
   i32x4ShrU: simd(0xad),
   i32x4Add: simd(0xae),
   i32x4DotI16x8S: simd(0xba),
+  i32x4ExtmulLowI16x8S: simd(0xbc),
+  i32x4ExtmulHighI16x8S: simd(0xbd),
 } as const;
 
 export interface FunctionDef {
@@ -156,4 +166,71 @@ export function moduleBytes(functions: readonly FunctionDef[], pages: number): U
     ...section(7, vec(exports)),
     ...section(10, vec(code)),
   ]);
+}
+
+/** A counted loop: `i` from `start` while i < `end` (both pushed by the given code), step `step`. */
+export function forLoop(
+  i: number,
+  start: readonly number[],
+  end: readonly number[],
+  step: number,
+  body: readonly number[],
+): number[] {
+  return [
+    ...start,
+    ...op.localSet(i),
+    ...op.block(),
+    ...op.loop(),
+    ...op.localGet(i),
+    ...end,
+    ...op.i32GeU,
+    ...op.brIf(1),
+    ...body,
+    ...op.localGet(i),
+    ...op.i32Const(step),
+    ...op.i32Add,
+    ...op.localSet(i),
+    ...op.br(0),
+    ...op.end,
+    ...op.end,
+  ];
+}
+
+/**
+ * The source of a generated module file: the module as base64 plus `exports` (declarations),
+ * formatted with Biome; written, or compared with the file (`--check`).
+ */
+export function writeGenerated(
+  target: string,
+  header: string,
+  declarations: string,
+  bytes: Uint8Array,
+): void {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const repo = join(here, '../../..');
+  const base64 = Buffer.from(bytes).toString('base64');
+  const lines: string[] = [];
+  for (let at = 0; at < base64.length; at += 100) lines.push(`  '${base64.slice(at, at + 100)}'`);
+  const source = `${header}
+${declarations}
+/** The module (${bytes.length} bytes), base64. */
+export const WASM_BASE64 =
+${lines.join(' +\n')};
+`;
+  const formatted = execFileSync(
+    join(repo, 'node_modules/.bin/biome'),
+    ['format', `--stdin-file-path=${relative(repo, target)}`],
+    { cwd: repo, input: source, encoding: 'utf8' },
+  );
+  if (process.argv.includes('--check')) {
+    const current = existsSync(target) ? readFileSync(target, 'utf8') : '';
+    if (current !== formatted) {
+      console.error(`${relative(repo, target)} is out of date: run npm run generate`);
+      process.exit(1);
+    }
+    console.log(`${relative(repo, target)} is up to date`);
+  } else {
+    writeFileSync(target, formatted);
+    console.log(`wrote ${relative(repo, target)}`);
+  }
 }
