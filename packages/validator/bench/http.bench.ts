@@ -271,58 +271,79 @@ async function prepareProofs(base: string, deviceType: DeviceType, count: number
   return { bodies, ops, localRate };
 }
 
-async function verifiedSubmit(): Promise<{ table: string; notes: string[] }> {
-  const child = await startChild(
-    'validator (v4.0 submit)',
-    VALIDATOR,
-    validatorArgs('--difficulty', '1', '--max-tensor-dim', '64'),
-    adminEnv,
+/**
+ * The verification cores compared: the reference multiply-accumulate code, and the
+ * WebAssembly SIMD core (the default where supported), one validator each, alternated.
+ */
+const VERIFY_KERNELS = ['reference', 'wasm'] as const;
+
+async function verifiedSubmit(): Promise<{ table: string; notes: string[]; ratios: string[] }> {
+  const children = await Promise.all(
+    VERIFY_KERNELS.map((kernel) =>
+      startChild(
+        `validator (v4.0 submit, --verify-kernel ${kernel})`,
+        VALIDATOR,
+        validatorArgs('--difficulty', '1', '--max-tensor-dim', '64', '--verify-kernel', kernel),
+        adminEnv,
+      ),
+    ),
   );
   const rows: string[][] = [];
   const notes: string[] = [];
+  const ratios: string[] = [];
   try {
-    await registerMiner(child.url);
+    for (const child of children) await registerMiner(child.url);
     for (const deviceType of ['native', 'esp32', 'esp8266'] as const) {
-      const count = SUBMIT_COUNTS[deviceType];
-      const prepared = await prepareProofs(child.url, deviceType, count);
-      const before = await request<AdminMetrics>(child.url, 'GET', '/admin/metrics', { headers: admin });
-      const run = await submitAll(child.url, '/submit', prepared.bodies, 20, child.process.pid);
-      const after = await request<AdminMetrics>(child.url, 'GET', '/admin/metrics', { headers: admin });
-      const counted = after.proofs_valid - before.proofs_valid;
-      if (run.taken !== count || counted !== run.ok) {
-        notes.push(
-          `${deviceType}: autocannon took ${run.taken} of ${count} bodies; the validator counted ${counted} valid proofs for ${run.ok} answers 200.`,
+      const rates: number[] = [];
+      for (const [k, child] of children.entries()) {
+        const kernel = VERIFY_KERNELS[k]!;
+        const count = SUBMIT_COUNTS[deviceType];
+        const prepared = await prepareProofs(child.url, deviceType, count);
+        const before = await request<AdminMetrics>(child.url, 'GET', '/admin/metrics', { headers: admin });
+        const run = await submitAll(child.url, '/submit', prepared.bodies, 20, child.process.pid);
+        const after = await request<AdminMetrics>(child.url, 'GET', '/admin/metrics', { headers: admin });
+        const counted = after.proofs_valid - before.proofs_valid;
+        if (run.taken !== count || counted !== run.ok) {
+          notes.push(
+            `${deviceType}: autocannon took ${run.taken} of ${count} bodies; the validator counted ${counted} valid proofs for ${run.ok} answers 200.`,
+          );
+        }
+        const rate = (run.ok * 1000) / run.elapsedMs;
+        const localUs = 1e6 / prepared.localRate;
+        const cpuUs = run.serverCpuMs === undefined ? undefined : (run.serverCpuMs * 1000) / run.ok;
+        const dim = EXPECTED_DIM[deviceType];
+        rates.push(rate);
+        rows.push([
+          `${deviceType} ${dim}x${dim}`,
+          kernel,
+          [...prepared.ops].map(([op, n]) => `${op}: ${n}`).join(', '),
+          `${fmt(run.ok)} / ${fmt(count)}`,
+          rejectionsCell(run),
+          `${fmt(run.elapsedMs / 1000, 2)} s`,
+          `**${fmt(rate)}/s**`,
+          `${fmt(prepared.localRate)}/s`,
+          `${(rate / prepared.localRate).toFixed(2)}x`,
+          cpuUs === undefined
+            ? 'n/a'
+            : `${fmt(cpuUs)} us (${fmt((run.serverCpuMs! / run.elapsedMs) * 100)} % busy)`,
+          `${fmt(localUs)} us`,
+          cpuUs === undefined ? 'n/a' : `${fmt(cpuUs - localUs)} us`,
+          `${fmt(run.p50, 0)} / ${fmt(run.p99, 0)}`,
+        ]);
+        console.log(
+          `  /submit ${deviceType} (${kernel}): ${fmt(rate)}/s (local verifyProof ${fmt(prepared.localRate)}/s)`,
         );
       }
-      const rate = (run.ok * 1000) / run.elapsedMs;
-      const localUs = 1e6 / prepared.localRate;
-      const cpuUs = run.serverCpuMs === undefined ? undefined : (run.serverCpuMs * 1000) / run.ok;
-      const dim = EXPECTED_DIM[deviceType];
-      rows.push([
-        `${deviceType} ${dim}x${dim}`,
-        [...prepared.ops].map(([op, n]) => `${op}: ${n}`).join(', '),
-        `${fmt(run.ok)} / ${fmt(count)}`,
-        rejectionsCell(run),
-        `${fmt(run.elapsedMs / 1000, 2)} s`,
-        `**${fmt(rate)}/s**`,
-        `${fmt(prepared.localRate)}/s`,
-        `${(rate / prepared.localRate).toFixed(2)}x`,
-        cpuUs === undefined
-          ? 'n/a'
-          : `${fmt(cpuUs)} us (${fmt((run.serverCpuMs! / run.elapsedMs) * 100)} % busy)`,
-        `${fmt(localUs)} us`,
-        cpuUs === undefined ? 'n/a' : `${fmt(cpuUs - localUs)} us`,
-        `${fmt(run.p50, 0)} / ${fmt(run.p99, 0)}`,
-      ]);
-      console.log(`  /submit ${deviceType}: ${fmt(rate)}/s (local verifyProof ${fmt(prepared.localRate)}/s)`);
+      ratios.push(`${deviceType}: **${(rates[1]! / rates[0]!).toFixed(2)}x**`);
     }
   } finally {
-    await stopChild(child.process);
+    await Promise.all(children.map((child) => stopChild(child.process)));
   }
   return {
     table: table(
       [
         'device, tensor',
+        'verify kernel',
         'operations',
         'accepted (200)',
         'not 200',
@@ -338,6 +359,7 @@ async function verifiedSubmit(): Promise<{ table: string; notes: string[] }> {
       rows,
     ),
     notes,
+    ratios,
   };
 }
 
@@ -594,6 +616,13 @@ recomputation) over the first ${LOCAL_VERIFY_COUNT} of the same proofs in the be
 last column is the server CPU per proof minus that verifyProof time: what a request costs the
 validator besides the verification itself (HTTP, JSON and schema, storage reads, the ledger
 transaction, the challenge rebuilt from its record, the signed receipt).
+
+Two validators run side by side, one per verification core (\`--verify-kernel reference\`: the
+reference multiply-accumulate code, which is what every validator ran before the WebAssembly
+SIMD core; \`--verify-kernel wasm\`: that core, the default \`auto\` where the runtime supports
+it), each device type submitted to one and then the other. The verifyProof column is the
+reference path in both rows. Verified /submit per second, wasm over reference:
+${submit.ratios.join(', ')}.
 
 ${submit.table}
 
