@@ -3,7 +3,12 @@
  * (scripts/generate-wasm.ts here, and the miner's kernels module): int8 operands widened to
  * int16 (v128.load8x8_s) and multiplied into int32 sums, 8 products per instruction.
  *
+ * And the weights themselves, `expand(seed, 32 * blocks)` into W, 4 counters per vector:
+ *   expandWeights(blocks):      W[32i .. 32i + 32) = SHA-256(seed || u32le(i)), i < blocks
+ *                               (rounded up to a multiple of 4: W has the slack)
+ *
  * Memory layout (byte offsets, MAC_LAYOUT); strides are padded and the padding is zero:
+ *   seed the 32-byte work seed.
  *   X   the input. matmul: ip = round_up(N, 2) rows of stride kp = round_up(N, 8).
  *       conv: the input with a zero border, N + 2 rows of stride sp = round_up(N, 8) + 8,
  *       X[r][c] at (r + 1) * sp + c + 1.
@@ -17,9 +22,11 @@
  *   macMatmul(n, swap):         Z[i][j] = sum_k X[i][k] * W[k][j]
  *   macConv(n, filters, swap):  Z[f][i][j] = sum_{a,b in 0..2} X[i+a-1][j+b-1] * K[f][a][b]
  */
+import { BSWAP32_LANES, Builder, compressSymbolic, IV256, lit, type Val } from './sha256-wasm.js';
 import { type FunctionDef, forLoop, I32, op, V128 } from './wasm-emit.js';
 
-export const MAC_LAYOUT = { x: 1024, w: 9216, wt: 13312, z: 17408 } as const;
+/** W has 128 bytes of slack: expandWeights writes whole groups of 4 blocks. */
+export const MAC_LAYOUT = { seed: 512, x: 1024, w: 9216, wt: 13440, z: 17536 } as const;
 /** Pages the MAC layout needs: Z holds at most 8 x 64 x 64 int32 (the largest conv). */
 export const MAC_PAGES = 3;
 
@@ -305,6 +312,91 @@ function macConv(): FunctionDef {
   return { name: 'macConv', params: [I32, I32, I32], results: [], locals: L.types, body };
 }
 
+function expandWeights(): FunctionDef {
+  const BLOCKS = 0;
+  const bld = new Builder(1, 1);
+  // The seed as 8 big-endian words (fixed for the call).
+  const seed = Array.from({ length: 8 }, (_, i) =>
+    bld.fixed([
+      ...c(0),
+      ...op.v128Load32Splat(MAC_LAYOUT.seed + 4 * i),
+      ...c(0),
+      ...op.v128Load32Splat(MAC_LAYOUT.seed + 4 * i),
+      ...op.i8x16Shuffle(BSWAP32_LANES),
+      ...op.i32x4ExtractLane(0),
+    ]),
+  );
+  // The counter vector [i, i + 1, i + 2, i + 3] and the block index i.
+  const counter = bld.local(V128);
+  const i = bld.local(I32);
+  const out = bld.local(I32);
+  const w8 = bld.perNonce(() => [...get(counter), ...get(counter), ...op.i8x16Shuffle(BSWAP32_LANES)]);
+  const message: Val[] = [
+    ...seed,
+    w8,
+    lit(0x80000000),
+    ...Array.from({ length: 5 }, () => lit(0)),
+    lit(36 * 8),
+  ];
+  const state = compressSymbolic(bld, IV256.map(lit), message);
+  // Digest word k of the 4 blocks, byte-swapped so that a little-endian store writes the
+  // big-endian digest bytes; block i + l at W + 32 (i + l).
+  const digest = state.map((v, k) => {
+    const d = bld.sum(lit(IV256[k]!), v);
+    return bld.perNonce(() => [...bld.get(d, 0), ...bld.get(d, 0), ...op.i8x16Shuffle(BSWAP32_LANES)]);
+  });
+  const stores: number[] = [];
+  for (let l = 0; l < 4; l++) {
+    for (let k = 0; k < 8; k++) {
+      stores.push(
+        ...get(out),
+        ...bld.get(digest[k]!, 0),
+        ...op.i32x4ExtractLane(l),
+        ...op.i32Store(MAC_LAYOUT.w + 32 * l + 4 * k),
+      );
+    }
+  }
+  return {
+    name: 'expandWeights',
+    params: [I32],
+    results: [],
+    locals: bld.locals,
+    body: [
+      ...get(BLOCKS),
+      ...op.i32Eqz,
+      ...op.if(),
+      ...op.return,
+      ...op.end,
+      ...op.v128Const([0, 1, 2, 3]),
+      ...set(counter),
+      ...c(0),
+      ...set(i),
+      ...c(0),
+      ...set(out),
+      ...bld.pre,
+      ...op.loop(),
+      ...bld.body,
+      ...stores,
+      ...get(counter),
+      ...op.v128Const([4, 4, 4, 4]),
+      ...op.i32x4Add,
+      ...set(counter),
+      ...get(out),
+      ...c(128),
+      ...op.i32Add,
+      ...set(out),
+      ...get(i),
+      ...c(4),
+      ...op.i32Add,
+      ...op.localTee(i),
+      ...get(BLOCKS),
+      ...op.i32LtU,
+      ...op.brIf(0),
+      ...op.end,
+    ],
+  };
+}
+
 export function macFunctions(): FunctionDef[] {
-  return [macMatmul(), macConv()];
+  return [macMatmul(), macConv(), expandWeights()];
 }

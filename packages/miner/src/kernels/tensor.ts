@@ -24,9 +24,10 @@ import { type KernelChoice, type KernelName, resolveKernel, type WasmKernels, wa
  *   (division by a power of two is exact). The matmul packs two rows of the input (fixed per
  *   task) and blocks 2 x 2, so each loaded value feeds two multiply-adds that each do two
  *   products; the convolution packs two filters and slides a 3 x 3 window along each row.
- * - With the `wasm` kernel (the default where WebAssembly SIMD runs) the multiply-accumulates
- *   run in the WebAssembly SIMD core instead (wasm.ts: int8 widened to int16, 8 products per
- *   i32x4.dot_i16x8_s), on the digest words as they are; the rest is the same code.
+ * - With the `wasm` kernel (the default where WebAssembly SIMD runs) `expand` (4 counters per
+ *   vector) and the multiply-accumulates (int8 widened to int16, 8 products per
+ *   i32x4.dot_i16x8_s) run in the WebAssembly SIMD core instead (wasm.ts); the rest is the
+ *   same code.
  * - Only what the thresholds need is computed per nonce: the pre-activations, the fired
  *   bitmap, its MML score and path distance. The activations Y, tensor_result_hash and
  *   computation_hash are computed only for a nonce that passes (and by `work()`).
@@ -278,13 +279,15 @@ export class TensorSearch {
     msg[80] = (hi >>> 16) & 0xff;
     msg[81] = hi >>> 24;
     this.seedMessage.digestInto(this.seedWords, this.seedMidstate, 1);
-    expandWords(this.seedWords, this.expanded, this.expandBlocks);
     // bias = int8(seed[31]) >> 1: seed byte 31 is the low byte of digest word 7.
     this.bias = ((this.seedWords[7]! << 24) >> 24) >> 1;
     if (this.wasm !== undefined) {
-      this.wasm.mac(this.input, this.n, this.conv, this.filters, this.expanded, this.z);
-    } else if (this.conv) this.convolve();
-    else this.matmul();
+      this.wasm.accumulate(this.input, this.n, this.conv, this.filters, this.seedWords, this.z);
+    } else {
+      expandWords(this.seedWords, this.expanded, this.expandBlocks);
+      if (this.conv) this.convolve();
+      else this.matmul();
+    }
     this.normalisation();
   }
 

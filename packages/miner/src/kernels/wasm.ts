@@ -70,6 +70,7 @@ interface KernelExports {
   scanHexchain(loStart: number, count: number, t0: number): number;
   macMatmul(n: number, swap: number): void;
   macConv(n: number, filters: number, swap: number): void;
+  expandWeights(blocks: number): void;
 }
 
 /** An instance of the kernels with its own memory (not thread-safe: one per thread or task). */
@@ -94,22 +95,34 @@ export class WasmKernels {
   }
 
   /**
-   * The v4.0 multiply-accumulate core (protocol/scripts/mac-wasm.ts) on the weights of
-   * `expand` given as big-endian digest words (the tensor kernel's `expandWords` output):
-   * matmul Z = X . W (N x N), or conv F x N x N, written contiguously into `z`. The input
-   * `x` is laid out once per array: the caller must not change it.
+   * The accumulators of one v4.0 iteration (protocol/scripts/mac-wasm.ts): the weights
+   * `expand(seed, ...)` (4 counters per vector), then matmul Z = X . W (N x N) or conv
+   * (F x N x N), written contiguously into `z`. `seedWords` is the work seed as 8 big-endian
+   * words. The input `x` is laid out once per array: the caller must not change it.
    */
-  mac(x: Int8Array, n: number, conv: boolean, filters: number, weightWords: Int32Array, z: Int32Array): void {
+  accumulate(
+    x: Int8Array,
+    n: number,
+    conv: boolean,
+    filters: number,
+    seedWords: Int32Array,
+    z: Int32Array,
+  ): void {
     this.layInput(x, n, conv);
-    this.words.set(weightWords, MAC_LAYOUT.w >> 2);
+    const seed = MAC_LAYOUT.seed >> 2;
+    for (let i = 0; i < 8; i++) {
+      const v = seedWords[i]!;
+      this.words[seed + i] = ((v & 0xff) << 24) | ((v & 0xff00) << 8) | ((v >>> 8) & 0xff00) | (v >>> 24);
+    }
+    this.exports.expandWeights(Math.ceil((conv ? filters * 9 : n * n) / 32));
     let rows = n;
     let stride: number;
     if (conv) {
-      this.exports.macConv(n, filters, 3);
+      this.exports.macConv(n, filters, 0);
       rows = filters * n;
       stride = (n + 7) & ~7;
     } else {
-      this.exports.macMatmul(n, 3);
+      this.exports.macMatmul(n, 0);
       stride = (n + 3) & ~3;
     }
     const base = MAC_LAYOUT.z >> 2;

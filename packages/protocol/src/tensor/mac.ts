@@ -1,6 +1,7 @@
 import { expand, taggedHash } from '../hash.js';
 import { conv3x3, matmul } from './fixed-point.js';
 import { MAC_LAYOUT, WASM_BASE64 } from './mac-wasm.generated.js';
+import type { TensorTask } from './work.js';
 
 /**
  * The multiply-accumulate core of the v4.0 work: int8 operands, int32 accumulators. The
@@ -12,13 +13,36 @@ import { MAC_LAYOUT, WASM_BASE64 } from './mac-wasm.generated.js';
 export interface MacCore {
   /** `reference` or `wasm`. */
   readonly name: string;
+  /**
+   * The accumulators Z of one nonce iteration from its work seed: the weights
+   * W = int8(expand(seed, N * N)) (matmul) or int8(expand(seed, F * 9)) (conv), then Z = X . W
+   * or conv3x3(X, W). What `computeWork` calls.
+   */
+  accumulators(task: AccumulatorTask, seed: Uint8Array): Int32Array;
   /** Z = X . W, N x N, row-major (fixed-point.ts `matmul`). */
   matmul(x: Int8Array, w: Int8Array, n: number): Int32Array;
   /** F filters of 3 x 3 over X with a zero border, F x N x N (fixed-point.ts `conv3x3`). */
   conv3x3(x: Int8Array, kernels: Int8Array, n: number, filters: number): Int32Array;
 }
 
-export const referenceMac: MacCore = { name: 'reference', matmul, conv3x3 };
+/** What the accumulators depend on in a task. */
+export type AccumulatorTask = Pick<TensorTask, 'operation' | 'dim' | 'filters' | 'input'>;
+
+export const referenceMac: MacCore = {
+  name: 'reference',
+  accumulators(task, seed) {
+    const n = task.dim;
+    return task.operation === 'conv'
+      ? conv3x3(task.input, asInt8(expand(seed, task.filters * 9)), n, task.filters)
+      : matmul(task.input, asInt8(expand(seed, n * n)), n);
+  },
+  matmul,
+  conv3x3,
+};
+
+function asInt8(bytes: Uint8Array): Int8Array {
+  return new Int8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
 
 /** The part of the WebAssembly JS API used here (the compiler's lib has no DOM types). */
 interface WasmApi {
@@ -31,6 +55,7 @@ interface MacExports {
   readonly memory: { readonly buffer: ArrayBuffer };
   macMatmul(n: number, swap: number): void;
   macConv(n: number, filters: number, swap: number): void;
+  expandWeights(blocks: number): void;
 }
 
 let compiled: object | null | undefined;
@@ -84,6 +109,11 @@ export function checkedWasmMac(): MacCore | undefined {
       const k = bytes(`k${n}/${f}`, f * 9);
       if (!same(mac.conv3x3(x, k, n, f), conv3x3(x, k, n, f))) return undefined;
     }
+    for (const operation of ['matmul', 'conv'] as const) {
+      const task = { operation, dim: n, filters: 5, input: x };
+      const seed = taggedHash('PTM4/mac-check', new Uint8Array(x.buffer, x.byteOffset, 4));
+      if (!same(mac.accumulators(task, seed), referenceMac.accumulators(task, seed))) return undefined;
+    }
   }
   return mac;
 }
@@ -104,6 +134,27 @@ export class WasmMac implements MacCore {
   constructor(private readonly exports: MacExports) {
     this.bytes = new Int8Array(exports.memory.buffer);
     this.words = new Int32Array(exports.memory.buffer);
+  }
+
+  accumulators(task: AccumulatorTask, seed: Uint8Array): Int32Array {
+    const n = task.dim;
+    const conv = task.operation === 'conv';
+    const filters = task.filters;
+    if (conv && (!Number.isInteger(filters) || filters < 1 || filters > 8)) {
+      throw new RangeError(`filters: expected an integer in [1, 8], got ${filters}`);
+    }
+    const weights = conv ? filters * 9 : n * n;
+    checkShape(task.input, new Int8Array(weights), n, weights);
+    if (seed.length !== 32) throw new RangeError(`seed: expected 32 bytes, got ${seed.length}`);
+    this.layInput(task.input, n, conv, false);
+    this.bytes.set(seed, MAC_LAYOUT.seed);
+    this.exports.expandWeights(Math.ceil(weights / 32));
+    if (conv) {
+      this.exports.macConv(n, filters, 0);
+      return this.read(filters * n, (n + 7) & ~7, n);
+    }
+    this.exports.macMatmul(n, 0);
+    return this.read(n, (n + 3) & ~3, n);
   }
 
   matmul(x: Int8Array, w: Int8Array, n: number): Int32Array {
@@ -163,8 +214,9 @@ export class WasmMac implements MacCore {
 
   /** `rows` rows of `n` accumulators from Z at `stride` words, contiguous. */
   private read(rows: number, stride: number, n: number): Int32Array {
-    const z = new Int32Array(rows * n);
     const base = MAC_LAYOUT.z >> 2;
+    if (stride === n) return this.words.slice(base, base + rows * n);
+    const z = new Int32Array(rows * n);
     for (let r = 0; r < rows; r++)
       z.set(this.words.subarray(base + r * stride, base + r * stride + n), r * n);
     return z;

@@ -1,5 +1,5 @@
 import { concatBytes, u8, u16le, u32le, u64le } from '../bytes.js';
-import { expand, taggedHash } from '../hash.js';
+import { taggedHash } from '../hash.js';
 import type { Activation, Operation } from './devices.js';
 import { clampInt8, normalize, relu, sigmoid, tanh } from './fixed-point.js';
 import { type MacCore, referenceMac } from './mac.js';
@@ -66,12 +66,8 @@ export function computeWork(
   nonce: number,
   mac: MacCore = referenceMac,
 ): WorkResult {
-  const n = task.dim;
   const seed = workSeed(task.challengeHash, minerPublicKey, nonce);
-  const z =
-    task.operation === 'conv'
-      ? mac.conv3x3(task.input, asInt8(expand(seed, task.filters * 9)), n, task.filters)
-      : mac.matmul(task.input, asInt8(expand(seed, n * n)), n);
+  const z = mac.accumulators(task, seed);
   const bias = (((seed[31]! << 24) >> 24) >> 1) as number;
   const pre = normalize(z);
   const result = new Int8Array(pre.length);
@@ -122,8 +118,4 @@ export function hammingDistance(a: Uint8Array, b: Uint8Array): number {
     }
   }
   return d;
-}
-
-function asInt8(bytes: Uint8Array): Int8Array {
-  return new Int8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
