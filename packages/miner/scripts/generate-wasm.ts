@@ -33,7 +33,6 @@ import {
   moduleBytes,
   op,
   V128,
-  type ValType,
   writeGenerated,
 } from '../../protocol/scripts/wasm-emit.js';
 
