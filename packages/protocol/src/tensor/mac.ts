@@ -92,8 +92,22 @@ export function wasmMac(): MacCore | undefined {
  * the check fails. A verifier uses this: a wrong fast core must never decide a proof.
  */
 export function checkedWasmMac(): MacCore | undefined {
+  if (selfCheck === undefined) {
+    try {
+      selfCheck = selfCheckWasmMac();
+    } catch {
+      selfCheck = false;
+    }
+  }
+  return selfCheck ? wasmMac() : undefined;
+}
+
+/** The self-check's verdict, once per process (the module and the reference do not change). */
+let selfCheck: boolean | undefined;
+
+function selfCheckWasmMac(): boolean {
   const mac = wasmMac();
-  if (mac === undefined) return undefined;
+  if (mac === undefined) return false;
   const bytes = (label: string, length: number) => {
     const b = expand(taggedHash('PTM4/mac-check', new TextEncoder().encode(label)), length);
     return new Int8Array(b.buffer, b.byteOffset, length);
@@ -102,20 +116,20 @@ export function checkedWasmMac(): MacCore | undefined {
   for (const n of [4, 7, 16, 33, 64]) {
     const x = bytes(`x${n}`, n * n);
     const w = bytes(`w${n}`, n * n);
-    if (!same(mac.matmul(x, w, n), matmul(x, w, n))) return undefined;
+    if (!same(mac.matmul(x, w, n), matmul(x, w, n))) return false;
     const min = new Int8Array(n * n).fill(-128);
-    if (!same(mac.matmul(min, min, n), matmul(min, min, n))) return undefined;
+    if (!same(mac.matmul(min, min, n), matmul(min, min, n))) return false;
     for (const f of [1, 3, 8]) {
       const k = bytes(`k${n}/${f}`, f * 9);
-      if (!same(mac.conv3x3(x, k, n, f), conv3x3(x, k, n, f))) return undefined;
+      if (!same(mac.conv3x3(x, k, n, f), conv3x3(x, k, n, f))) return false;
     }
     for (const operation of ['matmul', 'conv'] as const) {
       const task = { operation, dim: n, filters: 5, input: x };
       const seed = taggedHash('PTM4/mac-check', new Uint8Array(x.buffer, x.byteOffset, 4));
-      if (!same(mac.accumulators(task, seed), referenceMac.accumulators(task, seed))) return undefined;
+      if (!same(mac.accumulators(task, seed), referenceMac.accumulators(task, seed))) return false;
     }
   }
-  return mac;
+  return true;
 }
 
 /** The inputs laid out in memory by the last call: a task's input is laid out once. */
