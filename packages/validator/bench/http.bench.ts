@@ -17,14 +17,17 @@ import { fileURLToPath } from 'node:url';
 import {
   buildSubmission,
   type ChallengeWire,
+  checkedWasmMac,
   type DeviceType,
   formatPublicKey,
   fromHex,
   type HexChallenge,
   type KeyPair,
   keyPairFromSecret,
+  type MacCore,
   proofBytesFromWire,
   proofFromWork,
+  referenceMac,
   signProof,
   signRequest,
   slotHashDigest,
@@ -213,7 +216,12 @@ interface Prepared {
   readonly localRate: number;
 }
 
-async function prepareProofs(base: string, deviceType: DeviceType, count: number): Promise<Prepared> {
+async function prepareProofs(
+  base: string,
+  deviceType: DeviceType,
+  count: number,
+  mac: MacCore,
+): Promise<Prepared> {
   const slots = Array.from({ length: count }, (_, i) => i + 1);
   const wires = await mapConcurrent(slots, 8, (slot) =>
     request<ChallengeWire>(base, 'POST', '/challenge', {
@@ -264,7 +272,7 @@ async function prepareProofs(base: string, deviceType: DeviceType, count: number
   });
   const started = performance.now();
   for (const c of checks) {
-    const verdict = verifyProof(c.challenge, c.proof, { signature: c.signature });
+    const verdict = verifyProof(c.challenge, c.proof, { signature: c.signature, mac });
     if (!verdict.ok) throw new Error(`${deviceType}: a prepared proof does not verify: ${verdict.code}`);
   }
   const localRate = (checks.length * 1000) / (performance.now() - started);
@@ -276,6 +284,10 @@ async function prepareProofs(base: string, deviceType: DeviceType, count: number
  * WebAssembly SIMD core (the default where supported), one validator each, alternated.
  */
 const VERIFY_KERNELS = ['reference', 'wasm'] as const;
+const wasm = checkedWasmMac();
+if (wasm === undefined) throw new Error('this runtime lacks WebAssembly SIMD');
+/** The same cores in the bench process, for the verifyProof column. */
+const MACS: Readonly<Record<(typeof VERIFY_KERNELS)[number], MacCore>> = { reference: referenceMac, wasm };
 
 async function verifiedSubmit(): Promise<{ table: string; notes: string[]; ratios: string[] }> {
   const children = await Promise.all(
@@ -298,7 +310,7 @@ async function verifiedSubmit(): Promise<{ table: string; notes: string[]; ratio
       for (const [k, child] of children.entries()) {
         const kernel = VERIFY_KERNELS[k]!;
         const count = SUBMIT_COUNTS[deviceType];
-        const prepared = await prepareProofs(child.url, deviceType, count);
+        const prepared = await prepareProofs(child.url, deviceType, count, MACS[kernel]);
         const before = await request<AdminMetrics>(child.url, 'GET', '/admin/metrics', { headers: admin });
         const run = await submitAll(child.url, '/submit', prepared.bodies, 20, child.process.pid);
         const after = await request<AdminMetrics>(child.url, 'GET', '/admin/metrics', { headers: admin });
@@ -620,8 +632,9 @@ transaction, the challenge rebuilt from its record, the signed receipt).
 Two validators run side by side, one per verification core (\`--verify-kernel reference\`: the
 reference multiply-accumulate code, which is what every validator ran before the WebAssembly
 SIMD core; \`--verify-kernel wasm\`: that core, the default \`auto\` where the runtime supports
-it), each device type submitted to one and then the other. The verifyProof column is the
-reference path in both rows. Verified /submit per second, wasm over reference:
+it), each device type submitted to one and then the other. The verifyProof column uses the
+row's core too. With other processes taking cores away, compare the server CPU per proof as
+well as the rates: a server starved during one run shows a low "busy" figure. Verified /submit per second, wasm over reference:
 ${submit.ratios.join(', ')}.
 
 ${submit.table}
