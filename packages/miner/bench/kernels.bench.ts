@@ -16,7 +16,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { computeWork, encodeHeader, sha256, targetFromDifficulty, utf8, wasmMac } from '@tensormine/protocol';
-import { formatRate, machineLine, measure, writeSection } from '../../protocol/bench/harness.js';
+import { formatRate, machineLine, writeSection } from '../../protocol/bench/harness.js';
 import { benchJobs } from '../src/bench.js';
 import { MiningEngine } from '../src/engine.js';
 import type { HexchainJob, MiningJob } from '../src/job.js';
@@ -101,11 +101,11 @@ function warmUp(cases: readonly { run: () => unknown }[], ms = 500): void {
 }
 
 /**
- * Nonces per second of CPU time of this thread (process.threadCpuUsage), running `run` for
- * `ms` of wall time: `openssl speed` divides by its CPU user time too, so the two compare on a
+ * Nonces per second of CPU time of this thread (process.threadCpuUsage), running `run` (which
+ * does `perCall` nonces) for `ms` of wall time: `openssl speed` divides by its CPU user time too, so the two compare on a
  * machine whose other processes take cores away.
  */
-function cpuRate(run: () => unknown, ms: number): { cpu: number; wall: number } {
+function cpuRate(run: () => unknown, ms: number, perCall = PER_CALL): { cpu: number; wall: number } {
   const c0 = process.threadCpuUsage();
   const t0 = performance.now();
   let calls = 0;
@@ -116,8 +116,8 @@ function cpuRate(run: () => unknown, ms: number): { cpu: number; wall: number } 
   const wall = performance.now() - t0;
   const c1 = process.threadCpuUsage(c0);
   return {
-    cpu: (calls * PER_CALL * 1e6) / (c1.user + c1.system),
-    wall: (calls * PER_CALL * 1000) / wall,
+    cpu: (calls * perCall * 1e6) / (c1.user + c1.system),
+    wall: (calls * perCall * 1000) / wall,
   };
 }
 
@@ -267,9 +267,14 @@ for (const { name, job: t } of benchJobs(0, 1)) {
     },
   ];
   warmUp(cases, 300);
-  const [ws, js1, ww, ref, refMac] = measure(cases, { rounds: 5, roundMs: 200 }).map(
-    (r) => r.opsPerSecond,
-  ) as [number, number, number, number, number];
+  // Rounds of 150 ms per case, interleaved; rates per second of this thread's CPU time, median.
+  const samples = cases.map(() => [] as number[]);
+  for (let round = 0; round < 5; round++) {
+    cases.forEach((c, i) => {
+      samples[i]!.push(cpuRate(c.run, 150, 1).cpu);
+    });
+  }
+  const [ws, js1, ww, ref, refMac] = samples.map(median) as [number, number, number, number, number];
   tensorRows.push(
     `| ${name.replace('tensor ', '')} | ${formatRate(ws)} | ${formatRate(js1)} | **${ratio(ws, js1)}** | ${formatRate(ww)} | ${formatRate(ref)} | ${ratio(ws, ref)} | ${formatRate(refMac)} | **${ratio(refMac, ref)}** |`,
   );
@@ -323,6 +328,9 @@ multiply) or in JavaScript (\`js\`, two products per float64 multiply-add); \`wo
 wasm kernel's complete WorkResult, the same fields as the reference \`computeWork\`. The last
 two columns are what a validator's verification costs: the reference \`computeWork\` with the
 WebAssembly SIMD multiply-accumulate core (\`wasmMac()\`, the validator's \`verifyKernel\`).
+
+Rates per second of the bench thread's CPU time (5 interleaved rounds of 150 ms per case,
+median), as for the hexchain kernels.
 
 | task | wasm search | js search | wasm / js | wasm work | computeWork | wasm search / reference | computeWork, wasm MAC | wasm MAC / reference |
 |---|---|---|---|---|---|---|---|---|
