@@ -200,7 +200,7 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
         });
         backends.push(engine);
         banner.push(
-          ` * cpu        ${settings.threads} thread${settings.threads === 1 ? '' : 's'}, intensity ${settings.intensity}, kernel ${engine.kernel}`,
+          ` * cpu        ${settings.threads} thread${settings.threads === 1 ? '' : 's'}, intensity ${settings.intensity}`,
         );
       }
       let boards: SerialBoards | undefined;

@@ -57,9 +57,9 @@ export function benchCommand(program: Command, ctx: CommandContext): void {
       });
       if (options.json) writeJson(io, result);
       else {
-        writeLine(io.stdout, `kernel ${result.kernel}`);
         writeLine(io.stdout, `checksum ${result.checksum}`);
         writeLine(io.stdout, `kernel errors ${result.kernelErrors}`);
+        writeLine(io.stdout, `kernel ${result.kernel}`);
       }
       if (result.kernelErrors > 0) {
         writeLine(
