@@ -7,7 +7,9 @@ import { HEXCHAIN_PARAMS, MAC_LAYOUT, WASM_BASE64 } from './wasm.generated.js';
  * the JavaScript `scanHexchain`) and the v4.0 multiply-accumulate cores (tensor.ts). One
  * instance per thread (each worker has its own memory); the module is compiled once per
  * thread. Works wherever WebAssembly SIMD does: Node (V8), and the browsers that support it,
- * since the module imports nothing.
+ * since the module imports nothing (test/wasm.browser.test.ts runs it in Chromium). The module
+ * is compiled synchronously, which browsers allow in a Web Worker (where a web miner hashes),
+ * not on a page's main thread for a module of this size.
  */
 
 /** Which kernel runs: the WebAssembly SIMD one or the JavaScript one. */
