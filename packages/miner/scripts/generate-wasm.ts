@@ -1,17 +1,18 @@
 /**
  * Generates src/kernels/wasm.generated.ts: the WebAssembly SIMD (128-bit) kernels as a base64
- * module, written by this script from scratch (scripts/wasm-emit.ts writes the bytes; no
- * toolchain). The module exports `memory` and:
+ * module, written from scratch by the scripts of the protocol package (wasm-emit.ts writes the
+ * bytes, sha256-wasm.ts the symbolic SHA-256; no toolchain). The module exports `memory` and:
  *
  * - `scanHexchain(loStart, count, t0) -> i32`: the hexchain nonce search, LANES nonces per
- *   iteration (GROUPS interleaved groups of 4 lanes), with the same contract as the
- *   JavaScript `scanHexchain` of sha256.generated.ts (see HEXCHAIN_* below for the layout).
- *   The compression is written once, symbolically: every value is a literal (folded here), a
- *   value fixed for the call (scalar i32 code before the loop: the rounds before the nonce
- *   word enters, the schedule words and the partial sums that do not depend on it), or a
- *   per-nonce vector (the loop body). The first digest word is compared with t0 in the loop.
- * - `macMatmul(n, swap)` and `macConv(n, filters, swap)`: the v4.0 multiply-accumulate
- *   cores, the same functions as the protocol package's verifier core (one generator:
+ *   iteration (GROUPS interleaved groups of 4 lanes: 1 measured faster than 2 on V8, which
+ *   spills with 2), with the same contract as the JavaScript `scanHexchain` of
+ *   sha256.generated.ts (see HEXCHAIN_PARAMS for the layout). The compression is written once,
+ *   symbolically: every value is a literal (folded here), a value fixed for the call (scalar
+ *   i32 code before the loop: the rounds before the nonce word enters, the schedule words and
+ *   the partial sums that do not depend on it), or a per-nonce vector (the loop body). The
+ *   first digest word is compared with t0 in the loop.
+ * - `expandWeights(blocks)`, `macMatmul(n, swap)` and `macConv(n, filters, swap)`: the v4.0
+ *   accumulators, the same functions as the protocol package's verifier core (one generator:
  *   protocol/scripts/mac-wasm.ts; the hexchain parameters sit below its buffers).
  *
  *   npx tsx packages/miner/scripts/generate-wasm.ts          (writes the file)
