@@ -14,7 +14,16 @@ export {
   startControlApi,
   systemInfo,
 } from './control-api.js';
-export type { DeviceBackend, DeviceEvents, DeviceHashrate, DeviceState } from './device.js';
+export type {
+  DeviceBackend,
+  DeviceEvents,
+  DeviceHashrate,
+  DeviceNotice,
+  DeviceNoticeKind,
+  DeviceState,
+  DeviceUnitCounters,
+  DeviceUnitInfo,
+} from './device.js';
 export { MiningEngine, type MiningEngineOptions } from './engine.js';
 export { MinerError, type MinerErrorCode } from './errors.js';
 export { formatDifficulty, formatHashrate, formatLogEvent } from './format.js';
@@ -68,6 +77,7 @@ export {
   wasmSimdSupported,
 } from './kernels/wasm.js';
 export {
+  type DeviceOutcomes,
   type DeviceSummary,
   Miner,
   type MinerEvents,

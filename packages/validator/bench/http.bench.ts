@@ -11,23 +11,22 @@
  * 3. Verified POST /api/hexchain/submit per second at difficulty 16, in rounds of one block per
  *    free frontier cell.
  * 4. Latency with 1,000 concurrent connections on GET /health and GET /api/hexchain/status.
+ * 5. Invalid v4.0 proofs: verified rejections per second per core, then the refusals of keys
+ *    in back-off, beside the accepted proofs of part 2.
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   buildSubmission,
   type ChallengeWire,
-  checkedWasmMac,
   type DeviceType,
   formatPublicKey,
   fromHex,
   type HexChallenge,
   type KeyPair,
   keyPairFromSecret,
-  type MacCore,
   proofBytesFromWire,
   proofFromWork,
-  referenceMac,
   signProof,
   signRequest,
   slotHashDigest,
@@ -73,6 +72,10 @@ const UNLIMITED = [
   '--key-rate-limit-per-second',
   '1000000',
   '--key-rate-limit-burst',
+  '1000000',
+  // The per-address budget of invalid proofs too (part 5 sends them all from 127.0.0.1); the
+  // per-key budget stays at its default, which part 5 measures.
+  '--invalid-proof-budget-per-address',
   '1000000',
 ];
 const validatorArgs = (...extra: string[]) => [
@@ -216,12 +219,7 @@ interface Prepared {
   readonly localRate: number;
 }
 
-async function prepareProofs(
-  base: string,
-  deviceType: DeviceType,
-  count: number,
-  mac: MacCore,
-): Promise<Prepared> {
+async function prepareProofs(base: string, deviceType: DeviceType, count: number): Promise<Prepared> {
   const slots = Array.from({ length: count }, (_, i) => i + 1);
   const wires = await mapConcurrent(slots, 8, (slot) =>
     request<ChallengeWire>(base, 'POST', '/challenge', {
@@ -272,90 +270,151 @@ async function prepareProofs(
   });
   const started = performance.now();
   for (const c of checks) {
-    const verdict = verifyProof(c.challenge, c.proof, { signature: c.signature, mac });
+    const verdict = verifyProof(c.challenge, c.proof, { signature: c.signature });
     if (!verdict.ok) throw new Error(`${deviceType}: a prepared proof does not verify: ${verdict.code}`);
   }
   const localRate = (checks.length * 1000) / (performance.now() - started);
   return { bodies, ops, localRate };
 }
 
-/**
- * The verification cores compared: the reference multiply-accumulate code, and the
- * WebAssembly SIMD core (the default where supported), one validator each, alternated.
- */
-const VERIFY_KERNELS = ['reference', 'wasm'] as const;
-const wasm = checkedWasmMac();
-if (wasm === undefined) throw new Error('this runtime lacks WebAssembly SIMD');
-/** The same cores in the bench process, for the verifyProof column. */
-const MACS: Readonly<Record<(typeof VERIFY_KERNELS)[number], MacCore>> = { reference: referenceMac, wasm };
+/** Invalid proofs per device type for part 5: budget-sized batches from throwaway keys. */
+const REJECT_COUNTS: Readonly<Record<DeviceType, number>> = { native: 1000, esp32: 2000, esp8266: 3000 };
+/** The validator's budget of invalid proofs per key (services/mining/invalid-budget.ts). */
+const INVALID_BURST = 10;
 
-async function verifiedSubmit(): Promise<{ table: string; notes: string[]; ratios: string[] }> {
-  const children = await Promise.all(
-    VERIFY_KERNELS.map((kernel) =>
-      startChild(
-        `validator (v4.0 submit, --verify-kernel ${kernel})`,
-        VALIDATOR,
-        validatorArgs('--difficulty', '1', '--max-tensor-dim', '64', '--verify-kernel', kernel),
-        adminEnv,
-      ),
-    ),
+/** Registers `count` fresh keys (signed requests) and returns them. */
+async function registerKeys(base: string, label: string, count: number): Promise<KeyPair[]> {
+  const keys = Array.from({ length: count }, (_, i) =>
+    keyPairFromSecret(taggedHash('bench/validator-http', utf8(`${label}-${i}`))),
+  );
+  await mapConcurrent(keys, 8, async (key) => {
+    const path = '/devices/register';
+    const body = JSON.stringify({ pubkey: formatPublicKey(key.publicKey), device_type: 'native' });
+    const headers = signRequest({ method: 'POST', path, body, secretKey: key.secretKey });
+    await request(base, 'POST', path, { body, headers });
+  });
+  return keys;
+}
+
+/**
+ * Well-formed, correctly signed proofs whose fields are not the work's (the validator finds out
+ * only by recomputing): `INVALID_BURST` per key, so each is verified before its key's back-off.
+ */
+function garbageProofs(wire: ChallengeWire, keys: readonly KeyPair[], count: number): string[] {
+  return Array.from({ length: count }, (_, i) => {
+    const key = keys[Math.floor(i / INVALID_BURST)]!;
+    const filler = taggedHash('bench/garbage', utf8(String(i)));
+    const proof = {
+      challenge_id: wire.challenge_id,
+      challenge_hash: wire.hash,
+      tensor_result_hash: Buffer.from(filler).toString('hex'),
+      mml_score: 0.5,
+      path_signature: Buffer.from(filler.subarray(0, 8)).toString('hex'),
+      path_distance: 10,
+      computation_nonce: i,
+      computation_hash: Buffer.from(filler).toString('hex'),
+      miner_pubkey: formatPublicKey(key.publicKey),
+    };
+    const signature = signProof(proofBytesFromWire(proof, 32768), key.secretKey);
+    return JSON.stringify({ proof, signature });
+  });
+}
+
+interface RejectionRow {
+  readonly device: string;
+  readonly acceptedCpuUs: number | undefined;
+  readonly acceptedRate: number;
+  readonly verified: Awaited<ReturnType<typeof submitAll>>;
+  readonly refused: Awaited<ReturnType<typeof submitAll>>;
+  readonly count: number;
+}
+
+/** Part 5: verified rejections and back-off refusals, against the accepted proofs of part 2. */
+async function invalidProofs(base: string, pid: number, deviceType: DeviceType) {
+  const count = REJECT_COUNTS[deviceType];
+  const keys = await registerKeys(base, `garbage-${deviceType}`, count / INVALID_BURST);
+  const wire = await request<ChallengeWire>(base, 'POST', '/challenge', {
+    body: JSON.stringify({ slot: 1, slot_hash: `bench-garbage-${deviceType}`, device_type: deviceType }),
+  });
+  const bodies = garbageProofs(wire, keys, count);
+  // Every key spends its budget exactly: each of these is recomputed, then refused (422).
+  const verified = await submitAll(base, '/submit', bodies, 20, pid);
+  // The same keys again: in back-off, refused before any verification (429).
+  const refused = await submitAll(base, '/submit', bodies, 20, pid);
+  return { verified, refused, count };
+}
+
+function perCore(
+  run: { ok: number; rejected: ReadonlyMap<string, number>; serverCpuMs: number | undefined },
+  code: string,
+): string {
+  const n = [...run.rejected].filter(([k]) => k.includes(code)).reduce((a, [, v]) => a + v, 0);
+  return run.serverCpuMs === undefined ? 'n/a' : `${fmt((n * 1000) / run.serverCpuMs)}/s`;
+}
+
+async function verifiedSubmit(): Promise<{ table: string; notes: string[]; rejections: string }> {
+  const child = await startChild(
+    'validator (v4.0 submit)',
+    VALIDATOR,
+    validatorArgs('--difficulty', '1', '--max-tensor-dim', '64'),
+    adminEnv,
   );
   const rows: string[][] = [];
   const notes: string[] = [];
-  const ratios: string[] = [];
+  const rejectionRows: RejectionRow[] = [];
   try {
-    for (const child of children) await registerMiner(child.url);
+    await registerMiner(child.url);
     for (const deviceType of ['native', 'esp32', 'esp8266'] as const) {
-      const rates: number[] = [];
-      for (const [k, child] of children.entries()) {
-        const kernel = VERIFY_KERNELS[k]!;
-        const count = SUBMIT_COUNTS[deviceType];
-        const prepared = await prepareProofs(child.url, deviceType, count, MACS[kernel]);
-        const before = await request<AdminMetrics>(child.url, 'GET', '/admin/metrics', { headers: admin });
-        const run = await submitAll(child.url, '/submit', prepared.bodies, 20, child.process.pid);
-        const after = await request<AdminMetrics>(child.url, 'GET', '/admin/metrics', { headers: admin });
-        const counted = after.proofs_valid - before.proofs_valid;
-        if (run.taken !== count || counted !== run.ok) {
-          notes.push(
-            `${deviceType}: autocannon took ${run.taken} of ${count} bodies; the validator counted ${counted} valid proofs for ${run.ok} answers 200.`,
-          );
-        }
-        const rate = (run.ok * 1000) / run.elapsedMs;
-        const localUs = 1e6 / prepared.localRate;
-        const cpuUs = run.serverCpuMs === undefined ? undefined : (run.serverCpuMs * 1000) / run.ok;
-        const dim = EXPECTED_DIM[deviceType];
-        rates.push(rate);
-        rows.push([
-          `${deviceType} ${dim}x${dim}`,
-          kernel,
-          [...prepared.ops].map(([op, n]) => `${op}: ${n}`).join(', '),
-          `${fmt(run.ok)} / ${fmt(count)}`,
-          rejectionsCell(run),
-          `${fmt(run.elapsedMs / 1000, 2)} s`,
-          `**${fmt(rate)}/s**`,
-          `${fmt(prepared.localRate)}/s`,
-          `${(rate / prepared.localRate).toFixed(2)}x`,
-          cpuUs === undefined
-            ? 'n/a'
-            : `${fmt(cpuUs)} us (${fmt((run.serverCpuMs! / run.elapsedMs) * 100)} % busy)`,
-          `${fmt(localUs)} us`,
-          cpuUs === undefined ? 'n/a' : `${fmt(cpuUs - localUs)} us`,
-          `${fmt(run.p50, 0)} / ${fmt(run.p99, 0)}`,
-        ]);
-        console.log(
-          `  /submit ${deviceType} (${kernel}): ${fmt(rate)}/s (local verifyProof ${fmt(prepared.localRate)}/s)`,
+      const count = SUBMIT_COUNTS[deviceType];
+      const prepared = await prepareProofs(child.url, deviceType, count);
+      const before = await request<AdminMetrics>(child.url, 'GET', '/admin/metrics', { headers: admin });
+      const run = await submitAll(child.url, '/submit', prepared.bodies, 20, child.process.pid);
+      const after = await request<AdminMetrics>(child.url, 'GET', '/admin/metrics', { headers: admin });
+      const counted = after.proofs_valid - before.proofs_valid;
+      if (run.taken !== count || counted !== run.ok) {
+        notes.push(
+          `${deviceType}: autocannon took ${run.taken} of ${count} bodies; the validator counted ${counted} valid proofs for ${run.ok} answers 200.`,
         );
       }
-      ratios.push(`${deviceType}: **${(rates[1]! / rates[0]!).toFixed(2)}x**`);
+      const rate = (run.ok * 1000) / run.elapsedMs;
+      const localUs = 1e6 / prepared.localRate;
+      const cpuUs = run.serverCpuMs === undefined ? undefined : (run.serverCpuMs * 1000) / run.ok;
+      const dim = EXPECTED_DIM[deviceType];
+      rows.push([
+        `${deviceType} ${dim}x${dim}`,
+        [...prepared.ops].map(([op, n]) => `${op}: ${n}`).join(', '),
+        `${fmt(run.ok)} / ${fmt(count)}`,
+        rejectionsCell(run),
+        `${fmt(run.elapsedMs / 1000, 2)} s`,
+        `**${fmt(rate)}/s**`,
+        `${fmt(prepared.localRate)}/s`,
+        `${(rate / prepared.localRate).toFixed(2)}x`,
+        cpuUs === undefined
+          ? 'n/a'
+          : `${fmt(cpuUs)} us (${fmt((run.serverCpuMs! / run.elapsedMs) * 100)} % busy)`,
+        `${fmt(localUs)} us`,
+        cpuUs === undefined ? 'n/a' : `${fmt(cpuUs - localUs)} us`,
+        `${fmt(run.p50, 0)} / ${fmt(run.p99, 0)}`,
+      ]);
+      console.log(`  /submit ${deviceType}: ${fmt(rate)}/s (local verifyProof ${fmt(prepared.localRate)}/s)`);
+      const invalid = await invalidProofs(child.url, child.process.pid!, deviceType);
+      rejectionRows.push({
+        device: `${deviceType} ${dim}x${dim}`,
+        acceptedCpuUs: cpuUs,
+        acceptedRate: rate,
+        ...invalid,
+      });
+      console.log(
+        `  invalid ${deviceType}: ${rejectionsCell(invalid.verified)} then ${rejectionsCell(invalid.refused)}`,
+      );
     }
   } finally {
-    await Promise.all(children.map((child) => stopChild(child.process)));
+    await stopChild(child.process);
   }
   return {
     table: table(
       [
         'device, tensor',
-        'verify kernel',
         'operations',
         'accepted (200)',
         'not 200',
@@ -371,7 +430,52 @@ async function verifiedSubmit(): Promise<{ table: string; notes: string[]; ratio
       rows,
     ),
     notes,
-    ratios,
+    rejections: table(
+      [
+        'device, tensor',
+        'invalid proofs sent',
+        'verified rejections (422)',
+        'refused in back-off (429)',
+        'verified rejections / s per core',
+        'accepted proofs / s per core (part 2)',
+        'server CPU per verified rejection',
+        'server CPU per accepted proof (part 2)',
+        'rejection / acceptance CPU',
+        'refusals in back-off / s per core',
+        'server CPU per refusal',
+        'refusal / verified rejection CPU',
+      ],
+      rejectionRows.map((r) => {
+        const rejected = [...r.verified.rejected]
+          .filter(([k]) => k.startsWith('422'))
+          .reduce((a, [, v]) => a + v, 0);
+        const refused = [...r.refused.rejected]
+          .filter(([k]) => k.startsWith('429'))
+          .reduce((a, [, v]) => a + v, 0);
+        const rejectUs =
+          r.verified.serverCpuMs === undefined ? undefined : (r.verified.serverCpuMs * 1000) / rejected;
+        const refuseUs =
+          r.refused.serverCpuMs === undefined ? undefined : (r.refused.serverCpuMs * 1000) / refused;
+        return [
+          r.device,
+          fmt(r.count),
+          rejectionsCell(r.verified),
+          rejectionsCell(r.refused),
+          `**${perCore(r.verified, '422')}**`,
+          r.acceptedCpuUs === undefined ? 'n/a' : `${fmt(1e6 / r.acceptedCpuUs)}/s`,
+          rejectUs === undefined ? 'n/a' : `${fmt(rejectUs)} us`,
+          r.acceptedCpuUs === undefined ? 'n/a' : `${fmt(r.acceptedCpuUs)} us`,
+          rejectUs === undefined || r.acceptedCpuUs === undefined
+            ? 'n/a'
+            : `**${(rejectUs / r.acceptedCpuUs).toFixed(2)}x**`,
+          perCore(r.refused, '429'),
+          refuseUs === undefined ? 'n/a' : `${fmt(refuseUs)} us`,
+          refuseUs === undefined || rejectUs === undefined
+            ? 'n/a'
+            : `**${(refuseUs / rejectUs).toFixed(2)}x**`,
+        ];
+      }),
+    ),
   };
 }
 
@@ -592,6 +696,7 @@ async function main(): Promise<void> {
   const hex = await verifiedHexSubmit();
   console.log(`${hex.table}\n`);
   console.log(`4. 1,000 concurrent connections\n${thousand}\n`);
+  console.log(`5. invalid proofs: verified rejections and back-off refusals\n${submit.rejections}\n`);
   const seconds = (performance.now() - startedAt) / 1000;
 
   const notes = [...submit.notes, ...hex.notes];
@@ -629,14 +734,6 @@ last column is the server CPU per proof minus that verifyProof time: what a requ
 validator besides the verification itself (HTTP, JSON and schema, storage reads, the ledger
 transaction, the challenge rebuilt from its record, the signed receipt).
 
-Two validators run side by side, one per verification core (\`--verify-kernel reference\`: the
-reference multiply-accumulate code, which is what every validator ran before the WebAssembly
-SIMD core; \`--verify-kernel wasm\`: that core, the default \`auto\` where the runtime supports
-it), each device type submitted to one and then the other. The verifyProof column uses the
-row's core too. With other processes taking cores away, compare the server CPU per proof as
-well as the rates: a server starved during one run shows a low "busy" figure. Verified /submit per second, wasm over reference:
-${submit.ratios.join(', ')}.
-
 ${submit.table}
 
 ### 3. Verified /api/hexchain/submit
@@ -657,6 +754,21 @@ autocannon \`-c 1000\` for 5 s against the validator of part 1 (in memory, no bl
 p99 latency, 2xx per second, and every non-2xx, connection error and timeout.
 
 ${thousand}
+
+### 5. Invalid proofs: verified rejections, then the back-off
+
+What garbage costs the validator (issue 9). In the validator of part 2, right after each
+device type's accepted proofs: throwaway keys are registered, and each sends exactly its budget
+of invalid proofs (${INVALID_BURST}: well-formed, correctly signed, for an open challenge, with fields that
+are not the work's), so every one is recomputed and refused (422); then the same bodies again,
+which the keys, now in back-off, see refused before any verification (429
+\`invalid_submission_backoff\`). "Per core" is answers per second of server CPU time. The
+ratios compare, in the same run, a verified rejection with an accepted proof of part 2 (the
+acceptance adds the ledger transaction and the signed receipt) and a refusal with a verified
+rejection: a key gets at most ${INVALID_BURST} recomputations, then one more per minute at best, the wait
+doubling at each exhaustion (docs/validator.md).
+
+${submit.rejections}
 ${notes.length === 0 ? '' : `\nAccounting notes:\n\n${notes.map((n) => `- ${n}`).join('\n')}\n`}`;
   writeSection(DOC_PATH, 'validator', body);
   console.log(`wrote the validator section of ${DOC_PATH} (${fmt(seconds)} s)`);

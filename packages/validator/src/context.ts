@@ -1,4 +1,4 @@
-import type { KeyPair, MacCore, ReplayCache } from '@tensormine/protocol';
+import type { KeyPair, MacCore } from '@tensormine/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import type { RuntimeSettingName, ValidatorConfig } from './config.js';
 import type { Metrics } from './services/metrics.js';
@@ -27,8 +27,6 @@ export interface ValidatorContext {
   readonly metrics: Metrics;
   /** The multiply-accumulate core of v4.0 verification (config verifyKernel). */
   readonly mac: MacCore;
-  /** Nonces of signed requests seen within the replay window. */
-  readonly replayCache: ReplayCache;
   readonly log: FastifyBaseLogger;
   /** Unix milliseconds when this process started serving. */
   readonly startedAt: number;
