@@ -13,6 +13,7 @@ import {
   startControlApi,
 } from '@tensormine/miner';
 import { formatCoord } from '@tensormine/protocol';
+import type { StatusProxy } from '@tensormine/status-proxy';
 import { compactCounters } from './board-counters.js';
 import { CliError, describeError, isUnreachable } from './errors.js';
 import { loadOrCreateSigner, loadSigner } from './key-file.js';
@@ -100,6 +101,9 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
   /** What `mine` prints before the first event (xmrig's start-up summary). */
   readonly banner: string[];
   api: ControlApi | undefined;
+  /** The status proxy serving the dashboard (--dashboard). */
+  dashboard: StatusProxy | undefined;
+  dashboardUrl: string | undefined;
   private readonly lastFound = new Map<string, number>();
   private backlog: SessionLine[] = [];
   private started = false;
@@ -292,6 +296,13 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
       }
       this.line(`control API on ${this.api.url} (Authorization: Bearer <token>)`, 'info');
     }
+    if (this.settings.dashboard) {
+      const { createStatusProxy } = await import('@tensormine/status-proxy');
+      const validators = this.client.endpoints().map((e) => e.url);
+      this.dashboard = await createStatusProxy({ validators, logger: false });
+      this.dashboardUrl = `${await this.dashboard.listen({ host: '127.0.0.1', port: 0 })}/`;
+      this.line(`dashboard on ${this.dashboardUrl} (live lattice of ${validators.join(', ')})`, 'info');
+    }
   }
 
   pause(): void {
@@ -307,6 +318,8 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
     this.closing ??= (async () => {
       await this.miner.stop();
       await this.api?.close();
+      await this.dashboard?.close();
+      this.source.close();
       await this.client.close();
       await this.local?.validator.close();
     })();

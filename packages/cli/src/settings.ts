@@ -36,6 +36,8 @@ export interface MinerSettings {
   /** The local control API's port (0: any free port); off when unset. */
   readonly apiPort: number | undefined;
   readonly apiToken: string | undefined;
+  /** Serve the live lattice dashboard (a status proxy in this process) on 127.0.0.1. */
+  readonly dashboard: boolean;
   /** The terminal UI when stdout is a terminal (false: plain log lines). */
   readonly tui: boolean;
 }
@@ -268,6 +270,15 @@ export const SETTINGS: { readonly [K in SettingName]: Setting<MinerSettings[K]> 
     defaultText: 'none',
     parse: token,
     secret: true,
+  },
+  dashboard: {
+    flag: '--dashboard',
+    env: 'MINER_DASHBOARD',
+    description:
+      'serve the live lattice dashboard (a status proxy in this process, 127.0.0.1, a free port) and print its URL',
+    default: () => false,
+    defaultText: 'off',
+    parse: boolean,
   },
   tui: {
     flag: '--no-tui',

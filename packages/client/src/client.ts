@@ -1,12 +1,14 @@
 import {
   type Coord,
   fromHex,
+  type HexEvent,
   proofFromWork,
   type RouteBody,
   type RouteQuery,
   type RouteReply,
 } from '@tensormine/protocol';
 import { InvalidInputError, NetworkError, ProtocolMismatchError } from './errors.js';
+import { type EventStreamOptions, hexEventStream } from './event-stream.js';
 import {
   checkNonce,
   defaultSlot,
@@ -55,6 +57,7 @@ export const CLIENT_METHODS = {
     status: 'hexStatus',
     lattice: 'hexLattice',
     block: 'hexBlock',
+    events: 'hexEvents',
   },
   miners: { get: 'getMiner', register: 'registerDevice', devices: 'listDevices' },
   pool: { info: 'getPool', status: 'getPoolStatus', join: 'poolJoin', leave: 'poolLeave' },
@@ -110,6 +113,15 @@ export interface HexchainMethods {
   lattice(query?: RouteQuery<'hexLattice'>, options?: CallOptions): Reply<'hexLattice'>;
   /** The block at a coordinate (checked locally: q + r + s = 0). */
   block(coord: Coord, options?: CallOptions): Reply<'hexBlock'>;
+  /**
+   * The push channel (GET /api/hexchain/events): accepted blocks, retargets and difficulty
+   * changes as they happen, reconnected and resumed (Last-Event-ID) across breaks and failover.
+   *
+   * ```ts
+   * for await (const e of client.hexchain.events({ signal })) if (e.event === 'block') ...
+   * ```
+   */
+  events(options?: EventStreamOptions): AsyncGenerator<HexEvent, void, undefined>;
 }
 
 /** Miner accounts and devices. */
@@ -222,6 +234,7 @@ export class TensormineClient extends ServiceClient<'validator'> {
           },
           o,
         ),
+      events: (o) => hexEventStream(this.transport, o),
     };
     this.miners = {
       get: (pubkey, o) => call(m.miners.get, key(pubkey, o, 'miners.get'), o),

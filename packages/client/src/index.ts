@@ -19,6 +19,7 @@ export {
 } from './client.js';
 export { type EndpointState, normalizeBaseUrl } from './endpoints.js';
 export * from './errors.js';
+export { type EventStreamOptions, hexEventStream } from './event-stream.js';
 export type {
   ClientEventListener,
   ClientEventMap,

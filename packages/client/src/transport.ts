@@ -81,6 +81,8 @@ export class Transport {
   readonly #validateResponses: boolean;
   readonly #headers: Readonly<Record<string, string>>;
   #closed = false;
+  /** Aborts the open streams at close (an endless response would hold the dispatcher's close). */
+  readonly #closing = new AbortController();
 
   constructor(service: Service, options: ClientOptions) {
     this.service = service;
@@ -110,6 +112,7 @@ export class Transport {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#closing.abort(new Error('the client was closed'));
     this.pool.close();
     if (this.#ownsDispatcher) await this.#dispatcher.close();
   }
@@ -236,6 +239,63 @@ export class Transport {
         throw error;
       }
     }
+  }
+
+  /**
+   * Opens a long-lived streaming GET (an event stream) on the active endpoint, or `endpoint`.
+   * Resolves once the 200 headers arrive; `idleTimeoutMs` bounds the wait between chunks. A
+   * failure marks the endpoint down, so the next call goes to the next one (failover).
+   */
+  async stream(
+    operationId: OperationId,
+    input: RouteInput,
+    options: { headers?: Record<string, string>; signal: AbortSignal; idleTimeoutMs: number },
+  ): Promise<{ body: AsyncIterable<Uint8Array>; endpoint: string }> {
+    const route = ROUTES[operationId] as RouteDefinition;
+    const endpoint = this.pool.active();
+    const url = `${endpoint}${requestTarget(route, input)}`;
+    const info: RequestInfo = { operationId, method: route.method, url, endpoint };
+    const target = new URL(url);
+    const signal = AbortSignal.any([options.signal, this.#closing.signal]);
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await this.#dispatcher.request({
+        origin: target.origin,
+        path: target.pathname + target.search,
+        method: 'GET',
+        headers: {
+          'user-agent': USER_AGENT,
+          accept: route.produces?.[0] ?? 'application/json',
+          ...this.#headers,
+          ...options.headers,
+        },
+        signal,
+        headersTimeout: Math.min(this.#timeoutMs || 30_000, 30_000),
+        bodyTimeout: options.idleTimeoutMs,
+      });
+    } catch (error) {
+      if (signal.aborted) throw new AbortedError(info, signal.reason);
+      const failure = new NetworkError(info, error, !notSent(error));
+      this.pool.markDown(endpoint, failure);
+      throw failure;
+    }
+    const status = response.statusCode;
+    if (status !== 200) {
+      const text = await response.body.text().catch(() => '');
+      const contentType = String(response.headers['content-type'] ?? '');
+      const retryAfter = response.headers['retry-after'];
+      const error = errorFromResponse(
+        status,
+        text,
+        contentType,
+        Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
+        info,
+      );
+      if (status >= 500) this.pool.markDown(endpoint, error);
+      throw error;
+    }
+    this.pool.markUp(endpoint);
+    return { body: response.body, endpoint };
   }
 
   async #attempt(

@@ -76,6 +76,15 @@ const CALLS: Record<string, [Call, string]> = {
       ),
     'POST /api/hexchain/submit',
   ],
+  'hexchain.events': [
+    async (c) => {
+      const controller = new AbortController();
+      const first = c.hexchain.events({ signal: controller.signal, reconnectDelayMs: 5000 }).next();
+      setTimeout(() => controller.abort(), 100);
+      return first;
+    },
+    'GET /api/hexchain/events',
+  ],
   'hexchain.status': [(c, o) => c.hexchain.status(o), 'GET /api/hexchain/status'],
   'hexchain.lattice': [
     (c, o) => c.hexchain.lattice({ limit: 2, cursor: 'abc' }, o),

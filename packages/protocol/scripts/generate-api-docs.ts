@@ -147,7 +147,12 @@ out.push(
   'Every object a route takes or returns, with every field. Types name the primitives of the conventions above.',
   '',
 );
-const extra = [S.ErrorResponseSchema, S.AdsListSchema, S.SignedRequestHeadersSchema];
+const extra = [
+  S.ErrorResponseSchema,
+  S.AdsListSchema,
+  S.SignedRequestHeadersSchema,
+  ...Object.values(S.HEX_EVENT_SCHEMAS),
+];
 for (const e of extra) typeOf(e as J);
 for (let i = 0; i < queue.length; i++) {
   const [name, s] = queue[i]!;

@@ -120,6 +120,10 @@ export const ERROR_CODES = {
   // Server side
   service_unavailable: { status: 503, description: 'The validator is starting or shutting down.' },
   internal_error: { status: 500, description: 'An unexpected server error (a bug: please report it).' },
+  upstream_unavailable: {
+    status: 502,
+    description: 'The status proxy reached none of its validators (network error, timeout or 5xx).',
+  },
 } as const satisfies Record<string, { status: number; description: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -11,6 +11,8 @@ export * from './bytes.js';
 export * from './ed25519.js';
 export * from './error-codes.js';
 export * from './errors.js';
+// Server-sent events (hub and parser, no I/O)
+export * from './events/sse.js';
 export * from './hash.js';
 // v4.1 hexchain
 export * from './hexchain/cell.js';

@@ -9,6 +9,8 @@ import {
   type MacCore,
   type OperationId,
   referenceMac,
+  type SseHub,
+  type SseHubOptions,
   taggedHash,
   toHex,
 } from '@tensormine/protocol';
@@ -56,6 +58,8 @@ export interface CreateValidatorOptions extends Partial<Record<SettingName, unkn
   readonly now?: () => number;
   /** Fastify logger options; default: the configured level to stdout, silent under tests. */
   readonly logger?: boolean | Record<string, unknown>;
+  /** GET /api/hexchain/events: replay ring, heartbeat and per-reader buffer (tests shorten them). */
+  readonly events?: SseHubOptions;
 }
 
 export interface Validator {
@@ -68,6 +72,8 @@ export interface Validator {
   /** Where the generated admin token is stored (undefined when configured or in memory). */
   readonly adminTokenFile: string | undefined;
   readonly registeredRoutes: readonly OperationId[];
+  /** The hub of GET /api/hexchain/events (its subscribers, what it published). */
+  readonly events: SseHub;
   /** Runs a request in process (no socket). */
   inject(options: InjectOptions | string): Promise<LightMyRequestResponse>;
   /** Starts listening (host and port from the config unless given); resolves to the base URL. */
@@ -80,7 +86,7 @@ export interface Validator {
  * The returned instance is not listening: use `inject()` in tests, or `listen()`.
  */
 export async function createValidator(options: CreateValidatorOptions = {}): Promise<Validator> {
-  const { env, configFile, storage: givenStorage, now = Date.now, logger, ...flags } = options;
+  const { env, configFile, storage: givenStorage, now = Date.now, logger, events, ...flags } = options;
   const resolved: ResolvedConfig = resolveConfig({
     flags,
     ...(env ? { env } : {}),
@@ -173,7 +179,9 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
     metrics.observeResponse(reply.elapsedTime);
   });
 
-  const hexchain = await createHexchainService(context);
+  const hexchain = await createHexchainService(context, events);
+  // Open event streams would hold the server's close: end them first.
+  app.addHook('preClose', async () => hexchain.close());
   const mining = createMiningService(context);
   const handlers: Handlers = {
     ...nodeHandlers({ softwareVersion: SOFTWARE_VERSION, hexchain }),
@@ -204,6 +212,7 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
     adminToken,
     adminTokenFile,
     registeredRoutes,
+    events: hexchain.events,
     inject: (injectOptions) => app.inject(injectOptions as InjectOptions),
     async listen(listenOptions = {}) {
       // A deep accept queue: with Node's default (511) a burst of a thousand miners overflows it

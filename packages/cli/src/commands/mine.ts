@@ -21,12 +21,14 @@ const MINE_SETTINGS: readonly SettingName[] = [
   'journal',
   'apiPort',
   'apiToken',
+  'dashboard',
   'tui',
 ];
 
 const EXAMPLES = `
 Examples:
   miner mine --local                                   a validator in this process, the CPU, the TUI
+  miner mine --local --dashboard                       ... and the live lattice dashboard (URL printed)
   miner mine --url http://a:8420 --url http://b:8420   two validators, failover in this order
   miner mine --url http://a:8420 --url http://b:8420 --save   ... and remember them
   miner mine --device auto --no-cpu                    ESP32 boards on USB only

@@ -112,6 +112,7 @@ export function registerRoutes(
         summary: route.summary,
         tags: [...route.tags],
         ...(route.deprecated ? { deprecated: true } : {}),
+        ...(route.produces ? { produces: [...route.produces] } : {}),
         ...(route.auth === 'admin' ? { security: [{ adminToken: [] }] } : {}),
         ...(route.auth === 'signed' ? { security: [{ signedRequest: [] }] } : {}),
       },

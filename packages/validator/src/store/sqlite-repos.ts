@@ -641,6 +641,14 @@ class SqliteHexChallengeRepo implements HexChallengeRepo {
       .get(now);
     return row === undefined ? 0 : int(row, 'n');
   }
+
+  async openExpiries(now: number): Promise<number[]> {
+    return this.scope
+      .read()
+      .prepare('SELECT expires_at FROM hex_challenges WHERE expires_at >= ?')
+      .all(now)
+      .map((row) => int(row, 'expires_at'));
+  }
 }
 
 const BLOCK_COLUMNS =

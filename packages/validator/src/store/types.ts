@@ -272,6 +272,8 @@ export interface HexChallengeRepo {
   nextSerial(): Promise<number>;
   /** Challenges still answerable at `now` (Unix seconds): expiresAt >= now. */
   countOpen(now: number): Promise<number>;
+  /** The expiry times (Unix seconds) of the challenges still answerable at `now` (expiresAt >= now), in any order. */
+  openExpiries(now: number): Promise<number[]>;
 }
 
 export interface BlockRecord {
