@@ -206,6 +206,7 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
       if (settings.cpu) {
         engine = new MiningEngine({
           threads: settings.threads,
+          kernel: settings.kernel,
           intensity: settings.intensity,
           ...(options.engine?.batchMs === undefined ? {} : { batchMs: options.engine.batchMs }),
           ...(options.engine?.sampleIntervalMs === undefined

@@ -20,6 +20,8 @@ export interface MinerSettings {
   /** The device type `register` registers (and v4.0 challenges are sized for). */
   readonly deviceType: DeviceType;
   readonly threads: number;
+  /** The CPU kernels: WebAssembly SIMD, JavaScript, or auto (SIMD where supported). */
+  readonly kernel: 'auto' | 'wasm' | 'js';
   /** The CPU duty cycle, 0 < x <= 1. */
   readonly intensity: number;
   /** Mine on the CPU. */
@@ -194,6 +196,14 @@ export const SETTINGS: { readonly [K in SettingName]: Setting<MinerSettings[K]> 
     default: () => availableParallelism(),
     defaultText: 'one per core',
     parse: integer(1, 1024),
+  },
+  kernel: {
+    flag: '--kernel <auto|wasm|js>',
+    env: 'MINER_KERNEL',
+    description: 'CPU kernels: wasm (WebAssembly SIMD), js, or auto (wasm where supported)',
+    default: () => 'auto',
+    defaultText: 'auto',
+    parse: oneOf(['auto', 'wasm', 'js'] as const),
   },
   intensity: {
     flag: '--intensity <x>',

@@ -43,6 +43,7 @@ export * from './tensor/challenge.js';
 export * from './tensor/devices.js';
 export * from './tensor/difficulty.js';
 export * from './tensor/fixed-point.js';
+export * from './tensor/mac.js';
 export * from './tensor/mml.js';
 export * from './tensor/proof.js';
 export * from './tensor/receipt.js';

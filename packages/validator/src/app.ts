@@ -3,9 +3,12 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import swagger from '@fastify/swagger';
 import {
+  checkedWasmMac,
   fromHex,
   keyPairFromSecret,
+  type MacCore,
   type OperationId,
+  referenceMac,
   type SseHub,
   type SseHubOptions,
   taggedHash,
@@ -18,6 +21,7 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import {
+  ConfigError,
   type ConfigSource,
   type ResolvedConfig,
   RUNTIME_SETTINGS,
@@ -138,6 +142,7 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
     identity,
     nodeId,
     metrics,
+    mac: verifyMac(config.verifyKernel),
     log: app.log,
     startedAt: now(),
   };
@@ -278,4 +283,20 @@ async function loadRuntime(storage: Storage, resolved: ResolvedConfig): Promise<
     }
   });
   return runtime as RuntimeConfig;
+}
+
+/**
+ * The multiply-accumulate core of v4.0 verification: the WebAssembly SIMD one after its
+ * self-check against the reference (`auto` falls back to the reference without it).
+ */
+function verifyMac(choice: ValidatorConfig['verifyKernel']): MacCore {
+  if (choice === 'reference') return referenceMac;
+  const wasm = checkedWasmMac();
+  if (wasm !== undefined) return wasm;
+  if (choice === 'wasm') {
+    throw new ConfigError(
+      'verifyKernel: wasm was requested but WebAssembly SIMD is unavailable or failed its self-check',
+    );
+  }
+  return referenceMac;
 }

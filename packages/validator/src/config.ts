@@ -57,6 +57,11 @@ export interface ValidatorConfig {
   readonly requireSignatures: boolean;
   /** Serve the v4.1 /api/hexchain/ endpoints. */
   readonly hexchain: boolean;
+  /**
+   * The multiply-accumulate core that recomputes v4.0 work: `wasm` (WebAssembly SIMD, checked
+   * against the reference at start), `reference`, or `auto` (wasm where supported).
+   */
+  readonly verifyKernel: 'auto' | 'wasm' | 'reference';
   /** Largest accepted request body in bytes. */
   readonly bodyLimitBytes: number;
   /** Per client address: sustained requests per second and burst. */
@@ -162,6 +167,12 @@ export const SETTINGS: { readonly [K in SettingName]: Setting<ValidatorConfig[K]
     description: 'serve the v4.1 hexchain endpoints',
     default: () => true,
     parse: bool,
+  },
+  verifyKernel: {
+    env: 'TENSORMINE_VERIFY_KERNEL',
+    description: 'v4.0 recomputation core: auto, wasm (WebAssembly SIMD) or reference',
+    default: () => 'auto',
+    parse: oneOf(['auto', 'wasm', 'reference'] as const),
   },
   bodyLimitBytes: {
     env: 'TENSORMINE_BODY_LIMIT_BYTES',

@@ -13,6 +13,7 @@ const MINE_SETTINGS: readonly SettingName[] = [
   'key',
   'deviceType',
   'threads',
+  'kernel',
   'intensity',
   'cpu',
   'devices',
