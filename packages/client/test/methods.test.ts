@@ -165,7 +165,7 @@ describe('named methods', () => {
             headers,
             now: Date.now(),
           });
-          expect(verdict).toEqual({ ok: true, publicKey: signer.publicKeyHex });
+          expect(verdict).toMatchObject({ ok: true, publicKey: signer.publicKeyHex });
           const sent = JSON.parse(body ?? '{}');
           // A transfer names its sender in from; every other signed body in pubkey.
           expect(sent.pubkey ?? sent.from).toBe(signer.publicKeyHex);

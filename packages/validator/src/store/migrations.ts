@@ -212,7 +212,22 @@ BEGIN SELECT RAISE(ABORT, 'blocks are immutable'); END;
 `;
 
 /**
- * Version 2: the economy (issue 10). The product tables of the design above. Every amount is
+ * Issue 9: the (public key, nonce) pairs of accepted signed requests, kept until their replay
+ * window closes (plus one window of margin), so that a request replayed after a restart, or to
+ * another process sharing this database, is refused (docs/validator.md, "Replay protection").
+ */
+const V2_REQUEST_NONCES = `
+CREATE TABLE request_nonces (
+  pubkey TEXT NOT NULL,
+  nonce TEXT NOT NULL,
+  expires_at_ms INTEGER NOT NULL,
+  PRIMARY KEY (pubkey, nonce)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX request_nonces_expires_at ON request_nonces (expires_at_ms);
+`;
+
+/**
+ * Version 3: the economy (issue 10). The product tables of the design above. Every amount is
  * canonical decimal TEXT of minor units; a price is TEXT in 10^-18 units of the quote token per
  * whole token, with `price_key` (the same integer zero-padded to 39 digits) so that the book
  * can be ordered by price in SQL.
@@ -223,7 +238,7 @@ BEGIN SELECT RAISE(ABORT, 'blocks are immutable'); END;
  * another request reusing the nonce is refused. Results are kept 7 days (then a retry is refused
  * as expired by the signed-request check: it never executes twice either way).
  */
-const V2 = `
+const V3_ECONOMY = `
 CREATE TABLE economy_requests (
   pubkey TEXT NOT NULL,
   nonce TEXT NOT NULL,
@@ -322,7 +337,12 @@ CREATE INDEX ledger_entries_pubkey_type_time ON ledger_entries (pubkey, type, ti
 /** Every step, in order. */
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial schema', sql: V1 },
-  { version: 2, name: 'economy: transfers, stakes, vaults, swap pools, orders, request results', sql: V2 },
+  { version: 2, name: 'signed-request nonces', sql: V2_REQUEST_NONCES },
+  {
+    version: 3,
+    name: 'economy: transfers, stakes, vaults, swap pools, orders, request results',
+    sql: V3_ECONOMY,
+  },
 ];
 
 /** The schema version this code writes. */
