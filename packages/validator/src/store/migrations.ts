@@ -227,7 +227,7 @@ CREATE INDEX request_nonces_expires_at ON request_nonces (expires_at_ms);
 `;
 
 /**
- * Version 3: the economy (issue 10; renumbered after version 2 at the merge with main). The product tables of the design above. Every amount is
+ * Version 3: the economy (issue 10). The product tables of the design above. Every amount is
  * canonical decimal TEXT of minor units; a price is TEXT in 10^-18 units of the quote token per
  * whole token, with `price_key` (the same integer zero-padded to 39 digits) so that the book
  * can be ordered by price in SQL.

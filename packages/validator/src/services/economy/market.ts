@@ -178,7 +178,7 @@ async function match(
 /** POST /marketplace/order, POST /marketplace/cancel, GET /marketplace/orders. */
 export function marketHandlers() {
   return routeHandlers({
-    async placeOrder({ body, raw }, ctx) {
+    async placeOrder({ body, raw, claimNonce }, ctx) {
       const quoteToken = body.quote_token ?? MARKET_QUOTE_TOKEN;
       getToken(body.token);
       getToken(quoteToken);
@@ -196,7 +196,7 @@ export function marketHandlers() {
       const quoteDecimals = getToken(quoteToken).decimals;
       const escrow =
         body.type === 'sell' ? amount : quoteValueCeil(amount, price, tokenDecimals, quoteDecimals);
-      return executeOnce(ctx, raw, 'placeOrder', async (tx, now) => {
+      return executeOnce(ctx, raw, claimNonce, 'placeOrder', async (tx, now) => {
         const serial = await tx.economy.orders.nextSerial();
         const order: OrderRecord = {
           id: `o-${serial}`,
@@ -229,8 +229,8 @@ export function marketHandlers() {
       });
     },
 
-    async cancelOrder({ body, raw }, ctx) {
-      return executeOnce(ctx, raw, 'cancelOrder', async (tx, now) => {
+    async cancelOrder({ body, raw, claimNonce }, ctx) {
+      return executeOnce(ctx, raw, claimNonce, 'cancelOrder', async (tx, now) => {
         const order = await tx.economy.orders.get(body.order_id);
         if (order === undefined || order.pubkey !== body.pubkey) {
           throw new ApiError('order_not_found', `no order ${body.order_id} belongs to ${body.pubkey}`, {

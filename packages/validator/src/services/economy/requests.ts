@@ -75,6 +75,7 @@ export function replayStoredResult(ctx: ValidatorContext) {
 export async function executeOnce<T extends object>(
   ctx: ValidatorContext,
   request: FastifyRequest,
+  claimNonce: (tx: StorageTx) => Promise<void>,
   operation: string,
   fn: (tx: StorageTx, now: number, key: SignedRequestKey) => Promise<T>,
 ): Promise<T> {
@@ -87,13 +88,19 @@ export async function executeOnce<T extends object>(
     return await ctx.storage.transaction(async (tx) => {
       const stored = await tx.economy.requests.get(key.pubkey, key.nonce);
       if (stored !== undefined) {
-        if (stored.requestHash === key.requestHash) return JSON.parse(stored.result) as T;
+        if (stored.requestHash === key.requestHash) {
+          // A copy racing the original: request_replayed while the nonce is recorded.
+          await claimNonce(tx);
+          return JSON.parse(stored.result) as T;
+        }
         throw new ApiError(
           'idempotency_conflict',
           `x-tm-nonce ${key.nonce} was already used by ${key.pubkey} for another ${stored.operation} request; sign each new request with a fresh nonce`,
           { nonce: key.nonce, operation: stored.operation },
         );
       }
+      // The nonce is recorded with the effect: a refused request records nothing.
+      await claimNonce(tx);
       const now = nowSeconds(ctx);
       const result = await fn(tx, now, key);
       await tx.economy.requests.insert({

@@ -46,10 +46,10 @@ function yieldEntries(pubkey: string, amount: bigint, now: number, ref: string):
 /** POST /stake, POST /unstake, POST /claim, GET /stake/:pubkey (rules: protocol economy/stake.ts). */
 export function stakingHandlers() {
   return routeHandlers({
-    async stake({ body, raw }, ctx) {
+    async stake({ body, raw, claimNonce }, ctx) {
       const terms = lockTerms(body.lock_period_days);
       const amount = positiveAmount(body.amount, STAKE_TOKEN);
-      return executeOnce(ctx, raw, 'stake', async (tx, now) => {
+      return executeOnce(ctx, raw, claimNonce, 'stake', async (tx, now) => {
         const serial = await tx.economy.stakes.nextSerial();
         const id = `s-${serial}`;
         await tx.ledger.apply([
@@ -95,8 +95,8 @@ export function stakingHandlers() {
      * Closes a position: pays the unclaimed yield (capped by the reserve), then returns the
      * principal minus the early-unstake penalty, which goes to the reserve.
      */
-    async unstake({ body, raw }, ctx) {
-      return executeOnce(ctx, raw, 'unstake', async (tx, now) => {
+    async unstake({ body, raw, claimNonce }, ctx) {
+      return executeOnce(ctx, raw, claimNonce, 'unstake', async (tx, now) => {
         const stake = await ownOpenStake(tx, body.stake_id, body.pubkey);
         const reserve = await tx.ledger.balance(RESERVE_ACCOUNT, STAKE_TOKEN);
         const paid = yieldPayable(due(stake, now), reserve);
@@ -153,8 +153,8 @@ export function stakingHandlers() {
       });
     },
 
-    async claimYield({ body, raw }, ctx) {
-      return executeOnce(ctx, raw, 'claimYield', async (tx, now) => {
+    async claimYield({ body, raw, claimNonce }, ctx) {
+      return executeOnce(ctx, raw, claimNonce, 'claimYield', async (tx, now) => {
         const stake = await ownOpenStake(tx, body.stake_id, body.pubkey);
         const reserve = await tx.ledger.balance(RESERVE_ACCOUNT, STAKE_TOKEN);
         const paid = yieldPayable(due(stake, now), reserve);

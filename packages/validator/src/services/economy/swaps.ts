@@ -86,10 +86,10 @@ export function swapHandlers() {
       };
     },
 
-    async swapExecute({ body, raw }, ctx) {
+    async swapExecute({ body, raw, claimNonce }, ctx) {
       const amountIn = positiveAmount(body.amount, body.from_token);
       const minReceived = parseAmount(body.min_received, body.to_token, 'min_received');
-      return executeOnce(ctx, raw, 'swapExecute', async (tx, now) => {
+      return executeOnce(ctx, raw, claimNonce, 'swapExecute', async (tx, now) => {
         const { pool, math } = await price(tx, body.from_token, body.to_token, amountIn);
         if (math.amountOut < minReceived) {
           throw new ApiError(

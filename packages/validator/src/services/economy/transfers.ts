@@ -28,7 +28,7 @@ function transferWire(t: TransferRecord) {
 /** POST /transfer, GET /transfers/:transfer_id, GET /balances/:pubkey. */
 export function transferHandlers() {
   return routeHandlers({
-    async transfer({ body, signer, raw }, ctx) {
+    async transfer({ body, signer, raw, claimNonce }, ctx) {
       if (body.from !== signer) {
         throw new ApiError(
           'pubkey_mismatch',
@@ -44,7 +44,7 @@ export function transferHandlers() {
       }
       const amount = parseAmount(body.amount, body.token);
       if (amount === 0n) throw new ApiError('amount_too_small', 'amount: expected more than 0');
-      return executeOnce(ctx, raw, 'transfer', async (tx, now, key) => {
+      return executeOnce(ctx, raw, claimNonce, 'transfer', async (tx, now, key) => {
         const record: TransferRecord = {
           id: transferIdFor(key.requestHash),
           from: body.from,

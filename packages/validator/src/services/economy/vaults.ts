@@ -21,10 +21,10 @@ function vaultWire(v: VaultRecord) {
 /** POST /vault/deposit, POST /vault/withdraw, GET /vault/:pubkey (rules: protocol economy/vault.ts). */
 export function vaultHandlers() {
   return routeHandlers({
-    async vaultDeposit({ body, raw }, ctx) {
+    async vaultDeposit({ body, raw, claimNonce }, ctx) {
       getToken(body.token);
       const amount = positiveAmount(body.amount, body.token);
-      return executeOnce(ctx, raw, 'vaultDeposit', async (tx, now) => {
+      return executeOnce(ctx, raw, claimNonce, 'vaultDeposit', async (tx, now) => {
         const problem = unlockProblem(body.unlock_at, now);
         if (problem !== undefined) {
           throw new ApiError('unlock_time_invalid', problem, { unlock_at: body.unlock_at, now });
@@ -64,8 +64,8 @@ export function vaultHandlers() {
       });
     },
 
-    async vaultWithdraw({ body, raw }, ctx) {
-      return executeOnce(ctx, raw, 'vaultWithdraw', async (tx, now) => {
+    async vaultWithdraw({ body, raw, claimNonce }, ctx) {
+      return executeOnce(ctx, raw, claimNonce, 'vaultWithdraw', async (tx, now) => {
         const vault = await tx.economy.vaults.get(body.vault_id);
         if (vault === undefined || vault.pubkey !== body.pubkey) {
           throw new ApiError('vault_not_found', `no vault ${body.vault_id} belongs to ${body.pubkey}`, {
