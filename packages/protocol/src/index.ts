@@ -47,3 +47,7 @@ export * from './tensor/verify.js';
 export * from './tensor/wire.js';
 export * from './tensor/work.js';
 export * from './tokens.js';
+// Mining pool: shares, vardiff, PPLNS
+export * from './pool/pplns.js';
+export * from './pool/share.js';
+export * from './pool/vardiff.js';

@@ -36,6 +36,7 @@ import { createHexchainService } from './services/hexchain.js';
 import { Metrics } from './services/metrics.js';
 import { createMiningService } from './services/mining.js';
 import { nodeHandlers } from './services/node.js';
+import { createPoolService } from './services/pool/service.js';
 import { openSqliteStorage } from './store/sqlite.js';
 import type { Storage } from './store/types.js';
 
@@ -163,13 +164,16 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
     metrics.observeResponse(reply.elapsedTime);
   });
 
-  const hexchain = await createHexchainService(context);
+  const pool = createPoolService(context);
+  const hexchain = await createHexchainService(context, pool.hooks);
+  pool.attach(hexchain);
   const mining = createMiningService(context);
   const handlers: Handlers = {
     ...nodeHandlers({ softwareVersion: SOFTWARE_VERSION, hexchain }),
     ...adminHandlers({ hexchain }),
     ...mining.handlers,
     ...hexchain.handlers,
+    ...pool.handlers,
   };
   const registeredRoutes = registerRoutes(app, context, handlers, {
     adminToken,

@@ -65,9 +65,6 @@ describe('node endpoints', () => {
       'getVaults',
       'listOrders',
       'placeOrder',
-      'getPoolStatus',
-      'poolJoin',
-      'poolLeave',
     ]);
     const expected = routesOf('validator')
       .map((r) => r.operationId)

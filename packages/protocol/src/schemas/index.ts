@@ -8,6 +8,7 @@ export * from './economy.js';
 export * from './error.js';
 export * from './hexchain.js';
 export * from './hub.js';
+export * from './pool.js';
 export * from './routes.js';
 export * from './status-proxy.js';
 export * from './terminal.js';

@@ -30,7 +30,7 @@ import { routeHandlers } from '../http/handlers.js';
 import type { BlockRecord, HexChallengeRecord, StorageTx } from '../store/types.js';
 import { blockToWire, challengeToWire, latticeCursor, parseLatticeCursor } from './hexchain/wire.js';
 import { COUNTERS } from './metrics.js';
-import type { HexchainService } from './types.js';
+import type { HexchainHooks, HexchainService } from './types.js';
 
 /**
  * The v4.1 hexchain service (docs/protocol.md section 4, docs/.sections/validator-hexchain.md):
@@ -56,8 +56,15 @@ export const HEX_BLOCK_REWARD = 1_000_000_000n;
 /** Page size of GET /api/hexchain/lattice when the query has no limit. */
 export const LATTICE_DEFAULT_LIMIT = 100;
 
-/** Creates the hexchain service: loads the stored blocks into a lattice and the live difficulty. */
-export async function createHexchainService(ctx: ValidatorContext): Promise<HexchainService> {
+/**
+ * Creates the hexchain service: loads the stored blocks into a lattice and the live difficulty.
+ * `hooks` lets the pool (services/pool/) add share terms to a member's challenge and pay a
+ * member's block by PPLNS, each inside the transaction of the challenge or the block.
+ */
+export async function createHexchainService(
+  ctx: ValidatorContext,
+  hooks: HexchainHooks = {},
+): Promise<HexchainService> {
   const lattice = new Lattice();
   const depthCounts = new Map<number, number>([[0, 1]]);
   let maxDepth = 0;
@@ -147,9 +154,9 @@ export async function createHexchainService(ctx: ValidatorContext): Promise<Hexc
         };
         await tx.hexChallenges.insert(challenge);
         await tx.counters.add(COUNTERS.hexChallengesIssued, 1);
-        return challenge;
+        return { challenge, extras: await hooks.challengeTerms?.(tx, challenge) };
       });
-      return challengeToWire(record);
+      return { ...challengeToWire(record.challenge), ...record.extras };
     },
 
     async hexSubmit(request) {
@@ -226,17 +233,21 @@ export async function createHexchainService(ctx: ValidatorContext): Promise<Hexc
           const winner = await tx.blocks.get(challenge.coord);
           return { accepted: false as const, winner };
         }
-        await tx.ledger.apply([
-          {
-            type: 'mining_reward',
-            pubkey,
-            token: HEX_REWARD_TOKEN,
-            amount: HEX_BLOCK_REWARD,
-            timestamp: acceptedAt,
-            ref: blockHash,
-            idempotencyKey: `block:${blockHash}`,
-          },
-        ]);
+        // A pool member's block is paid by the pool (PPLNS); any other by the solo rule.
+        const pooled = (await hooks.rewardBlock?.(tx, block, HEX_BLOCK_REWARD)) ?? false;
+        if (!pooled) {
+          await tx.ledger.apply([
+            {
+              type: 'mining_reward',
+              pubkey,
+              token: HEX_REWARD_TOKEN,
+              amount: HEX_BLOCK_REWARD,
+              timestamp: acceptedAt,
+              ref: blockHash,
+              idempotencyKey: `block:${blockHash}`,
+            },
+          ]);
+        }
         await tx.counters.add(COUNTERS.blocksAccepted, 1);
         await tx.miners.record(pubkey, { blocksAccepted: 1, seenAt: acceptedAt });
         await tx.devices.touch(pubkey, acceptedAt);
@@ -345,6 +356,7 @@ export async function createHexchainService(ctx: ValidatorContext): Promise<Hexc
   return {
     handlers,
     info: () => ({ difficulty, occupied: lattice.size }),
+    isOccupied: (coord) => lattice.get(coord) !== undefined,
     async setDifficulty(value) {
       const next = parseHexDifficulty(value);
       const seq = await ctx.storage.transaction(async (tx) => {

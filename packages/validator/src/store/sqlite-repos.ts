@@ -1,5 +1,6 @@
 import type { SQLInputValue, StatementSync } from 'node:sqlite';
 import { StorageError } from './errors.js';
+import { SqlitePoolRepo } from './sqlite-pool.js';
 import {
   type AcceptedProof,
   type Balance,
@@ -23,6 +24,7 @@ import {
   type MinerRepo,
   type MinerStats,
   type NewLedgerEntry,
+  type PoolRepo,
   type ProofRepo,
   type StorageTx,
 } from './types.js';
@@ -82,6 +84,7 @@ export class SqliteTx implements StorageTx {
   readonly miners: MinerRepo;
   readonly hexChallenges: HexChallengeRepo;
   readonly blocks: BlockRepo;
+  readonly pool: PoolRepo;
 
   constructor(scope: Scope) {
     this.meta = new SqliteMetaRepo(scope);
@@ -93,6 +96,7 @@ export class SqliteTx implements StorageTx {
     this.miners = new SqliteMinerRepo(scope);
     this.hexChallenges = new SqliteHexChallengeRepo(scope);
     this.blocks = new SqliteBlockRepo(scope);
+    this.pool = new SqlitePoolRepo(scope);
   }
 }
 
@@ -178,6 +182,7 @@ const ENTRY_TYPES: Record<LedgerEntryType, true> = {
   pool_join: true,
   pool_leave: true,
   fee: true,
+  pool_payout: true,
 };
 
 const ENTRY_COLUMNS = 'id, type, pubkey, token, amount, timestamp, ref, idempotency_key';
@@ -743,39 +748,39 @@ function toHexParent(value: unknown): HexParentRecord {
 // Values in and out
 // ---------------------------------------------------------------------------------------------
 
-type Row = Readonly<Record<string, unknown>>;
+export type Row = Readonly<Record<string, unknown>>;
 
-function corrupt(column: string, value: unknown): StorageError {
+export function corrupt(column: string, value: unknown): StorageError {
   return new StorageError(
     'corrupt_row',
     `stored ${column}: unexpected value ${String(value)} (${typeof value})`,
   );
 }
 
-function text(row: Row, column: string): string {
+export function text(row: Row, column: string): string {
   const value = row[column];
   if (typeof value !== 'string') throw corrupt(column, value);
   return value;
 }
 
-function nullableText(row: Row, column: string): string | null {
+export function nullableText(row: Row, column: string): string | null {
   const value = row[column];
   return value === null ? null : text(row, column);
 }
 
-function int(row: Row, column: string): number {
+export function int(row: Row, column: string): number {
   const value = row[column];
   if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw corrupt(column, value);
   return value;
 }
 
-function nullableInt(row: Row, column: string): number | null {
+export function nullableInt(row: Row, column: string): number | null {
   const value = row[column];
   return value === null ? null : int(row, column);
 }
 
 /** Decimal text to bigint (never through Number). */
-function bigintOf(row: Row, column: string): bigint {
+export function bigintOf(row: Row, column: string): bigint {
   const value = text(row, column);
   if (!/^-?(0|[1-9][0-9]*)$/.test(value)) throw corrupt(column, value);
   return BigInt(value);
@@ -798,13 +803,13 @@ function checkInteger(what: string, value: number): void {
   }
 }
 
-function checkCount(what: string, value: number): void {
+export function checkCount(what: string, value: number): void {
   if (!Number.isSafeInteger(value) || value < 0) {
     throw new StorageError('invalid_value', `${what}: expected a non-negative integer, got ${String(value)}`);
   }
 }
 
-function checkBigint(what: string, value: bigint): void {
+export function checkBigint(what: string, value: bigint): void {
   if (typeof value !== 'bigint' || value < 0n) {
     throw new StorageError('invalid_value', `${what}: expected a non-negative bigint, got ${String(value)}`);
   }
