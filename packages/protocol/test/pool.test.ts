@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { targetFromDifficulty } from '../src/hexchain/target.js';
 import { pplnsSplit, pplnsWeights, pplnsWindow } from '../src/pool/pplns.js';
 import {
   clampShareDifficulty,
@@ -8,7 +9,6 @@ import {
   shareTargetFromDifficulty,
 } from '../src/pool/share.js';
 import { vardiffDue, vardiffStep } from '../src/pool/vardiff.js';
-import { targetFromDifficulty } from '../src/hexchain/target.js';
 
 const A = 'a'.repeat(64);
 const B = 'b'.repeat(64);
@@ -132,13 +132,19 @@ describe('pplnsSplit', () => {
           const split = pplnsSplit({ reward, feeBps, weights, finder });
           const sum = split.payouts.reduce((s, p) => s + p.amount, 0n);
           expect(sum + split.fee).toBe(reward);
-          expect(split.remainder < BigInt(Math.max(weights.size, 1)) || weights.size === 0 || [...weights.values()].every((w) => w === 0n)).toBe(true);
+          expect(
+            split.remainder < BigInt(Math.max(weights.size, 1)) ||
+              weights.size === 0 ||
+              [...weights.values()].every((w) => w === 0n),
+          ).toBe(true);
           for (const p of split.payouts) expect(p.amount > 0n).toBe(true);
         },
       ),
     );
   });
   it('refuses a fee outside [0, 100 %]', () => {
-    expect(() => pplnsSplit({ reward: 1n, feeBps: 10_001n, weights: new Map(), finder: A })).toThrow(RangeError);
+    expect(() => pplnsSplit({ reward: 1n, feeBps: 10_001n, weights: new Map(), finder: A })).toThrow(
+      RangeError,
+    );
   });
 });

@@ -35,7 +35,9 @@ export function pplnsWeights(sharesNewestFirst: Iterable<PplnsShare>, window: bi
   for (const share of sharesNewestFirst) {
     if (left <= 0n) break;
     if (share.difficulty <= 0n) continue;
-    const counted = share.difficulty < left ? share.difficulty : left;
+    let counted = share.difficulty;
+    if (counted > left) counted = left; // bigints: no Math.min
+
     weights.set(share.pubkey, (weights.get(share.pubkey) ?? 0n) + counted);
     left -= counted;
   }
@@ -80,7 +82,8 @@ export interface PplnsSplit {
 export function pplnsSplit(input: PplnsSplitInput): PplnsSplit {
   const { reward, feeBps, weights, finder } = input;
   if (reward < 0n) throw new RangeError(`pplnsSplit: reward must be >= 0, got ${reward}`);
-  if (feeBps < 0n || feeBps > BPS) throw new RangeError(`pplnsSplit: feeBps must be in [0, 10000], got ${feeBps}`);
+  if (feeBps < 0n || feeBps > BPS)
+    throw new RangeError(`pplnsSplit: feeBps must be in [0, 10000], got ${feeBps}`);
   const fee = (reward * feeBps) / BPS;
   const net = reward - fee;
   let total = 0n;

@@ -22,7 +22,7 @@ const Count = (description: string) => withDescription(SafeUintSchema, descripti
 
 export const ShareDifficultySchema = withDescription(
   SafeUintSchema,
-  "A share difficulty: expected hashes per share, in [16, block difficulty]; the share target is floor((2^256 - 1) / share_difficulty).",
+  'A share difficulty: expected hashes per share, in [16, block difficulty]; the share target is floor((2^256 - 1) / share_difficulty).',
 );
 
 export const PoolShareResultSchema = Type.Object(
@@ -30,7 +30,8 @@ export const PoolShareResultSchema = Type.Object(
     accepted: Type.Literal(true, { description: 'Always true; refused shares are error responses.' }),
     kind: Type.Enum(['share', 'block'], {
       type: 'string',
-      description: 'share: counted in the PPLNS window; block: it also met the block target and was accepted for the pool.',
+      description:
+        'share: counted in the PPLNS window; block: it also met the block target and was accepted for the pool.',
     }),
     share_difficulty: withDescription(
       ShareDifficultySchema,

@@ -92,8 +92,20 @@ export async function payPoolBlock(
   }
   if (split.fee > 0n) {
     entries.push(
-      { ...base, type: 'fee', pubkey: POOL_REWARD_ACCOUNT, amount: -split.fee, idempotencyKey: `pool-fee:${ref}:out` },
-      { ...base, type: 'fee', pubkey: POOL_FEE_ACCOUNT, amount: split.fee, idempotencyKey: `pool-fee:${ref}` },
+      {
+        ...base,
+        type: 'fee',
+        pubkey: POOL_REWARD_ACCOUNT,
+        amount: -split.fee,
+        idempotencyKey: `pool-fee:${ref}:out`,
+      },
+      {
+        ...base,
+        type: 'fee',
+        pubkey: POOL_FEE_ACCOUNT,
+        amount: split.fee,
+        idempotencyKey: `pool-fee:${ref}`,
+      },
     );
   }
   await tx.ledger.apply(entries);

@@ -1,8 +1,8 @@
 import {
   formatAmount,
+  ProtocolError,
   parseAmount,
   pplnsWindow,
-  ProtocolError,
   shareTargetFromDifficulty,
   targetToHex,
 } from '@tensormine/protocol';
@@ -263,7 +263,12 @@ export function createPoolService(ctx: ValidatorContext): PoolService {
           vardiffShares: 0,
         });
       });
-      return { joined: true as const, pubkey, stake_amount: formatAmount(stake, POOL_TOKEN), joined_at: joinedAt };
+      return {
+        joined: true as const,
+        pubkey,
+        stake_amount: formatAmount(stake, POOL_TOKEN),
+        joined_at: joinedAt,
+      };
     },
 
     async poolLeave({ body, signer }) {
@@ -279,7 +284,14 @@ export function createPoolService(ctx: ValidatorContext): PoolService {
           const at = Math.floor(nowMs / 1000);
           const ref = `pool-leave:${pubkey}:${nowMs}`;
           await tx.ledger.apply([
-            { type: 'pool_leave', pubkey: POOL_STAKE_ACCOUNT, token: POOL_TOKEN, amount: -member.stake, timestamp: at, ref },
+            {
+              type: 'pool_leave',
+              pubkey: POOL_STAKE_ACCOUNT,
+              token: POOL_TOKEN,
+              amount: -member.stake,
+              timestamp: at,
+              ref,
+            },
             { type: 'pool_leave', pubkey, token: POOL_TOKEN, amount: member.stake, timestamp: at, ref },
           ]);
         }

@@ -1,9 +1,9 @@
 import {
   encodeHeader,
   fromHex,
-  hashMeetsTarget,
   type HexSubmitRequest,
   type HexSubmitResult,
+  hashMeetsTarget,
   shareTargetFromDifficulty,
   signatureFromWire,
   submissionMessage,
@@ -105,7 +105,10 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
         );
       }
       if (!isMember(found.member)) {
-        return refuse(new ApiError('pool_not_member', `block.miner_pubkey: ${pubkey} is not a member of the pool`), key);
+        return refuse(
+          new ApiError('pool_not_member', `block.miner_pubkey: ${pubkey} is not a member of the pool`),
+          key,
+        );
       }
 
       const verdict = verifyBlock(
@@ -147,7 +150,11 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
       const nowMs = ctx.now();
       const isBlock = hashMeetsTarget(verdict.powHash, targetFromHex(challenge.target));
       let stale: 'expired' | 'occupied' | undefined =
-        nowMs > challenge.expiresAt * 1000 ? 'expired' : chain().isOccupied(challenge.coord) ? 'occupied' : undefined;
+        nowMs > challenge.expiresAt * 1000
+          ? 'expired'
+          : chain().isOccupied(challenge.coord)
+            ? 'occupied'
+            : undefined;
 
       let block: HexSubmitResult | null = null;
       if (isBlock && stale === undefined) {
@@ -209,7 +216,10 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
       });
       if (outcome.duplicate) {
         return refuse(
-          new ApiError('share_duplicate', `share ${powHash} of challenge ${challenge.id} was already submitted`),
+          new ApiError(
+            'share_duplicate',
+            `share ${powHash} of challenge ${challenge.id} was already submitted`,
+          ),
           key,
         );
       }
@@ -258,6 +268,7 @@ function signedBy(challenge: HexChallengeRecord, body: HexSubmitRequest): boolea
 async function countRejected(ctx: ValidatorContext, pubkey: string): Promise<void> {
   await ctx.storage.transaction(async (tx) => {
     const member = await tx.pool.getMember(pubkey);
-    if (member !== undefined) await tx.pool.putMember({ ...member, sharesRejected: member.sharesRejected + 1 });
+    if (member !== undefined)
+      await tx.pool.putMember({ ...member, sharesRejected: member.sharesRejected + 1 });
   });
 }
