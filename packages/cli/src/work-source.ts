@@ -288,6 +288,14 @@ export class ClientWorkSource extends EventEmitter<ClientWorkSourceEvents> imple
         this.poolView.blocks++;
         this.stopWatch();
         this.emit('stale', `share ${result.pow_hash.slice(0, 16)} was a block for the pool: new work`);
+      } else if (result.next_share_difficulty !== this.poolView.shareDifficulty) {
+        // Vardiff moved this member's share difficulty: it applies to new challenges only, so
+        // take one now rather than keep sending shares at the old pace.
+        this.emit(
+          'stale',
+          `vardiff: share difficulty ${this.poolView.shareDifficulty ?? 'n/a'} -> ${result.next_share_difficulty}: new work`,
+        );
+        this.poolView.shareDifficulty = result.next_share_difficulty;
       }
       return { status: 'accepted', details: result as unknown as Record<string, unknown> };
     } catch (error) {
