@@ -262,3 +262,31 @@ describe('pool blocks and PPLNS payouts', () => {
     expect(((await v.inject('/pool')).json() as PoolInfo).blocks_found).toBe(1);
   });
 });
+
+describe('pool_strategy proportional', () => {
+  it('splits a block over the shares since the previous pool block only', async () => {
+    const v = await poolValidator({ hexDifficulty: 256n, poolStrategy: 'proportional' });
+    await join(v, alice);
+    await join(v, bob);
+    // Round 1: bob sends a share, alice finds the block.
+    const b1 = await pooledChallenge(v, bob);
+    expect(
+      (await submitShare(v, shareSubmission(b1, bob, findShare(b1, bob, { block: false })))).statusCode,
+    ).toBe(200);
+    const a1 = await pooledChallenge(v, alice);
+    expect(
+      (await submitShare(v, shareSubmission(a1, alice, findShare(a1, alice, { block: true })))).json().kind,
+    ).toBe('block');
+    const bobAfterRound1 = await balance(v, BOB);
+    expect(bobAfterRound1).toBe(490_000_000n); // 16 of 32: half of 0.98
+    // Round 2: only alice works; bob's round-1 share is not counted again.
+    const a2 = await pooledChallenge(v, alice);
+    expect(
+      (await submitShare(v, shareSubmission(a2, alice, findShare(a2, alice, { block: true })))).json().kind,
+    ).toBe('block');
+    expect(await balance(v, BOB)).toBe(bobAfterRound1);
+    expect(await balance(v, ALICE)).toBe(490_000_000n + 980_000_000n);
+    const { minted, total } = await conservation(v);
+    expect(total).toBe(minted);
+  });
+});

@@ -17,6 +17,13 @@ export const POOL_FEE_ACCOUNT = '@pool:fees';
 /** Shares read per page while filling the window. */
 const PAGE = 1_000;
 
+/**
+ * At most this many shares are read for one window (a bound on the block transaction and on
+ * GET /pool/members): with vardiff keeping each member near one share per interval, a window of
+ * 2 x D holds far fewer; a window cut here counts only its newest shares.
+ */
+export const MAX_WINDOW_SHARES = 200_000;
+
 export interface PayoutTerms {
   readonly strategy: 'pplns' | 'proportional';
   readonly feeBps: bigint;
@@ -43,7 +50,7 @@ export async function windowWeights(
   const shares: PplnsShare[] = [];
   let sum = 0n;
   let before = lastShareId + 1;
-  while (window === undefined || sum < window) {
+  while ((window === undefined || sum < window) && shares.length < MAX_WINDOW_SHARES) {
     const page = await tx.pool.sharesBefore(before, afterId, PAGE);
     for (const share of page) {
       shares.push({ pubkey: share.pubkey, difficulty: share.difficulty });
