@@ -290,3 +290,59 @@ describe('pool_strategy proportional', () => {
     expect(total).toBe(minted);
   });
 });
+
+describe('a crash while paying a pool block', () => {
+  it('pays nothing (the block is not stored either), and the resent block is paid once', async () => {
+    const v = await poolValidator({ hexDifficulty: 256n });
+    await join(v, alice);
+    await join(v, bob);
+    const b = await pooledChallenge(v, bob);
+    expect(
+      (await submitShare(v, shareSubmission(b, bob, findShare(b, bob, { block: false })))).statusCode,
+    ).toBe(200);
+    const a = await pooledChallenge(v, alice);
+    const body = shareSubmission(a, alice, findShare(a, alice, { block: true }));
+
+    // The pool_blocks row is written after the payout entries: fail there, as a crash would.
+    const storage = v.context.storage;
+    const transaction = storage.transaction.bind(storage);
+    let crash = true;
+    (storage as { transaction: typeof storage.transaction }).transaction = (fn) =>
+      transaction((tx) =>
+        fn(
+          crash
+            ? new Proxy(tx, {
+                get: (target, prop) =>
+                  prop === 'pool'
+                    ? new Proxy(target.pool, {
+                        get: (pool, name) =>
+                          name === 'insertBlock'
+                            ? () => Promise.reject(new Error('simulated crash'))
+                            : Reflect.get(pool, name).bind(pool),
+                      })
+                    : Reflect.get(target, prop),
+              })
+            : tx,
+        ),
+      );
+    const failed = await submitShare(v, body);
+    expect(failed.statusCode).toBe(500);
+    expect(await balance(v, ALICE)).toBe(0n);
+    expect(await balance(v, BOB)).toBe(0n);
+    expect(await balance(v, POOL_REWARD_ACCOUNT)).toBe(0n);
+    expect((await v.inject(`/api/hexchain/lattice/${a.coord.q}/${a.coord.r}/${a.coord.s}`)).statusCode).toBe(
+      404,
+    );
+
+    crash = false;
+    const again = await submitShare(v, body);
+    expect(again.statusCode, again.body).toBe(200);
+    expect(again.json().kind).toBe('block');
+    expect((await balance(v, ALICE)) + (await balance(v, BOB))).toBe(980_000_000n);
+    const payouts = await v.context.storage.read((tx) => tx.ledger.list({ type: 'pool_payout', limit: 100 }));
+    expect(payouts).toHaveLength(4);
+    const { minted, total } = await conservation(v);
+    expect(minted).toBe(HEX_BLOCK_REWARD);
+    expect(total).toBe(minted);
+  });
+});
