@@ -12,8 +12,11 @@
  * both see the same load; the cost of each is the CPU time of this process (the validator runs
  * in it) around each inject, so the rates are per core. Medians over the rounds.
  *
- * Command: npm run bench:pool -w @tensormine/validator
+ * Command: npm run bench:pool -w @tensormine/validator (writes its section of docs/benchmarks.md)
  */
+
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   buildSubmission,
   encodeHeader,
@@ -30,7 +33,11 @@ import {
   targetFromHex,
   utf8,
 } from '@tensormine/protocol';
+import { machineLine, writeSection } from '../../protocol/bench/harness.js';
 import { createValidator, type Validator } from '../src/app.js';
+import { fmt, median, table } from './support.js';
+
+const DOC_PATH = join(dirname(fileURLToPath(import.meta.url)), '../../../docs/benchmarks.md');
 
 const ROUNDS = 5;
 const PER_ROUND = 300;
@@ -151,11 +158,6 @@ async function round(solo: Validator, pooled: Validator, n: number): Promise<{ b
   return { block, share };
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
-
 async function main(): Promise<void> {
   const started = Date.now();
   const solo = await validator({ hexDifficulty: 16n }, soloClock);
@@ -184,18 +186,65 @@ async function main(): Promise<void> {
   const b = median(rows.map((r) => perCore(r.block)));
   const s = median(rows.map((r) => perCore(r.share)));
   const ratios = rows.map((r) => perCore(r.share) / perCore(r.block));
-  const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
-  console.log(
-    '| what | per round | per core-second, by round | median per core-second | CPU per item | wall rate, by round | share/block ratio, by round | median ratio |',
+  const seconds = (Date.now() - started) / 1000;
+  const rates = (pick: (r: { block: Cost; share: Cost }) => number) =>
+    rows.map((r) => fmt(pick(r))).join(', ');
+  const result = table(
+    [
+      'what',
+      'per round',
+      'per core-second, by round',
+      'median per core-second',
+      'CPU per item',
+      'wall rate, by round',
+      'share/block ratio, by round',
+      'median ratio',
+    ],
+    [
+      [
+        'verified blocks (POST /api/hexchain/submit)',
+        String(PER_ROUND),
+        rates((r) => perCore(r.block)),
+        fmt(b),
+        `${fmt(1e6 / b)} us`,
+        rates((r) => perWall(r.block)),
+        '',
+        '1.00x',
+      ],
+      [
+        'verified shares (POST /api/hexchain/pool/share)',
+        String(PER_ROUND),
+        rates((r) => perCore(r.share)),
+        fmt(s),
+        `${fmt(1e6 / s)} us`,
+        rates((r) => perWall(r.share)),
+        ratios.map((x) => x.toFixed(2)).join(', '),
+        `**${median(ratios).toFixed(2)}x**`,
+      ],
+    ],
   );
-  console.log('|---|---|---|---|---|---|---|---|');
-  console.log(
-    `| verified blocks (POST /api/hexchain/submit) | ${PER_ROUND} | ${rows.map((r) => fmt(perCore(r.block))).join(', ')} | ${fmt(b)} | ${fmt(1e6 / b)} us | ${rows.map((r) => fmt(perWall(r.block))).join(', ')} | | 1.00x |`,
-  );
-  console.log(
-    `| verified shares (POST /api/hexchain/pool/share) | ${PER_ROUND} | ${rows.map((r) => fmt(perCore(r.share))).join(', ')} | ${fmt(s)} | ${fmt(1e6 / s)} us | ${rows.map((r) => fmt(perWall(r.share))).join(', ')} | ${ratios.map((x) => x.toFixed(2)).join(', ')} | **${median(ratios).toFixed(2)}x** |`,
-  );
-  console.log(`\nwhole bench: ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  const body = `## Pool shares
+
+Command: \`npm run bench:pool -w @tensormine/validator\` (measured ${new Date().toISOString().slice(0, 10)} on ${machineLine()}; the whole bench took ${fmt(seconds)} s). In process
+(\`validator.inject\`, no sockets), so it measures the validator itself. Blocks: a solo validator
+at hexchain difficulty 16, each block's challenge issued, mined and signed untimed, then
+\`POST /api/hexchain/submit\` timed alone (verification, the block transaction with its ledger
+entry and retarget). Shares: a \`pplns\` validator at block difficulty 4096 with one member at
+share difficulty 16, shares (not blocks) mined and signed beforehand, each
+\`POST /api/hexchain/pool/share\` timed alone (verification against the share target, the share
+transaction: duplicate check, member counters, vardiff). Each round of ${PER_ROUND} of each alternates
+block, share, block, share so both see the same load; the cost is the CPU time of the process
+around each request, so the rates are per core. ${ROUNDS} rounds after a warm-up, medians.
+
+${result}
+
+A verified share costs the validator ${(b / s).toFixed(2)} of a verified block: both pay for the header
+hash and the ed25519 check; a share skips the lattice, the ledger and the retarget but writes
+its share row and the member's counters. A pool's load is therefore set by its share rate,
+which vardiff holds near one share per member per \`share_interval_s\`.`;
+  writeSection(DOC_PATH, 'pool', body);
+  console.log(result);
+  console.log(`wrote the pool section of ${DOC_PATH} (${fmt(seconds)} s)`);
   await solo.close();
   await pooled.close();
 }
