@@ -98,6 +98,9 @@ export interface ClientWorkSourceEvents extends WorkSourceEvents {
   pool: [event: PoolEvent];
 }
 
+/** Share submissions sent at once; the others wait their turn. */
+const SHARES_IN_FLIGHT = 8;
+
 /** How many issued works are remembered for their submissions. */
 const RECENT_WORK = 64;
 
@@ -116,6 +119,8 @@ export class ClientWorkSource extends EventEmitter<ClientWorkSourceEvents> imple
     paid: undefined,
   };
   private poolTimer: NodeJS.Timeout | undefined;
+  private sharesInFlight = 0;
+  private readonly shareWaiters: (() => void)[] = [];
   private lastPaidMinor: bigint | undefined;
   private lastPoolHeight: number | undefined;
   private readonly works = new Map<string, Work>();
@@ -279,8 +284,24 @@ export class ClientWorkSource extends EventEmitter<ClientWorkSourceEvents> imple
     this.lastPaidMinor = paidMinor;
   }
 
-  /** Sends a share; counts it; a share that was a block or is stale means new work. */
+  /** Sends a share (at most SHARES_IN_FLIGHT at once); a block, a stale share or vardiff means new work. */
   private async submitShare(body: HexSubmissionInput): Promise<SubmitOutcome> {
+    // A share target that is too easy for this miner (a new member, before vardiff has moved)
+    // can find thousands of shares a second: send a few at a time, so that the validator's
+    // answers (and with them the new share difficulty) come back at once.
+    while (this.sharesInFlight >= SHARES_IN_FLIGHT) {
+      await new Promise<void>((resolve) => this.shareWaiters.push(resolve));
+    }
+    this.sharesInFlight++;
+    try {
+      return await this.sendShare(body);
+    } finally {
+      this.sharesInFlight--;
+      this.shareWaiters.shift()?.();
+    }
+  }
+
+  private async sendShare(body: HexSubmissionInput): Promise<SubmitOutcome> {
     try {
       const result: PoolShareResult = await this.options.client.pool.share(body);
       this.poolView.sharesAccepted++;
