@@ -212,6 +212,21 @@ BEGIN SELECT RAISE(ABORT, 'blocks are immutable'); END;
 `;
 
 /**
+ * Issue 9: the (public key, nonce) pairs of accepted signed requests, kept until their replay
+ * window closes (plus one window of margin), so that a request replayed after a restart, or to
+ * another process sharing this database, is refused (docs/validator.md, "Replay protection").
+ */
+const V2_REQUEST_NONCES = `
+CREATE TABLE request_nonces (
+  pubkey TEXT NOT NULL,
+  nonce TEXT NOT NULL,
+  expires_at_ms INTEGER NOT NULL,
+  PRIMARY KEY (pubkey, nonce)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX request_nonces_expires_at ON request_nonces (expires_at_ms);
+`;
+
+/**
  * The mining pool (services/pool/, docs/protocol.md sections 4.12 to 4.15). A member's stake is
  * the balance it moved to `@pool` by a `pool_join` entry; `pool_members.stake` mirrors it for
  * listing. Shares are kept (the pow hash is unique, so a share is counted once) and the PPLNS
@@ -272,7 +287,8 @@ BEGIN SELECT RAISE(ABORT, 'pool blocks are immutable'); END;
 /** Every step, in order. */
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial schema', sql: V1 },
-  { version: 2, name: 'mining pool: members, shares, blocks', sql: POOL },
+  { version: 2, name: 'signed-request nonces', sql: V2_REQUEST_NONCES },
+  { version: 3, name: 'mining pool: members, shares, blocks', sql: POOL },
 ];
 
 /** The schema version this code writes. */

@@ -1,6 +1,7 @@
 import type { SQLInputValue, StatementSync } from 'node:sqlite';
 import { StorageError } from './errors.js';
 import { SqlitePoolRepo } from './sqlite-pool.js';
+import { SqliteRequestNonceRepo } from './sqlite-request-nonces.js';
 import {
   type AcceptedProof,
   type Balance,
@@ -26,6 +27,7 @@ import {
   type NewLedgerEntry,
   type PoolRepo,
   type ProofRepo,
+  type RequestNonceRepo,
   type StorageTx,
 } from './types.js';
 
@@ -85,6 +87,7 @@ export class SqliteTx implements StorageTx {
   readonly hexChallenges: HexChallengeRepo;
   readonly blocks: BlockRepo;
   readonly pool: PoolRepo;
+  readonly requestNonces: RequestNonceRepo;
 
   constructor(scope: Scope) {
     this.meta = new SqliteMetaRepo(scope);
@@ -97,6 +100,7 @@ export class SqliteTx implements StorageTx {
     this.hexChallenges = new SqliteHexChallengeRepo(scope);
     this.blocks = new SqliteBlockRepo(scope);
     this.pool = new SqlitePoolRepo(scope);
+    this.requestNonces = new SqliteRequestNonceRepo(scope);
   }
 }
 
@@ -522,7 +526,7 @@ class SqliteChallengeRepo implements ChallengeRepo {
   async countOpen(now: number): Promise<number> {
     const row = this.scope
       .read()
-      .prepare('SELECT count(*) AS n FROM challenges WHERE expires_at > ?')
+      .prepare('SELECT count(*) AS n FROM challenges WHERE expires_at >= ?')
       .get(now);
     return row === undefined ? 0 : int(row, 'n');
   }
@@ -638,7 +642,7 @@ class SqliteHexChallengeRepo implements HexChallengeRepo {
   async countOpen(now: number): Promise<number> {
     const row = this.scope
       .read()
-      .prepare('SELECT count(*) AS n FROM hex_challenges WHERE expires_at > ?')
+      .prepare('SELECT count(*) AS n FROM hex_challenges WHERE expires_at >= ?')
       .get(now);
     return row === undefined ? 0 : int(row, 'n');
   }
