@@ -1,4 +1,4 @@
-import { connectionReport, hashrateReport, resultsReport } from './reports.js';
+import { connectionReport, hashrateReport, poolReport, resultsReport } from './reports.js';
 import type { SessionView } from './session.js';
 
 /**
@@ -38,8 +38,11 @@ export function applyHotkey(action: Exclude<HotkeyAction, 'quit'>, session: Sess
       return undefined;
     case 'hashrate':
       return hashrateReport(session.snapshot().stats.hashrate);
-    case 'results':
-      return resultsReport(session.snapshot().stats);
+    case 'results': {
+      const s = session.snapshot();
+      const results = resultsReport(s.stats);
+      return s.pool ? `${results}\n${poolReport(s.pool, s.nowMs)}` : results;
+    }
     case 'connection': {
       const s = session.snapshot();
       return connectionReport(s.connection, s.stats.uptimeSeconds);

@@ -1,5 +1,6 @@
 import type { EndpointState } from '@tensormine/client';
 import { formatDifficulty, formatHashrate, type HashrateWindows, type MinerStats } from '@tensormine/miner';
+import type { PoolView } from './work-source.js';
 
 /**
  * What the miner shows, as data and as text: the snapshot the TUI renders and the lines the
@@ -41,7 +42,22 @@ export interface Snapshot {
   readonly connection: ConnectionInfo;
   /** The lattice coordinate of a hexchain job, else the challenge id. */
   readonly jobLabel: string | undefined;
+  /** `mine --pool`: share counts and earnings. */
+  readonly pool?: PoolView | undefined;
   readonly nowMs: number;
+}
+
+/** `pool shares 41/2/0 (accepted/stale/rejected), share diff 4.10K, blocks 3, est 0.12 PTM, paid 1.5 PTM, last block 1204 (12s ago)` */
+export function poolReport(pool: PoolView, nowMs: number): string {
+  const last = pool.lastBlock;
+  return [
+    `pool shares ${pool.sharesAccepted}/${pool.sharesStale}/${pool.sharesRejected} (accepted/stale/rejected)`,
+    `share diff ${pool.shareDifficulty === undefined ? 'n/a' : formatDifficulty(pool.shareDifficulty)}`,
+    `blocks ${pool.blocks}`,
+    `est ${pool.estimated ?? 'n/a'} PTM`,
+    `paid ${pool.paid ?? 'n/a'} PTM`,
+    `last block ${last === undefined ? 'none yet' : `${last.height}${last.mine ? ' (yours)' : ''} (${formatAgo(last.foundAt * 1000, nowMs)})`}`,
+  ].join(', ');
 }
 
 /** `speed 10s/60s/15m 1.52 MH/s 1.49 MH/s n/a max 1.60 MH/s` */

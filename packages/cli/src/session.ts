@@ -22,7 +22,7 @@ import { shellQuote } from './paths.js';
 import type { DeviceRow, Snapshot } from './reports.js';
 import type { SerialBoards } from './serial-boards.js';
 import type { MinerSettings } from './settings.js';
-import { ClientWorkSource } from './work-source.js';
+import { ClientWorkSource, type PoolEvent } from './work-source.js';
 
 /**
  * One mining run (`miner mine`): the key, the client on the validators (or a validator started
@@ -36,8 +36,8 @@ export type LineTone = 'info' | 'good' | 'bad' | 'warn';
 export interface SessionLine {
   readonly text: string;
   readonly tone: LineTone;
-  /** The miner event it reports, if any (for `--json`). */
-  readonly event?: MinerLogEvent;
+  /** The miner or pool event it reports, if any (for `--json`). */
+  readonly event?: MinerLogEvent | PoolEvent;
 }
 
 export interface SessionEvents {
@@ -171,7 +171,13 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
           ` * key        ${signer.publicKeyHex} (${key.created ? 'new key written to ' : ''}${settings.key})`,
         );
         const { startLocalValidator } = await import('./local-validator.js');
-        local = await startLocalValidator(settings.dataDir, env);
+        // --local --pool: the local validator runs its pool (PPLNS) unless told otherwise.
+        local = await startLocalValidator(
+          settings.dataDir,
+          settings.pool && !env.TENSORMINE_POOL_STRATEGY
+            ? { ...env, TENSORMINE_POOL_STRATEGY: 'pplns' }
+            : env,
+        );
         const started = local;
         cleanup.push(() => started.validator.close());
         urls = [local.url];
@@ -191,6 +197,7 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
         urls,
         deviceType: settings.deviceType,
         registerCommand,
+        pool: settings.pool,
       });
       cleanup.push(async () => source.close());
       if (local) {
@@ -199,6 +206,8 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
         const note = await checkRegistered(client, source, signer, urls, registerCommand);
         if (note) banner.push(note);
       }
+
+      if (settings.pool) banner.push(await ensurePoolMember(client, signer, settings, urls));
 
       await mkdir(dirname(settings.journal), { recursive: true, mode: 0o700 });
       const backends: DeviceBackend[] = [];
@@ -260,6 +269,7 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
     if (this.started) return;
     this.started = true;
     this.miner.on('log', (event) => this.onLog(event));
+    this.source.on('pool', (event) => this.send(poolLine(event)));
     try {
       await this.miner.start();
     } catch (error) {
@@ -408,6 +418,7 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
       },
       jobLabel:
         job === undefined ? undefined : job.kind === 'hexchain' ? formatCoord(job.coord) : job.challengeId,
+      pool: this.source.pool(),
       nowMs,
     };
   }
@@ -476,4 +487,59 @@ async function checkRegistered(
     }
     throw error;
   }
+}
+
+/**
+ * `mine --pool`: the key must be a member of the validator's pool. A member goes on; a key that
+ * is not joins with --stake; without --stake the user is told how.
+ */
+async function ensurePoolMember(
+  client: TensormineClient,
+  signer: Signer,
+  settings: MinerSettings,
+  urls: readonly string[],
+): Promise<string> {
+  const url = client.endpoints().find((e) => e.active)?.url ?? urls[0]!;
+  try {
+    const info = await client.pool.info();
+    if (info.type === 'solo') {
+      throw new CliError('usage', `${url} runs no pool (pool_strategy solo)`, [
+        'mine solo: leave out --pool',
+        'or, as its operator: POST /admin/config {"pool_strategy": "pplns"}',
+      ]);
+    }
+    const member = await client.pool.member(signer.publicKeyHex);
+    const terms = `fee ${(info.fee_bps / 100).toFixed(2)} %, PPLNS window ${info.pplns_window_factor} x D`;
+    if (member.member) {
+      return ` * pool       member of ${info.type} pool on ${url} (stake ${member.stake} PTM, paid ${member.paid_total} PTM; ${terms})`;
+    }
+    if (settings.stake === undefined) {
+      throw new CliError('usage', `key ${signer.publicKeyHex} is not a member of the pool on ${url}`, [
+        `join with a stake: miner mine --pool --stake <ptm> (minimum_stake ${info.minimum_stake} PTM)`,
+      ]);
+    }
+    const joined = await client.pool.join({ stake_amount: settings.stake });
+    return ` * pool       joined the ${info.type} pool on ${url} with stake ${joined.stake_amount} PTM (${terms})`;
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    throw new CliError('failure', `could not join the pool on ${url}: ${describeError(error)}`, [], {
+      cause: error,
+    });
+  }
+}
+
+/** A pool event as a line: a pool block, a payout. */
+function poolLine(event: PoolEvent): SessionLine {
+  if (event.type === 'payout') {
+    return {
+      text: `pool payout ${event.amount} PTM (paid ${event.paidTotal} PTM in all)`,
+      tone: 'good',
+      event,
+    };
+  }
+  return {
+    text: `pool block ${event.height} ${event.blockHash.slice(0, 16)}${event.mine ? ' (yours)' : ''}: reward ${event.reward} PTM, fee ${event.fee} PTM`,
+    tone: event.mine ? 'good' : 'info',
+    event,
+  };
 }

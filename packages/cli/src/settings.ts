@@ -30,6 +30,10 @@ export interface MinerSettings {
   readonly devices: readonly string[];
   /** Start a validator in process and mine against it. */
   readonly local: boolean;
+  /** Mine in the validator's pool: send shares, be paid by PPLNS. */
+  readonly pool: boolean;
+  /** With --pool: join with this stake (PTM) when the key is not a member yet. */
+  readonly stake: string | undefined;
   /** The journals and the --local validator's data live here. */
   readonly dataDir: string;
   readonly journal: string;
@@ -237,6 +241,28 @@ export const SETTINGS: { readonly [K in SettingName]: Setting<MinerSettings[K]> 
     default: () => false,
     defaultText: 'off',
     parse: boolean,
+  },
+  pool: {
+    flag: '--pool',
+    env: 'MINER_POOL',
+    description: "mine in the validator's pool: send shares, be paid by PPLNS (docs/cli.md, pooled mining)",
+    default: () => false,
+    defaultText: 'off (solo)',
+    parse: boolean,
+  },
+  stake: {
+    flag: '--stake <ptm>',
+    env: 'MINER_STAKE',
+    description:
+      'with --pool: join the pool with this stake in PTM when the key is not a member (e.g. 0 or 2.5)',
+    default: () => undefined,
+    defaultText: 'none (do not join)',
+    parse: (value, where) => {
+      if (typeof value === 'number' && Number.isFinite(value) && value >= 0) return String(value);
+      if (typeof value === 'string' && /^(0|[1-9][0-9]*)(\.[0-9]{1,9})?$/.test(value.trim()))
+        return value.trim();
+      return fail(where, 'a PTM amount such as 0, 10 or 2.5', value);
+    },
   },
   dataDir: {
     flag: '--data-dir <dir>',

@@ -10,6 +10,9 @@ import {
   type FoundResult,
   hexchainJob,
   type MiningJob,
+  type MiningStrategy,
+  POOL,
+  SOLO,
   type SubmitOutcome,
   tensorJob,
   type WorkSource,
@@ -21,7 +24,11 @@ import {
   coordEquals,
   type DeviceType,
   decodeHeader,
+  formatAmount,
   fromHex,
+  type HexSubmissionInput,
+  type PoolShareResult,
+  parseAmount,
 } from '@tensormine/protocol';
 import { describeError, failureReason, isUnreachable } from './errors.js';
 
@@ -56,13 +63,74 @@ export interface ClientWorkSourceOptions {
    * cell watch does not poll; it takes over whenever the stream is down.
    */
   readonly latticeEvents?: boolean;
+  /**
+   * Pooled mining (`mine --pool`): results are shares, sent to POST /api/hexchain/pool/share;
+   * the job goes on after each share; the pool and the member are polled for the TUI.
+   */
+  readonly pool?: boolean;
+  /** How often the pool and the member's earnings are polled, ms (default 10 000). */
+  readonly poolPollMs?: number;
 }
+
+/** What `mine --pool` shows: share counts and the member's earnings (docs/cli.md). */
+export interface PoolView {
+  readonly sharesAccepted: number;
+  readonly sharesStale: number;
+  readonly sharesRejected: number;
+  readonly blocks: number;
+  /** The share difficulty of the current job. */
+  readonly shareDifficulty: number | undefined;
+  /** The pool's last block: height, finder (yours?) and when. */
+  readonly lastBlock:
+    | { readonly height: number; readonly mine: boolean; readonly foundAt: number }
+    | undefined;
+  /** PTM the member would be paid for a block now, and has been paid in all. */
+  readonly estimated: string | undefined;
+  readonly paid: string | undefined;
+}
+
+/** Pool events for the session's lines and `--json`: a pool block and a payout. */
+export type PoolEvent =
+  | {
+      readonly type: 'pool-block';
+      readonly height: number;
+      readonly blockHash: string;
+      readonly finder: string;
+      readonly mine: boolean;
+      readonly reward: string;
+      readonly fee: string;
+    }
+  | { readonly type: 'payout'; readonly amount: string; readonly paidTotal: string };
+
+export interface ClientWorkSourceEvents extends WorkSourceEvents {
+  pool: [event: PoolEvent];
+}
+
+/** Share submissions sent at once; the others wait their turn. */
+const SHARES_IN_FLIGHT = 8;
 
 /** How many issued works are remembered for their submissions. */
 const RECENT_WORK = 64;
 
-export class ClientWorkSource extends EventEmitter<WorkSourceEvents> implements WorkSource {
+export class ClientWorkSource extends EventEmitter<ClientWorkSourceEvents> implements WorkSource {
   private readonly options: ClientWorkSourceOptions;
+  private poolView: {
+    -readonly [K in keyof PoolView]: PoolView[K];
+  } = {
+    sharesAccepted: 0,
+    sharesStale: 0,
+    sharesRejected: 0,
+    blocks: 0,
+    shareDifficulty: undefined,
+    lastBlock: undefined,
+    estimated: undefined,
+    paid: undefined,
+  };
+  private poolTimer: NodeJS.Timeout | undefined;
+  private sharesInFlight = 0;
+  private readonly shareWaiters: (() => void)[] = [];
+  private lastPaidMinor: bigint | undefined;
+  private lastPoolHeight: number | undefined;
   private readonly works = new Map<string, Work>();
   /** The protocol version and validator of the last work. */
   lastVersion: ProtocolVersion | undefined;
@@ -83,6 +151,16 @@ export class ClientWorkSource extends EventEmitter<WorkSourceEvents> implements 
     client.on('recovered', (e) => {
       if (e.active === e.endpoint) this.emit('stale', `${e.endpoint} is back; switched to it`);
     });
+  }
+
+  /** SOLO, or POOL with --pool (a job continues after each share). */
+  get strategy(): MiningStrategy {
+    return this.options.pool ? POOL : SOLO;
+  }
+
+  /** The pool counters and earnings (undefined when not pooled). */
+  pool(): PoolView | undefined {
+    return this.options.pool ? { ...this.poolView } : undefined;
   }
 
   /** The validator requests go to now. */
@@ -111,6 +189,15 @@ export class ClientWorkSource extends EventEmitter<WorkSourceEvents> implements 
       this.cell = { challengeId: work.challenge.id, coord: work.challenge.coord };
       this.followEvents();
       this.watchCell(work.challenge.id, work.challenge.coord);
+      if (this.options.pool) {
+        if (work.challenge.share_difficulty === undefined) {
+          throw new Error(
+            `the challenge from ${work.endpoint} carries no share target: is this key a pool member, and does the validator run a pool (GET /pool type)?`,
+          );
+        }
+        this.poolView.shareDifficulty = work.challenge.share_difficulty;
+        this.startPoolWatch();
+      }
     }
     return job;
   }
@@ -194,10 +281,108 @@ export class ClientWorkSource extends EventEmitter<WorkSourceEvents> implements 
     })();
   }
 
-  /** Stops the lattice watch and the event stream (call at shutdown). */
+  /** Stops the lattice watch, the event stream and the pool polling (call at shutdown). */
   close(): void {
     this.stopWatch();
     this.stream?.abort();
+    if (this.poolTimer !== undefined) clearInterval(this.poolTimer);
+    this.poolTimer = undefined;
+  }
+
+  /** Polls GET /pool and GET /pool/members/:pubkey: last block and payouts as events. */
+  private startPoolWatch(): void {
+    if (this.poolTimer !== undefined) return;
+    const poll = () => {
+      this.pollPool().catch(() => {
+        // The next poll tries again; the Miner reports the connection itself.
+      });
+    };
+    this.poolTimer = setInterval(poll, this.options.poolPollMs ?? 10_000);
+    this.poolTimer.unref();
+    poll();
+  }
+
+  /** One poll of the pool and of this member (exposed for tests). */
+  async pollPool(): Promise<void> {
+    const { client, signer } = this.options;
+    const [info, member] = await Promise.all([client.pool.info(), client.pool.member(signer.publicKeyHex)]);
+    const last = info.last_block;
+    if (last !== null) {
+      const mine = last.finder === signer.publicKeyHex;
+      this.poolView.lastBlock = { height: last.height, mine, foundAt: last.found_at };
+      if (this.lastPoolHeight !== undefined && last.height !== this.lastPoolHeight) {
+        this.emit('pool', {
+          type: 'pool-block',
+          height: last.height,
+          blockHash: last.block_hash,
+          finder: last.finder,
+          mine,
+          reward: last.reward,
+          fee: last.fee,
+        });
+      }
+      this.lastPoolHeight = last.height;
+    } else {
+      this.lastPoolHeight = 0;
+    }
+    this.poolView.estimated = member.estimated_payout;
+    this.poolView.paid = member.paid_total;
+    const paidMinor = parseAmount(member.paid_total, 'PTM');
+    if (this.lastPaidMinor !== undefined && paidMinor > this.lastPaidMinor) {
+      this.emit('pool', {
+        type: 'payout',
+        amount: formatAmount(paidMinor - this.lastPaidMinor, 'PTM'),
+        paidTotal: member.paid_total,
+      });
+    }
+    this.lastPaidMinor = paidMinor;
+  }
+
+  /** Sends a share (at most SHARES_IN_FLIGHT at once); a block, a stale share or vardiff means new work. */
+  private async submitShare(body: HexSubmissionInput): Promise<SubmitOutcome> {
+    // A share target that is too easy for this miner (a new member, before vardiff has moved)
+    // can find thousands of shares a second: send a few at a time, so that the validator's
+    // answers (and with them the new share difficulty) come back at once.
+    while (this.sharesInFlight >= SHARES_IN_FLIGHT) {
+      await new Promise<void>((resolve) => this.shareWaiters.push(resolve));
+    }
+    this.sharesInFlight++;
+    try {
+      return await this.sendShare(body);
+    } finally {
+      this.sharesInFlight--;
+      this.shareWaiters.shift()?.();
+    }
+  }
+
+  private async sendShare(body: HexSubmissionInput): Promise<SubmitOutcome> {
+    try {
+      const result: PoolShareResult = await this.options.client.pool.share(body);
+      this.poolView.sharesAccepted++;
+      if (result.kind === 'block') {
+        this.poolView.blocks++;
+        this.stopWatch();
+        this.emit('stale', `share ${result.pow_hash.slice(0, 16)} was a block for the pool: new work`);
+      } else if (result.next_share_difficulty !== this.poolView.shareDifficulty) {
+        // Vardiff moved this member's share difficulty: it applies to new challenges only, so
+        // take one now rather than keep sending shares at the old pace.
+        this.emit(
+          'stale',
+          `vardiff: share difficulty ${this.poolView.shareDifficulty ?? 'n/a'} -> ${result.next_share_difficulty}: new work`,
+        );
+        this.poolView.shareDifficulty = result.next_share_difficulty;
+      }
+      return { status: 'accepted', details: result as unknown as Record<string, unknown> };
+    } catch (error) {
+      if (error instanceof ValidatorError && error.status !== undefined && error.status < 500) {
+        if (error.code === 'share_stale') {
+          this.poolView.sharesStale++;
+          this.emit('stale', 'share was stale (challenge expired or cell taken): new work');
+        } else this.poolView.sharesRejected++;
+        return { status: 'rejected', code: error.code, message: error.serverMessage ?? error.shortMessage };
+      }
+      return { status: 'unavailable', reason: failureReason(error) };
+    }
   }
 
   async submit(found: FoundResult): Promise<SubmitOutcome> {
@@ -211,8 +396,19 @@ export class ClientWorkSource extends EventEmitter<WorkSourceEvents> implements 
         message: `result ${found.id} was found for key ${minerKey}, not for this key ${signer.publicKeyHex}`,
       };
     }
+    const work = this.works.get(found.challengeId);
+    if (this.options.pool && found.kind === 'hexchain') {
+      const header = decodeHeader(fromHex(found.header, 88, 'header'));
+      return this.submitShare(
+        signer.buildHexSubmission({
+          challengeId: found.challengeId,
+          challengeHash: header.challengeHash,
+          coord: header.coord,
+          nonce: found.nonce,
+        }),
+      );
+    }
     try {
-      const work = this.works.get(found.challengeId);
       if (work !== undefined) {
         const { result } = await client.submitWork(work, { nonce: found.nonce });
         if (work.version === '4.1' && this.works.get(found.challengeId) === work) this.stopWatch();

@@ -92,9 +92,15 @@ export async function runCli(
 
 /** A validator in memory listening on a free port, with low difficulties; closed after the test. */
 export async function testValidator(
-  options: { hexDifficulty?: bigint; hexchain?: boolean; genesis?: CreateValidatorOptions['genesis'] } = {},
+  options: {
+    hexDifficulty?: bigint;
+    hexchain?: boolean;
+    genesis?: CreateValidatorOptions['genesis'];
+    poolStrategy?: 'solo' | 'pplns';
+  } = {},
 ): Promise<{ validator: Validator; url: string }> {
   const validator = await createValidator({
+    ...(options.poolStrategy === undefined ? {} : { poolStrategy: options.poolStrategy }),
     dataDir: ':memory:',
     hexDifficulty: options.hexDifficulty ?? 65_536n,
     difficulty: 2,

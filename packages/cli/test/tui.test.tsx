@@ -5,7 +5,7 @@ import type { HashrateWindows, MinerStats } from '@tensormine/miner';
 import { render as inkRender } from 'ink';
 import { cleanup as inkCleanup, render } from 'ink-testing-library';
 import { afterEach, describe, expect, test, vi } from 'vitest';
-import type { Snapshot } from '../src/reports.js';
+import { poolReport, type Snapshot } from '../src/reports.js';
 import { MiningSession, type SessionEvents, type SessionView } from '../src/session.js';
 import { resolveSettings } from '../src/settings.js';
 import { App } from '../src/tui/app.js';
@@ -125,6 +125,33 @@ describe('the TUI layout', () => {
     expect(frame).toContain('job       q=3 r=-1 s=-2  difficulty 43118');
     expect(frame).toContain('keys: h hashrate p pause r resume s results c connection q quit');
     expect(frame).toContain('tensormine miner 0.1.0');
+  });
+
+  test('mine --pool: a pool line with shares, share difficulty, earnings and the last block', () => {
+    const session = new FakeSession();
+    session.snap = {
+      ...session.snap,
+      pool: {
+        sharesAccepted: 41,
+        sharesStale: 2,
+        sharesRejected: 1,
+        blocks: 3,
+        shareDifficulty: 4096,
+        lastBlock: { height: 1204, mine: true, foundAt: Math.floor(Date.now() / 1000) - 12 },
+        estimated: '0.12',
+        paid: '1.5',
+      },
+    };
+    const { lastFrame } = render(<App session={session} onQuit={() => {}} refreshMs={20} />);
+    const frame = lastFrame()!;
+    expect(frame).toContain(
+      'pool      shares 41  stale 2  rejected 1  share diff 4096  est 0.12 PTM  paid 1.5 PTM  last blo',
+    );
+    // The whole line, as `s` prints it (the live area truncates it to the terminal's width).
+    expect(poolReport(session.snap.pool!, Date.now())).toMatch(
+      /^pool shares 41\/2\/1 \(accepted\/stale\/rejected\), share diff 4096, blocks 3, est 0\.12 PTM, paid 1\.5 PTM, last block 1204 \(yours\) \(1[23]s ago\)$/,
+    );
+    expect(new FakeSession().snapshot().pool).toBeUndefined();
   });
 
   test('one row per device and per worker, with state, rate and last valid work', () => {

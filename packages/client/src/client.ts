@@ -60,7 +60,14 @@ export const CLIENT_METHODS = {
     events: 'hexEvents',
   },
   miners: { get: 'getMiner', register: 'registerDevice', devices: 'listDevices' },
-  pool: { info: 'getPool', status: 'getPoolStatus', join: 'poolJoin', leave: 'poolLeave' },
+  pool: {
+    info: 'getPool',
+    status: 'getPoolStatus',
+    join: 'poolJoin',
+    leave: 'poolLeave',
+    share: 'poolShare',
+    member: 'getPoolMember',
+  },
   economy: {
     stake: 'stake',
     unstake: 'unstake',
@@ -146,6 +153,10 @@ export interface PoolMethods {
   join(body: ActingBody<'poolJoin'>, options?: CallOptions): Reply<'poolJoin'>;
   /** Leaves; the stake is returned (signed). */
   leave(body?: ActingBody<'poolLeave'>, options?: CallOptions): Reply<'poolLeave'>;
+  /** Submits a share (a signed v4.1 submission meeting the member's share target). */
+  share(body: RouteBody<'poolShare'>, options?: CallOptions): Reply<'poolShare'>;
+  /** A member's stake, share difficulty, share counts and earnings (default: the signer's key). */
+  member(pubkey?: string, options?: CallOptions): Reply<'getPoolMember'>;
 }
 
 /** Staking, swaps, vaults, the marketplace and the ledger. The POSTs are signed by the signer. */
@@ -265,6 +276,8 @@ export class TensormineClient extends ServiceClient<'validator'> {
       status: (o) => call(m.pool.status, {}, o),
       join: (body, o) => call(m.pool.join, { body: acting(body, o) }, o),
       leave: (body, o) => call(m.pool.leave, { body: acting(body, o) }, o),
+      share: (body, o) => call(m.pool.share, { body }, o),
+      member: (pubkey, o) => call(m.pool.member, key(pubkey, o, 'pool.member'), o),
     };
     this.economy = {
       stake: (body, o) => call(m.economy.stake, { body: acting(body, o) }, o),

@@ -101,6 +101,18 @@ const CALLS: Record<string, [Call, string]> = {
   'pool.status': [(c, o) => c.pool.status(o), 'GET /pool/status'],
   'pool.join': [(c, o) => c.pool.join({ stake_amount: '100' }, o), 'POST /pool/join signed'],
   'pool.leave': [(c, o) => c.pool.leave(undefined, o), 'POST /pool/leave signed'],
+  'pool.share': [
+    (c, o) =>
+      c.pool.share(
+        {
+          challenge_id: 'h-1',
+          block: { coord: { q: 0, r: -1, s: 1 }, pow_hash: 'ab'.repeat(32), nonce: 3, miner_pubkey: KEY },
+        },
+        o,
+      ),
+    'POST /api/hexchain/pool/share',
+  ],
+  'pool.member': [(c, o) => c.pool.member(KEY, o), `GET /pool/members/${KEY}`],
   'economy.stake': [(c, o) => c.economy.stake({ amount: '5', lock_period_days: 7 }, o), 'POST /stake signed'],
   'economy.unstake': [(c, o) => c.economy.unstake({ stake_id: 's-1' }, o), 'POST /unstake signed'],
   'economy.claim': [(c, o) => c.economy.claim({ stake_id: 's-1' }, o), 'POST /claim signed'],

@@ -41,9 +41,13 @@ export interface HexchainJob extends JobBase {
   readonly coord: Coord;
   /** 32 bytes. */
   readonly challengeHash: Uint8Array;
+  /** What a result must meet: the block target, or for a pool member its share target. */
   readonly target: bigint;
-  /** The challenge difficulty D: expected hashes per block. */
+  /** Expected hashes per result: the block difficulty D, or the share difficulty. */
   readonly difficulty: number;
+  /** Pool jobs: the block target and difficulty (a share at or below it is also a block). */
+  readonly blockTarget?: bigint;
+  readonly blockDifficulty?: number;
 }
 
 /** A v4.0 tensor job: try nonces until the MML score and path distance meet the thresholds. */
@@ -76,16 +80,27 @@ export function hexchainJob(challenge: HexChallenge, minerPublicKey: Uint8Array 
       `challenge ${challenge.id}: expected header_version ${HEADER_VERSION}, got ${challenge.header_version}`,
     );
   }
-  return {
-    kind: 'hexchain',
+  const base = {
+    kind: 'hexchain' as const,
     challengeId: challenge.id,
     coord: parseCoord(challenge.coord, 'challenge coord'),
     challengeHash: fromHex(challenge.challenge_hash, 32, 'challenge_hash'),
-    target: targetFromHex(challenge.target),
-    difficulty: challenge.difficulty,
     minerPublicKey: publicKeyBytes(minerPublicKey),
     expiresAtMs: challenge.expires_at * 1000,
   };
+  const target = targetFromHex(challenge.target);
+  if (challenge.share_target !== undefined && challenge.share_difficulty !== undefined) {
+    // A pool member's challenge: the engine and the boards look for shares (protocol 4.13);
+    // every hash at or below the share target is sent, and the validator sees which are blocks.
+    return {
+      ...base,
+      target: targetFromHex(challenge.share_target),
+      difficulty: challenge.share_difficulty,
+      blockTarget: target,
+      blockDifficulty: challenge.difficulty,
+    };
+  }
+  return { ...base, target, difficulty: challenge.difficulty };
 }
 
 /**

@@ -83,6 +83,9 @@ export type MinerLogEvent =
   | { readonly type: 'resumed' }
   | { readonly type: 'error'; readonly message: string };
 
+/** Pool mode: at most this many shares in flight; more found meanwhile are not sent. */
+export const POOL_MAX_PENDING = 32;
+
 export interface MinerEvents {
   log: [event: MinerLogEvent];
 }
@@ -180,6 +183,8 @@ export class Miner extends EventEmitter<MinerEvents> {
   private readonly inFlight = new Set<Promise<void>>();
   /** Ids of the results whose submission is under way (the journal flush skips them). */
   private readonly submitting = new Set<string>();
+  /** Pool shares not sent because too many were in flight (see POOL_MAX_PENDING). */
+  private sharesSkipped = 0;
   private readonly detach: (() => void)[] = [];
 
   constructor(options: MinerOptions) {
@@ -458,6 +463,20 @@ export class Miner extends EventEmitter<MinerEvents> {
     }
     if (this.bestDifficulty === undefined || found.achievedDifficulty > this.bestDifficulty) {
       this.bestDifficulty = found.achievedDifficulty;
+    }
+    if (this.strategy.continueAfterFound && this.submitting.size >= POOL_MAX_PENDING) {
+      // Pool shares at a share target far too easy for this miner (a new member, before the
+      // validator's vardiff has moved): beyond POOL_MAX_PENDING in flight, a share is not sent
+      // (nor journaled), so that the answers, and the new share difficulty, come back at once.
+      this.sharesSkipped++;
+      if (this.sharesSkipped === 1 || this.sharesSkipped % 1000 === 0) {
+        this.log({
+          type: 'stale',
+          reason: `${this.sharesSkipped} share${this.sharesSkipped === 1 ? '' : 's'} not sent: more than ${POOL_MAX_PENDING} in flight (the share difficulty is too easy for this miner until vardiff raises it)`,
+        });
+        void this.refresh();
+      }
+      return;
     }
     this.log({ type: 'found', found });
     this.track(

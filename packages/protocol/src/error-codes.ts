@@ -140,6 +140,30 @@ export const ERROR_CODES = {
       'The signed request reuses the nonce of an earlier, different request by this key; sign it with a fresh nonce.',
   },
 
+  // Mining pool shares (docs/protocol.md sections 4.13 to 4.16)
+  pool_disabled: {
+    status: 409,
+    description: 'The validator runs pool_strategy solo: it takes no pool members and no shares.',
+  },
+  share_not_reserved: {
+    status: 409,
+    description:
+      'The challenge was not issued to this pool member with a share target; request one with miner_pubkey.',
+  },
+  share_above_target: {
+    status: 422,
+    description: "The share's proof-of-work hash is above the member's share target.",
+  },
+  share_duplicate: { status: 409, description: 'This share (the same header) was already submitted.' },
+  share_stale: {
+    status: 409,
+    description: 'The share is valid but its challenge expired or its cell is occupied: counted, not paid.',
+  },
+  share_backoff: {
+    status: 429,
+    description: 'Too many invalid shares from this member lately; retry after the indicated delay.',
+  },
+
   // Server side
   service_unavailable: { status: 503, description: 'The validator is starting or shutting down.' },
   internal_error: { status: 500, description: 'An unexpected server error (a bug: please report it).' },

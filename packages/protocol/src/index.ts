@@ -32,12 +32,15 @@ export * from './hexchain/solve-block.js';
 export * from './hexchain/submission.js';
 export * from './hexchain/target.js';
 export * from './hexchain/verify-block.js';
+// Mining pool: shares, vardiff, PPLNS
+export * from './pool/pplns.js';
+export * from './pool/share.js';
+export * from './pool/vardiff.js';
 export * from './replay-cache.js';
 // Wire schemas (TypeBox) and the route table of every service
 export * from './schemas/index.js';
 export * from './signed-request.js';
 export * from './slot.js';
-
 // v4.0 proof of tensor work
 export * from './tensor/challenge.js';
 export * from './tensor/devices.js';

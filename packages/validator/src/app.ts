@@ -43,6 +43,7 @@ import { createHexchainService } from './services/hexchain.js';
 import { Metrics } from './services/metrics.js';
 import { createMiningService } from './services/mining.js';
 import { nodeHandlers } from './services/node.js';
+import { createPoolService } from './services/pool/service.js';
 import { openSqliteStorage } from './store/sqlite.js';
 import type { Storage } from './store/types.js';
 
@@ -193,7 +194,9 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
     metrics.observeResponse(reply.elapsedTime);
   });
 
-  const hexchain = await createHexchainService(context, events);
+  const pool = createPoolService(context);
+  const hexchain = await createHexchainService(context, { ...(events ? { events } : {}), hooks: pool.hooks });
+  pool.attach(hexchain);
   // Open event streams would hold the server's close: end them first.
   app.addHook('preClose', async () => hexchain.close());
   const mining = createMiningService(context);
@@ -205,6 +208,7 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
     ...mining.handlers,
     ...economy.handlers,
     ...hexchain.handlers,
+    ...pool.handlers,
   };
   const registeredRoutes = registerRoutes(app, context, handlers, {
     adminToken,

@@ -8,6 +8,8 @@ import {
   MIN_DIFFICULTY,
   MIN_HEX_DIFFICULTY,
   MIN_TENSOR_DIM,
+  parseAmount,
+  SHARE_INTERVAL_MS_DEFAULT,
 } from '@tensormine/protocol';
 import {
   bigSetting as big,
@@ -47,6 +49,14 @@ export interface ValidatorConfig {
   /** Largest tensor side served, 4..64. */
   readonly maxTensorDim: number;
   readonly poolStrategy: PoolStrategy;
+  /** Pool fee in basis points of each pool block reward (100 = 1 %). */
+  readonly poolFeeBps: number;
+  /** The smallest stake POST /pool/join accepts, in PTM minor units. */
+  readonly poolMinimumStake: bigint;
+  /** The PPLNS window is this many times the block difficulty. */
+  readonly poolPplnsWindowFactor: number;
+  /** The share interval vardiff aims at per member, in milliseconds. */
+  readonly poolShareIntervalMs: bigint;
   /** Initial v4.1 hexchain difficulty (expected hashes per block); the retarget rule moves it. */
   readonly hexDifficulty: bigint;
   /** Target v4.1 block interval in milliseconds. */
@@ -83,6 +93,17 @@ export type SettingName = keyof ValidatorConfig;
 export type ConfigSource = 'flag' | 'env' | 'file' | 'persisted' | 'default';
 
 type Setting<T> = SettingSpec<T>;
+
+function ptmAmount(value: unknown, where: string): bigint {
+  if (typeof value === 'bigint' && value >= 0n) return value;
+  const raw = typeof value === 'number' ? String(value) : value;
+  try {
+    if (typeof raw === 'string') return parseAmount(raw.trim(), 'PTM');
+  } catch {
+    // reported below
+  }
+  throw new ConfigError(`${where}: expected a PTM amount such as 10 or 2.5, got ${JSON.stringify(value)}`);
+}
 
 function token(value: unknown, where: string): string {
   const s = text(value, where);
@@ -137,6 +158,30 @@ export const SETTINGS: { readonly [K in SettingName]: Setting<ValidatorConfig[K]
     description: 'pool strategy',
     default: () => 'solo',
     parse: oneOf(['solo', 'pplns', 'proportional'] as const),
+  },
+  poolFeeBps: {
+    env: 'TENSORMINE_POOL_FEE_BPS',
+    description: 'pool fee in basis points of each pool block reward (100 = 1 %)',
+    default: () => 200,
+    parse: int(0, 10_000),
+  },
+  poolMinimumStake: {
+    env: 'TENSORMINE_POOL_MINIMUM_STAKE',
+    description: 'smallest pool stake in PTM (a decimal amount, e.g. 2.5)',
+    default: () => 0n,
+    parse: ptmAmount,
+  },
+  poolPplnsWindowFactor: {
+    env: 'TENSORMINE_POOL_PPLNS_WINDOW_FACTOR',
+    description: 'PPLNS window N as a multiple of the block difficulty',
+    default: () => 2,
+    parse: int(1, 64),
+  },
+  poolShareIntervalMs: {
+    env: 'TENSORMINE_POOL_SHARE_INTERVAL_MS',
+    description: 'share interval vardiff aims at per pool member, in milliseconds',
+    default: () => SHARE_INTERVAL_MS_DEFAULT,
+    parse: big(100n, 3_600_000n),
   },
   hexDifficulty: {
     env: 'TENSORMINE_HEX_DIFFICULTY',

@@ -59,10 +59,16 @@ describe('GET /pool', () => {
       type: 'solo',
       miners: 0,
       stake: '0',
-      minimum_stake: '100',
+      minimum_stake: '0',
       fee: 0.02,
-      round_duration: 600,
+      round_duration: 10,
       token: 'PTM',
+      fee_bps: 200,
+      pplns_window_factor: 2,
+      pplns_window: 128,
+      share_interval_s: 10,
+      blocks_found: 0,
+      last_block: null,
     });
     await v.inject({
       method: 'POST',

@@ -9,6 +9,8 @@ import { flagName, type SettingName } from '../settings.js';
 const MINE_SETTINGS: readonly SettingName[] = [
   'urls',
   'local',
+  'pool',
+  'stake',
   'protocol',
   'key',
   'deviceType',
@@ -32,6 +34,7 @@ Examples:
   miner mine --url http://a:8420 --url http://b:8420   two validators, failover in this order
   miner mine --url http://a:8420 --url http://b:8420 --save   ... and remember them
   miner mine --device auto --no-cpu                    ESP32 boards on USB only
+  miner mine --url http://a:8420 --pool --stake 1      pooled: join with 1 PTM, send shares
   MINER_API_TOKEN=... miner mine --api-port 4048       with the local control API
 
 Keys (TUI, or plain mode with stdin a terminal): h hashrate, p pause, r resume,

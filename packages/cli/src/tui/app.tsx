@@ -4,6 +4,7 @@ import { useCallback, useEffect, useRef, useState } from 'react';
 import { applyHotkey, hotkeyAction } from '../hotkeys.js';
 import { type DeviceRow, formatAgo, formatDuration, formatMs, type Snapshot } from '../reports.js';
 import type { LineTone, SessionLine, SessionView } from '../session.js';
+import type { PoolView } from '../work-source.js';
 
 /**
  * The terminal UI of `miner mine` (Ink): log lines scroll above (<Static>: written once,
@@ -158,6 +159,7 @@ function LiveArea({
         {reasons ? ` (${reasons})` : ''}
         {stats.journalSize > 0 ? `  journal ${stats.journalSize}` : ''}
       </Text>
+      {snapshot.pool ? <PoolLine pool={snapshot.pool} nowMs={nowMs} /> : null}
       <Text wrap="truncate">
         <Text bold>job</Text>
         {`       ${jobLabel ?? 'waiting for work'}  difficulty ${stats.job ? formatDifficulty(stats.job.difficulty) : 'n/a'}`}
@@ -167,6 +169,25 @@ function LiveArea({
         keys: h hashrate p pause r resume s results c connection q quit
       </Text>
     </Box>
+  );
+}
+
+/** `mine --pool`: shares accepted/stale/rejected, share difficulty, earnings, the pool's last block. */
+function PoolLine({ pool, nowMs }: { pool: PoolView; nowMs: number }) {
+  const last = pool.lastBlock;
+  return (
+    <Text wrap="truncate">
+      <Text bold>pool</Text>
+      {'      '}
+      <Text color="green">shares {pool.sharesAccepted}</Text>
+      {'  '}
+      <Text {...(pool.sharesStale > 0 ? { color: 'yellow' } : {})}>stale {pool.sharesStale}</Text>
+      {'  '}
+      <Text {...(pool.sharesRejected > 0 ? { color: 'red' } : {})}>rejected {pool.sharesRejected}</Text>
+      {`  share diff ${pool.shareDifficulty === undefined ? 'n/a' : formatDifficulty(pool.shareDifficulty)}`}
+      {`  est ${pool.estimated ?? 'n/a'} PTM  paid ${pool.paid ?? 'n/a'} PTM`}
+      {`  last block ${last === undefined ? 'none yet' : `${last.height}${last.mine ? ' (yours)' : ''} ${formatAgo(last.foundAt * 1000, nowMs)}`}`}
+    </Text>
   );
 }
 

@@ -431,12 +431,13 @@ export const LEDGER_ENTRY_TYPES = [
   'pool_join',
   'pool_leave',
   'fee',
+  'pool_payout',
 ] as const;
 
 export const LedgerEntryTypeSchema = Type.Enum(LEDGER_ENTRY_TYPES, {
   type: 'string',
   description:
-    'What moved the balance: genesis (the initial supply written once at the first start: pool seeds, the yield reserve, configured allocations), mining_reward (accepted proof or block), transfer, stake / unstake (principal), yield (claimed or paid yield), penalty (early unstake), swap (one leg of a swap), vault_deposit / vault_withdraw, order (a marketplace fill), pool_join / pool_leave (pool stake), fee.',
+    'What moved the balance: genesis (the initial supply written once at the first start: pool seeds, the yield reserve, configured allocations), mining_reward (accepted proof or block), transfer, stake / unstake (principal), yield (claimed or paid yield), penalty (early unstake), swap (one leg of a swap), vault_deposit / vault_withdraw, order (a marketplace fill), pool_join / pool_leave (pool stake), fee, pool_payout (a PPLNS share of a pool block reward).',
 });
 export type LedgerEntryType = Static<typeof LedgerEntryTypeSchema>;
 

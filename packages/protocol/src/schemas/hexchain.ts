@@ -80,6 +80,18 @@ export const HexChallengeSchema = Type.Object(
       UnixSecondsSchema,
       'After this time (Unix seconds) submissions are rejected (challenge_expired).',
     ),
+    share_difficulty: Type.Optional(
+      withDescription(
+        SafeUintSchema,
+        "Pool members only (challenge requested with the member's miner_pubkey while the pool is on): the member's share difficulty for this challenge (vardiff).",
+      ),
+    ),
+    share_target: Type.Optional(
+      withDescription(
+        Hex32Schema,
+        'Pool members only: floor((2^256 - 1) / share_difficulty) in 64 hex digits; every hash at or below it is a share for POST /api/hexchain/pool/share.',
+      ),
+    ),
   },
   { title: 'HexChallenge', description: 'A v4.1 lattice challenge (POST /api/hexchain/challenge response).' },
 );

@@ -4,6 +4,7 @@ import { adminRoutes } from './routes-admin.js';
 import { economyRoutes } from './routes-economy.js';
 import { hexchainRoutes } from './routes-hexchain.js';
 import { hubRoutes } from './routes-hub.js';
+import { poolRoutes } from './routes-pool.js';
 import { statusProxyRoutes } from './routes-status-proxy.js';
 import { terminalRoutes } from './routes-terminal.js';
 import { validatorRoutes } from './routes-validator.js';
@@ -29,6 +30,7 @@ export const ROUTES = {
   ...economyRoutes,
   ...adminRoutes,
   ...hexchainRoutes,
+  ...poolRoutes,
   ...statusProxyRoutes,
   ...terminalRoutes,
   ...hubRoutes,

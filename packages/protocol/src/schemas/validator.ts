@@ -25,6 +25,7 @@ import {
   UrlSchema,
   withDescription,
 } from './common.js';
+import { PoolBlockSchema } from './pool.js';
 
 /**
  * Validator schemas: health, node status, the v4.0 challenge/proof exchange, miners, devices,
@@ -531,6 +532,14 @@ export const PoolInfoSchema = Type.Object(
     ),
     round_duration: Count('Length of a reward round, in seconds.'),
     token: withDescription(TokenSymbolSchema, 'The token of stake and rewards (PTM).'),
+    fee_bps: Count('The pool fee in basis points (100 = 1 %): the exact value behind fee.'),
+    pplns_window_factor: Count('The PPLNS window is this many times the block difficulty.'),
+    pplns_window: Count(
+      'The PPLNS window N now, in difficulty units (factor x the current block difficulty).',
+    ),
+    share_interval_s: Count('The share interval vardiff aims at per member, in seconds.'),
+    blocks_found: Count('Blocks the pool has found.'),
+    last_block: nullable(PoolBlockSchema, "The pool's last block; null before the first."),
   },
   { title: 'PoolInfo', description: 'GET /pool.' },
 );

@@ -33,7 +33,7 @@ import type { BlockRecord, HexChallengeRecord, StorageTx } from '../store/types.
 import { LatticeState } from './hexchain/lattice-state.js';
 import { challengeToWire, latticeCursor, parseLatticeCursor } from './hexchain/wire.js';
 import { COUNTERS } from './metrics.js';
-import type { HexchainService } from './types.js';
+import type { HexchainHooks, HexchainService } from './types.js';
 
 /**
  * The v4.1 hexchain service (docs/protocol.md section 4, docs/.sections/validator-hexchain.md):
@@ -61,14 +61,26 @@ export const HEX_BLOCK_REWARD = 1_000_000_000n;
 /** Page size of GET /api/hexchain/lattice when the query has no limit. */
 export const LATTICE_DEFAULT_LIMIT = 100;
 
+/** What createHexchainService takes beside the context. */
+export interface HexchainServiceOptions {
+  /** GET /api/hexchain/events: replay ring, heartbeat and per-reader buffer (tests shorten them). */
+  readonly events?: SseHubOptions;
+  /**
+   * Lets the pool (services/pool/) add share terms to a member's challenge and pay a member's
+   * block by PPLNS, each inside the transaction of the challenge or the block.
+   */
+  readonly hooks?: HexchainHooks;
+}
+
 /** Creates the hexchain service: loads the stored blocks into a lattice and the live difficulty. */
 export async function createHexchainService(
   ctx: ValidatorContext,
-  eventOptions: SseHubOptions = {},
+  options: HexchainServiceOptions = {},
 ): Promise<HexchainService> {
+  const hooks = options.hooks ?? {};
   const state = new LatticeState();
   const lattice = state.lattice;
-  const events = new SseHub(eventOptions);
+  const events = new SseHub(options.events ?? {});
 
   const { stored, blocks, genesisTimeMs, openExpiries } = await ctx.storage.transaction(async (tx) => {
     let genesis = await tx.meta.get(HEX_GENESIS_TIME_META_KEY);
@@ -146,10 +158,10 @@ export async function createHexchainService(
         };
         await tx.hexChallenges.insert(challenge);
         await tx.counters.add(COUNTERS.hexChallengesIssued, 1);
-        return challenge;
+        return { challenge, extras: await hooks.challengeTerms?.(tx, challenge) };
       });
-      state.addOpenChallenge(record.expiresAt);
-      return challengeToWire(record);
+      state.addOpenChallenge(record.challenge.expiresAt);
+      return { ...challengeToWire(record.challenge), ...record.extras };
     },
 
     async hexSubmit(request) {
@@ -228,17 +240,21 @@ export async function createHexchainService(
           const winner = await tx.blocks.get(challenge.coord);
           return { accepted: false as const, winner };
         }
-        await tx.ledger.apply([
-          {
-            type: 'mining_reward',
-            pubkey,
-            token: HEX_REWARD_TOKEN,
-            amount: HEX_BLOCK_REWARD,
-            timestamp: acceptedAt,
-            ref: blockHash,
-            idempotencyKey: `block:${blockHash}`,
-          },
-        ]);
+        // A pool member's block is paid by the pool (PPLNS); any other by the solo rule.
+        const pooled = (await hooks.rewardBlock?.(tx, block, HEX_BLOCK_REWARD)) ?? false;
+        if (!pooled) {
+          await tx.ledger.apply([
+            {
+              type: 'mining_reward',
+              pubkey,
+              token: HEX_REWARD_TOKEN,
+              amount: HEX_BLOCK_REWARD,
+              timestamp: acceptedAt,
+              ref: blockHash,
+              idempotencyKey: `block:${blockHash}`,
+            },
+          ]);
+        }
         await tx.counters.add(COUNTERS.blocksAccepted, 1);
         await tx.miners.record(pubkey, { blocksAccepted: 1, seenAt: acceptedAt });
         await tx.devices.touch(pubkey, acceptedAt);
@@ -405,6 +421,7 @@ export async function createHexchainService(
     handlers,
     events,
     info: () => ({ difficulty, occupied: lattice.size }),
+    isOccupied: (coord) => lattice.get(coord) !== undefined,
     async setDifficulty(value) {
       const next = parseHexDifficulty(value);
       const { seq, from } = await ctx.storage.transaction(async (tx) => {

@@ -9,6 +9,9 @@ export const COUNTERS = {
   blocksAccepted: 'blocks_accepted',
   hexChallengesIssued: 'hex_challenges_issued',
   blocksRejected: 'blocks_rejected',
+  sharesAccepted: 'pool_shares_accepted',
+  sharesStale: 'pool_shares_stale',
+  sharesRejected: 'pool_shares_rejected',
   /** Prefix of `rejected.<code>`: rejections of proofs and blocks by reason. */
   rejectedPrefix: 'rejected.',
   /** Accumulated serving time in milliseconds, and the first start (Unix ms). */
@@ -53,10 +56,17 @@ export class Metrics {
       : Math.round((this.#responseMsTotal / this.requestsTotal) * 1000) / 1000;
   }
 
-  /** Counts a rejected proof or block by reason, in the caller's transaction or its own. */
-  async recordRejection(code: ErrorCode, kind: 'proof' | 'block'): Promise<void> {
+  /** Counts a rejected proof, block or pool share by reason, in its own transaction. */
+  async recordRejection(code: ErrorCode, kind: 'proof' | 'block' | 'share'): Promise<void> {
     await this.storage.transaction(async (tx) => {
-      await tx.counters.add(kind === 'proof' ? COUNTERS.proofsRejected : COUNTERS.blocksRejected, 1);
+      await tx.counters.add(
+        kind === 'proof'
+          ? COUNTERS.proofsRejected
+          : kind === 'block'
+            ? COUNTERS.blocksRejected
+            : COUNTERS.sharesRejected,
+        1,
+      );
       await tx.counters.add(`${COUNTERS.rejectedPrefix}${code}`, 1);
     });
   }

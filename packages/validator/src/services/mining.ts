@@ -9,7 +9,6 @@ import type { Service } from './types.js';
 export {
   challengeIdFor,
   deviceIdFor,
-  POOL_TERMS,
   REWARD_PER_MIMAC_MINOR,
   REWARD_TOKEN,
   rewardFor,
@@ -17,7 +16,7 @@ export {
 
 /**
  * The v4.0 mining service: POST /challenge, POST /submit, GET /miners/:pubkey,
- * POST /devices/register, GET /devices, GET /pool, GET /ledger/entries.
+ * POST /devices/register, GET /devices, GET /ledger/entries.
  * All state lives in ctx.storage; the service itself keeps none.
  */
 export function createMiningService(ctx: ValidatorContext): Service {

@@ -1,5 +1,6 @@
-import type { SseHub } from '@tensormine/protocol';
+import type { Coord, HexChallenge, SseHub } from '@tensormine/protocol';
 import type { Handlers } from '../http/routes.js';
+import type { BlockRecord, HexChallengeRecord, StorageTx } from '../store/types.js';
 
 /** A part of the validator that serves some routes. */
 export interface Service {
@@ -16,4 +17,17 @@ export interface HexchainService extends Service {
   readonly events: SseHub;
   /** Ends the event streams (before the server closes). */
   close(): void;
+  /** Whether a block occupies `coord` (committed blocks only). */
+  isOccupied(coord: Coord): boolean;
+}
+
+/** What another service adds to the hexchain paths, inside their transactions. */
+export interface HexchainHooks {
+  /** Extra fields of a challenge just inserted (a pool member's share terms). */
+  challengeTerms?(
+    tx: StorageTx,
+    challenge: HexChallengeRecord,
+  ): Promise<Pick<HexChallenge, 'share_difficulty' | 'share_target'> | undefined>;
+  /** Pays an accepted block's reward; true when it did (a pool block), false for the solo rule. */
+  rewardBlock?(tx: StorageTx, block: BlockRecord, reward: bigint): Promise<boolean>;
 }

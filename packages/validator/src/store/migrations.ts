@@ -334,6 +334,64 @@ CREATE INDEX order_fills_taker ON order_fills (taker_order_id);
 CREATE INDEX ledger_entries_pubkey_type_time ON ledger_entries (pubkey, type, timestamp);
 `;
 
+/**
+ * Version 4: the mining pool (services/pool/, docs/protocol.md sections 4.13 to 4.16). A member's stake is
+ * the balance it moved to `@pool` by a `pool_join` entry; `pool_members.stake` mirrors it for
+ * listing. Shares are kept (the pow hash is unique, so a share is counted once) and the PPLNS
+ * window reads the newest paid ones; a paid block has one `pool_blocks` row written in the same
+ * transaction as its `pool_payout` entries, so a block is paid once or not at all.
+ */
+const POOL = `
+CREATE TABLE pool_members (
+  pubkey TEXT PRIMARY KEY,
+  stake TEXT NOT NULL ${unsigned('stake')},
+  joined_at INTEGER,
+  share_difficulty TEXT CHECK (share_difficulty IS NULL OR (share_difficulty GLOB '[1-9]*' AND share_difficulty NOT GLOB '*[^0-9]*')),
+  vardiff_since_ms INTEGER NOT NULL,
+  vardiff_shares INTEGER NOT NULL CHECK (vardiff_shares >= 0),
+  shares_accepted INTEGER NOT NULL CHECK (shares_accepted >= 0),
+  shares_stale INTEGER NOT NULL CHECK (shares_stale >= 0),
+  shares_rejected INTEGER NOT NULL CHECK (shares_rejected >= 0),
+  blocks_found INTEGER NOT NULL CHECK (blocks_found >= 0),
+  last_share_at INTEGER
+) STRICT, WITHOUT ROWID;
+CREATE INDEX pool_members_joined ON pool_members (joined_at) WHERE joined_at IS NOT NULL;
+
+CREATE TABLE pool_challenges (
+  challenge_id TEXT PRIMARY KEY REFERENCES hex_challenges (id),
+  pubkey TEXT NOT NULL,
+  share_difficulty TEXT NOT NULL ${unsigned('share_difficulty')}
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE pool_shares (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  pubkey TEXT NOT NULL,
+  challenge_id TEXT NOT NULL REFERENCES hex_challenges (id),
+  pow_hash TEXT NOT NULL UNIQUE,
+  difficulty TEXT NOT NULL ${unsigned('difficulty')},
+  stale INTEGER NOT NULL CHECK (stale IN (0, 1)),
+  created_at_ms INTEGER NOT NULL
+) STRICT;
+CREATE INDEX pool_shares_paid ON pool_shares (id) WHERE stale = 0;
+
+CREATE TABLE pool_blocks (
+  block_hash TEXT PRIMARY KEY,
+  height INTEGER NOT NULL UNIQUE,
+  q INTEGER NOT NULL,
+  r INTEGER NOT NULL,
+  s INTEGER NOT NULL,
+  finder TEXT NOT NULL,
+  reward TEXT NOT NULL ${unsigned('reward')},
+  fee TEXT NOT NULL ${unsigned('fee')},
+  window TEXT NOT NULL ${unsigned('window')},
+  last_share_id INTEGER NOT NULL,
+  payees INTEGER NOT NULL,
+  found_at_ms INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE TRIGGER pool_blocks_no_update BEFORE UPDATE ON pool_blocks
+BEGIN SELECT RAISE(ABORT, 'pool blocks are immutable'); END;
+`;
+
 /** Every step, in order. */
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial schema', sql: V1 },
@@ -343,6 +401,7 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'economy: transfers, stakes, vaults, swap pools, orders, request results',
     sql: V3_ECONOMY,
   },
+  { version: 4, name: 'mining pool: members, shares, blocks', sql: POOL },
 ];
 
 /** The schema version this code writes. */

@@ -1,6 +1,7 @@
 import type { SQLInputValue, StatementSync } from 'node:sqlite';
 import { StorageError } from './errors.js';
 import { sqliteEconomyRepos } from './sqlite-economy.js';
+import { SqlitePoolRepo } from './sqlite-pool.js';
 import { SqliteRequestNonceRepo } from './sqlite-request-nonces.js';
 import {
   type AcceptedProof,
@@ -26,6 +27,7 @@ import {
   type MinerRepo,
   type MinerStats,
   type NewLedgerEntry,
+  type PoolRepo,
   type ProofRepo,
   type RequestNonceRepo,
   type StorageTx,
@@ -87,6 +89,7 @@ export class SqliteTx implements StorageTx {
   readonly hexChallenges: HexChallengeRepo;
   readonly blocks: BlockRepo;
   readonly economy: EconomyRepos;
+  readonly pool: PoolRepo;
   readonly requestNonces: RequestNonceRepo;
 
   constructor(scope: Scope) {
@@ -100,6 +103,7 @@ export class SqliteTx implements StorageTx {
     this.hexChallenges = new SqliteHexChallengeRepo(scope);
     this.blocks = new SqliteBlockRepo(scope);
     this.economy = sqliteEconomyRepos(scope);
+    this.pool = new SqlitePoolRepo(scope);
     this.requestNonces = new SqliteRequestNonceRepo(scope);
   }
 }
@@ -187,6 +191,7 @@ const ENTRY_TYPES: Record<LedgerEntryType, true> = {
   pool_join: true,
   pool_leave: true,
   fee: true,
+  pool_payout: true,
 };
 
 const ENTRY_COLUMNS = 'id, type, pubkey, token, amount, timestamp, ref, idempotency_key';
@@ -762,7 +767,7 @@ function toHexParent(value: unknown): HexParentRecord {
 
 export type Row = Readonly<Record<string, unknown>>;
 
-function corrupt(column: string, value: unknown): StorageError {
+export function corrupt(column: string, value: unknown): StorageError {
   return new StorageError(
     'corrupt_row',
     `stored ${column}: unexpected value ${String(value)} (${typeof value})`,
@@ -815,13 +820,13 @@ function checkInteger(what: string, value: number): void {
   }
 }
 
-function checkCount(what: string, value: number): void {
+export function checkCount(what: string, value: number): void {
   if (!Number.isSafeInteger(value) || value < 0) {
     throw new StorageError('invalid_value', `${what}: expected a non-negative integer, got ${String(value)}`);
   }
 }
 
-function checkBigint(what: string, value: bigint): void {
+export function checkBigint(what: string, value: bigint): void {
   if (typeof value !== 'bigint' || value < 0n) {
     throw new StorageError('invalid_value', `${what}: expected a non-negative bigint, got ${String(value)}`);
   }

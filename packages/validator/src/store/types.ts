@@ -37,6 +37,7 @@ export interface StorageTx {
   readonly hexChallenges: HexChallengeRepo;
   readonly blocks: BlockRepo;
   readonly economy: EconomyRepos;
+  readonly pool: PoolRepo;
   readonly requestNonces: RequestNonceRepo;
 }
 
@@ -88,7 +89,8 @@ export type LedgerEntryType =
   | 'order'
   | 'pool_join'
   | 'pool_leave'
-  | 'fee';
+  | 'fee'
+  | 'pool_payout';
 
 export interface NewLedgerEntry {
   readonly type: LedgerEntryType;
@@ -309,4 +311,85 @@ export interface BlockRepo {
   all(): Promise<BlockRecord[]>;
   byHeight(height: number): Promise<BlockRecord | undefined>;
   count(): Promise<number>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mining pool (services/pool/)
+// ---------------------------------------------------------------------------------------------
+
+export interface PoolMemberRecord {
+  readonly pubkey: string;
+  /** PTM minor units escrowed in the `@pool` account (0 when not a member). */
+  readonly stake: bigint;
+  /** Unix seconds; null when the key is not a member (it left, or only has history). */
+  readonly joinedAt: number | null;
+  /** The share difficulty of its next challenge; null before its first pooled challenge. */
+  readonly shareDifficulty: bigint | null;
+  /** Vardiff window: start (Unix ms) and accepted shares since. */
+  readonly vardiffSinceMs: number;
+  readonly vardiffShares: number;
+  readonly sharesAccepted: number;
+  readonly sharesStale: number;
+  readonly sharesRejected: number;
+  readonly blocksFound: number;
+  readonly lastShareAt: number | null;
+}
+
+/** The share terms a pooled challenge was issued with. */
+export interface PoolChallengeTerms {
+  readonly challengeId: string;
+  readonly pubkey: string;
+  readonly shareDifficulty: bigint;
+}
+
+export interface PoolShareRecord {
+  readonly pubkey: string;
+  readonly challengeId: string;
+  /** 64 hex digits; unique: the same header is one share. */
+  readonly powHash: string;
+  readonly difficulty: bigint;
+  /** Stale shares are kept (to refuse duplicates) but never paid. */
+  readonly stale: boolean;
+  readonly createdAtMs: number;
+}
+
+export interface StoredPoolShare extends PoolShareRecord {
+  readonly id: number;
+}
+
+export interface PoolBlockRecord {
+  readonly blockHash: string;
+  readonly height: number;
+  readonly coord: CoordRecord;
+  readonly finder: string;
+  readonly reward: bigint;
+  readonly fee: bigint;
+  readonly window: bigint;
+  /** The newest share when the block was paid (a proportional round starts after it). */
+  readonly lastShareId: number;
+  readonly payees: number;
+  readonly foundAtMs: number;
+}
+
+export interface PoolRepo {
+  getMember(pubkey: string): Promise<PoolMemberRecord | undefined>;
+  putMember(member: PoolMemberRecord): Promise<void>;
+  /** Current members and the sum of their stakes. */
+  totals(): Promise<{ readonly members: number; readonly stake: bigint }>;
+  /** Members with an accepted share at or after `sinceS` (Unix seconds). */
+  countActive(sinceS: number): Promise<number>;
+  putChallengeTerms(terms: PoolChallengeTerms): Promise<void>;
+  getChallengeTerms(challengeId: string): Promise<PoolChallengeTerms | undefined>;
+  /** False (nothing written) when a share with this pow hash exists. */
+  insertShare(share: PoolShareRecord): Promise<boolean>;
+  /** Paid (non-stale) shares with afterId < id < beforeId, newest first. */
+  sharesBefore(beforeId: number, afterId: number, limit: number): Promise<StoredPoolShare[]>;
+  /** The id of the newest share (0 when none). */
+  lastShareId(): Promise<number>;
+  /** False (nothing written) when this block was already paid. */
+  insertBlock(block: PoolBlockRecord): Promise<boolean>;
+  lastBlock(): Promise<PoolBlockRecord | undefined>;
+  countBlocks(): Promise<number>;
+  /** Sum of pool_payout credits of a key. */
+  paidTotal(pubkey: string, token: string): Promise<bigint>;
 }

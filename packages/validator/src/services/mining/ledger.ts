@@ -7,9 +7,9 @@ import {
 } from '@tensormine/protocol';
 import { routeHandlers } from '../../http/handlers.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { POOL_TERMS, REWARD_TOKEN } from './rules.js';
+import { REWARD_TOKEN } from './rules.js';
 
-/** GET /miners/:pubkey, GET /ledger/entries and GET /pool. */
+/** GET /miners/:pubkey and GET /ledger/entries. */
 export function accountHandlers() {
   return routeHandlers({
     /**
@@ -69,22 +69,6 @@ export function accountHandlers() {
           ref: e.ref,
         })),
         next_cursor: rows.length > limit && last ? encodeCursor('ledger', last.id) : null,
-      };
-    },
-
-    /**
-     * Pool info. Membership arrives with the economy: until then the pool reports its real
-     * state (no members, no stake) and the terms it opens with (POOL_TERMS).
-     */
-    async getPool(_request, ctx) {
-      return {
-        type: ctx.runtime.poolStrategy,
-        miners: 0,
-        stake: '0',
-        minimum_stake: POOL_TERMS.minimumStake,
-        fee: POOL_TERMS.fee,
-        round_duration: POOL_TERMS.roundDurationS,
-        token: REWARD_TOKEN,
       };
     },
   });

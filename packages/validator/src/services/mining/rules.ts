@@ -50,17 +50,3 @@ export function challengeIdFor(challengeHash: Uint8Array): string {
 export function deviceIdFor(pubkeyHex: string): string {
   return `dev-${toHex(sha256(fromHex(pubkeyHex, 32, 'pubkey'))).slice(0, 16)}`;
 }
-
-/**
- * Pool constants served by GET /pool. Pool membership (join, leave, rounds) arrives with the
- * economy; until then the pool has no members and no stake, and these are the terms it will
- * open with.
- */
-export const POOL_TERMS = {
-  /** The smallest stake_amount POST /pool/join will accept, in whole PTM. */
-  minimumStake: '100',
-  /** The share of each round reward the pool keeps: 0.02 = 2 %. */
-  fee: 0.02,
-  /** Length of a reward round, in seconds (10 minutes). */
-  roundDurationS: 600,
-} as const;

@@ -1,0 +1,66 @@
+import {
+  clampShareDifficulty,
+  initialShareDifficulty,
+  shareDifficultyBounds,
+  vardiffDue,
+  vardiffStep,
+} from '@tensormine/protocol';
+import type { PoolMemberRecord } from '../../store/types.js';
+
+/** A pool member's record: membership, vardiff state and counters. */
+
+/** A key with no history. */
+export function newMember(pubkey: string, nowMs: number): PoolMemberRecord {
+  return {
+    pubkey,
+    stake: 0n,
+    joinedAt: null,
+    shareDifficulty: null,
+    vardiffSinceMs: nowMs,
+    vardiffShares: 0,
+    sharesAccepted: 0,
+    sharesStale: 0,
+    sharesRejected: 0,
+    blocksFound: 0,
+    lastShareAt: null,
+  };
+}
+
+/** Whether the record is a current member. */
+export function isMember(m: PoolMemberRecord | undefined): m is PoolMemberRecord & { joinedAt: number } {
+  return m !== undefined && m.joinedAt !== null;
+}
+
+/**
+ * The member after `acceptedShares` more accepted shares at `nowMs`, with its share difficulty
+ * moved by vardiff when a step is due (protocol 4.14) and kept inside [16, block difficulty].
+ * A member without a share difficulty gets the initial one (D / 256).
+ */
+export function advanceVardiff(
+  m: PoolMemberRecord,
+  input: { nowMs: number; blockDifficulty: bigint; targetIntervalMs: bigint; acceptedShares: number },
+): PoolMemberRecord {
+  const { nowMs, blockDifficulty, targetIntervalMs } = input;
+  if (m.shareDifficulty === null) {
+    return {
+      ...m,
+      shareDifficulty: initialShareDifficulty(blockDifficulty),
+      vardiffSinceMs: nowMs,
+      vardiffShares: input.acceptedShares,
+    };
+  }
+  const shares = m.vardiffShares + input.acceptedShares;
+  const elapsedMs = BigInt(Math.max(0, nowMs - m.vardiffSinceMs));
+  if (!vardiffDue({ shares, elapsedMs, targetIntervalMs })) {
+    const clamped = clampShareDifficulty(m.shareDifficulty, blockDifficulty);
+    return { ...m, shareDifficulty: clamped, vardiffShares: shares };
+  }
+  const next = vardiffStep({
+    difficulty: m.shareDifficulty,
+    shares,
+    elapsedMs,
+    targetIntervalMs,
+    ...shareDifficultyBounds(blockDifficulty),
+  });
+  return { ...m, shareDifficulty: next, vardiffSinceMs: nowMs, vardiffShares: 0 };
+}

@@ -1,0 +1,132 @@
+import { type PplnsShare, pplnsSplit, pplnsWeights, pplnsWindow } from '@tensormine/protocol';
+import type { BlockRecord, NewLedgerEntry, StorageTx } from '../../store/types.js';
+
+/**
+ * Paying a pool block (docs/protocol.md section 4.15), inside the block's transaction: the
+ * reward is minted to the pool's reward account, then moved out to the members by PPLNS
+ * (`pool_payout` pairs) and to the fee account (`fee` pair). Every pair is balanced, every entry
+ * has an idempotency key derived from the block hash, and the `pool_blocks` row is written in
+ * the same transaction: a block is paid once, whole, or not at all.
+ */
+
+/** Module accounts (not public keys: they start with `@`). */
+export const POOL_STAKE_ACCOUNT = '@pool';
+export const POOL_REWARD_ACCOUNT = '@pool:rewards';
+export const POOL_FEE_ACCOUNT = '@pool:fees';
+
+/** Shares read per page while filling the window. */
+const PAGE = 1_000;
+
+/**
+ * At most this many shares are read for one window (a bound on the block transaction and on
+ * GET /pool/members): with vardiff keeping each member near one share per interval, a window of
+ * 2 x D holds far fewer; a window cut here counts only its newest shares.
+ */
+export const MAX_WINDOW_SHARES = 200_000;
+
+export interface PayoutTerms {
+  readonly strategy: 'pplns' | 'proportional';
+  readonly feeBps: bigint;
+  readonly windowFactor: bigint;
+  readonly token: string;
+}
+
+/**
+ * The weights of the window for a block of difficulty D now: PPLNS counts the newest shares up
+ * to N = factor x D; proportional counts every share since the pool's previous block.
+ */
+export async function windowWeights(
+  tx: StorageTx,
+  terms: Pick<PayoutTerms, 'strategy' | 'windowFactor'>,
+  blockDifficulty: bigint,
+): Promise<{ weights: Map<string, bigint>; window: bigint; lastShareId: number }> {
+  const lastShareId = await tx.pool.lastShareId();
+  let afterId = 0;
+  let window: bigint | undefined = pplnsWindow(blockDifficulty, terms.windowFactor);
+  if (terms.strategy === 'proportional') {
+    afterId = (await tx.pool.lastBlock())?.lastShareId ?? 0;
+    window = undefined;
+  }
+  const shares: PplnsShare[] = [];
+  let sum = 0n;
+  let before = lastShareId + 1;
+  while ((window === undefined || sum < window) && shares.length < MAX_WINDOW_SHARES) {
+    const page = await tx.pool.sharesBefore(before, afterId, PAGE);
+    for (const share of page) {
+      shares.push({ pubkey: share.pubkey, difficulty: share.difficulty });
+      sum += share.difficulty;
+    }
+    const last = page.at(-1);
+    if (page.length < PAGE || last === undefined) break;
+    before = last.id;
+  }
+  const effective = window ?? sum;
+  return { weights: pplnsWeights(shares, effective), window: effective, lastShareId };
+}
+
+/** Pays `block` by the pool's rule. Returns the number of members paid. */
+export async function payPoolBlock(
+  tx: StorageTx,
+  terms: PayoutTerms,
+  block: BlockRecord,
+  reward: bigint,
+): Promise<{ payees: number; fee: bigint; window: bigint; lastShareId: number }> {
+  const { weights, window, lastShareId } = await windowWeights(tx, terms, block.difficulty);
+  const split = pplnsSplit({ reward, feeBps: terms.feeBps, weights, finder: block.minerPubkey });
+  const timestamp = Math.floor(block.timestampMs / 1000);
+  const ref = block.blockHash;
+  const base = { token: terms.token, timestamp, ref };
+  const entries: NewLedgerEntry[] = [
+    {
+      ...base,
+      type: 'mining_reward',
+      pubkey: POOL_REWARD_ACCOUNT,
+      amount: reward,
+      idempotencyKey: `block:${ref}`,
+    },
+  ];
+  for (const { pubkey, amount } of split.payouts) {
+    entries.push(
+      {
+        ...base,
+        type: 'pool_payout',
+        pubkey: POOL_REWARD_ACCOUNT,
+        amount: -amount,
+        idempotencyKey: `pool-payout:${ref}:${pubkey}:out`,
+      },
+      { ...base, type: 'pool_payout', pubkey, amount, idempotencyKey: `pool-payout:${ref}:${pubkey}` },
+    );
+  }
+  if (split.fee > 0n) {
+    entries.push(
+      {
+        ...base,
+        type: 'fee',
+        pubkey: POOL_REWARD_ACCOUNT,
+        amount: -split.fee,
+        idempotencyKey: `pool-fee:${ref}:out`,
+      },
+      {
+        ...base,
+        type: 'fee',
+        pubkey: POOL_FEE_ACCOUNT,
+        amount: split.fee,
+        idempotencyKey: `pool-fee:${ref}`,
+      },
+    );
+  }
+  await tx.ledger.apply(entries);
+  await tx.pool.insertBlock({
+    blockHash: block.blockHash,
+    height: block.height,
+    coord: block.coord,
+    finder: block.minerPubkey,
+    reward,
+    fee: split.fee,
+    window,
+    lastShareId,
+    payees: split.payouts.length,
+    foundAtMs: block.timestampMs,
+  });
+  return { payees: split.payouts.length, fee: split.fee, window, lastShareId };
+}

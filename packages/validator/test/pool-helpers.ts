@@ -1,0 +1,129 @@
+import {
+  buildSubmission,
+  encodeHeader,
+  formatPublicKey,
+  fromHex,
+  type HexChallenge,
+  type HexSubmissionInput,
+  hashMeetsTarget,
+  hexPowHash,
+  type KeyPair,
+  type PoolMember,
+  targetFromHex,
+} from '@tensormine/protocol';
+import type { LightMyRequestResponse } from 'fastify';
+import { expect } from 'vitest';
+import type { Validator } from '../src/app.js';
+import { post, signedInject } from './helpers.js';
+import { issue } from './hexchain-mine.js';
+
+/** Test helpers of the pool tests: join, pooled challenges, grinding shares, submitting them. */
+
+export async function setStrategy(v: Validator, strategy: 'solo' | 'pplns' | 'proportional'): Promise<void> {
+  const res = await v.inject({
+    method: 'POST',
+    url: '/admin/config',
+    headers: { authorization: `Bearer ${v.adminToken}` },
+    payload: { pool_strategy: strategy },
+  });
+  expect(res.statusCode, res.body).toBe(200);
+}
+
+export function join(v: Validator, key: KeyPair, stake = '0'): Promise<LightMyRequestResponse> {
+  return signedInject(v, key, 'POST', '/pool/join', {
+    pubkey: formatPublicKey(key.publicKey),
+    stake_amount: stake,
+  });
+}
+
+export function leave(v: Validator, key: KeyPair): Promise<LightMyRequestResponse> {
+  return signedInject(v, key, 'POST', '/pool/leave', { pubkey: formatPublicKey(key.publicKey) });
+}
+
+/** A challenge reserved to `key` (with share terms when it is a member). */
+export function pooledChallenge(v: Validator, key: KeyPair): Promise<HexChallenge> {
+  return issue(v, { miner_pubkey: formatPublicKey(key.publicKey) });
+}
+
+export interface Hash {
+  readonly nonce: number;
+  readonly share: boolean;
+  readonly block: boolean;
+}
+
+/** Hashes nonces [from, from + count) of a challenge; reports which are shares and blocks. */
+export function grind(challenge: HexChallenge, key: KeyPair, from: number, count: number): Hash[] {
+  const challengeHash = fromHex(challenge.challenge_hash);
+  const shareTarget = targetFromHex(challenge.share_target ?? challenge.target);
+  const blockTarget = targetFromHex(challenge.target);
+  const out: Hash[] = [];
+  for (let nonce = from; nonce < from + count; nonce++) {
+    const pow = hexPowHash(
+      encodeHeader({ coord: challenge.coord, challengeHash, minerPublicKey: key.publicKey, nonce }),
+    );
+    out.push({ nonce, share: hashMeetsTarget(pow, shareTarget), block: hashMeetsTarget(pow, blockTarget) });
+  }
+  return out;
+}
+
+/** The first nonce from `from` that gives a share (and, with `block`, whether it must be one). */
+export function findShare(
+  challenge: HexChallenge,
+  key: KeyPair,
+  want: { block?: boolean; share?: boolean } = {},
+  from = 0,
+): number {
+  for (let start = from; start < from + 10_000_000; start += 1000) {
+    for (const h of grind(challenge, key, start, 1000)) {
+      const shareOk = want.share === undefined ? h.share : h.share === want.share;
+      const blockOk = want.block === undefined ? true : h.block === want.block;
+      if (shareOk && blockOk) return h.nonce;
+    }
+  }
+  throw new Error('no such nonce');
+}
+
+export function shareSubmission(challenge: HexChallenge, key: KeyPair, nonce: number): HexSubmissionInput {
+  return buildSubmission({
+    challengeId: challenge.id,
+    challengeHash: fromHex(challenge.challenge_hash),
+    coord: challenge.coord,
+    nonce,
+    keyPair: key,
+  });
+}
+
+export function submitShare(v: Validator, submission: unknown): Promise<LightMyRequestResponse> {
+  return post(v, '/api/hexchain/pool/share', submission);
+}
+
+export async function member(v: Validator, key: KeyPair): Promise<PoolMember> {
+  const res = await v.inject(`/pool/members/${formatPublicKey(key.publicKey)}`);
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json() as PoolMember;
+}
+
+/**
+ * The conservation check: every account's balance is the sum of its entries, and the sum of
+ * all balances (members and module accounts) is what was minted (mining_reward entries).
+ */
+export async function conservation(v: Validator): Promise<{ minted: bigint; total: bigint }> {
+  return v.context.storage.read(async (tx) => {
+    const entries = await tx.ledger.list({ limit: 10_000_000 });
+    const sums = new Map<string, bigint>();
+    let minted = 0n;
+    for (const e of entries) {
+      if (e.token !== 'PTM') continue;
+      sums.set(e.pubkey, (sums.get(e.pubkey) ?? 0n) + e.amount);
+      if (e.type === 'mining_reward') minted += e.amount;
+    }
+    let total = 0n;
+    for (const [account, sum] of sums) {
+      const balance = await tx.ledger.balance(account, 'PTM');
+      expect(balance, account).toBe(sum);
+      expect(balance >= 0n, account).toBe(true);
+      total += balance;
+    }
+    return { minted, total };
+  });
+}
