@@ -257,6 +257,13 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
         cause: error,
       });
     }
+    const journal = this.miner.journal;
+    if (journal && journal.skippedLines > 0) {
+      this.line(
+        `journal ${journal.path}: ${journal.skippedLines} unreadable line${journal.skippedLines === 1 ? '' : 's'} (a crash during a write?) set aside in ${journal.damagedPath}; the file was repaired`,
+        'warn',
+      );
+    }
     const pending = this.miner.journal?.size ?? 0;
     if (pending > 0)
       this.line(`journal holds ${pending} result${pending === 1 ? '' : 's'} from an earlier run`, 'info');
