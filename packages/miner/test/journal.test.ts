@@ -65,7 +65,9 @@ describe('Journal', () => {
     expect(reopened.entries().map((e) => e.found.id)).toEqual(['t-1/7']);
     expect(reopened.skippedLines).toBe(2);
     expect(reopened.damagedPath).toBe(`${path}.damaged`);
-    expect(await readFile(`${path}.damaged`, 'utf8')).toBe('not json\n{"v":1,"journaledAtMs":5,"found":{"id":"x"\n');
+    expect(await readFile(`${path}.damaged`, 'utf8')).toBe(
+      'not json\n{"v":1,"journaledAtMs":5,"found":{"id":"x"\n',
+    );
   });
 
   test('after a torn append, the next entry is not written onto the torn line (survives the next crash)', async () => {
