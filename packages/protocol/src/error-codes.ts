@@ -106,6 +106,16 @@ export const ERROR_CODES = {
   stake_below_minimum: { status: 422, description: 'The stake amount is below the minimum.' },
   order_not_found: { status: 404, description: 'No order with this id belongs to this key.' },
 
+  // Malformed HTTP (answered before any route runs)
+  bad_request: {
+    status: 400,
+    description:
+      'The request is not valid HTTP: an unknown method, a raw non-ASCII byte or bad percent-encoding in the path.',
+  },
+  uri_too_long: { status: 414, description: 'A path segment is longer than the validator accepts.' },
+  headers_too_large: { status: 431, description: 'The request headers are larger than the server accepts.' },
+  request_timeout: { status: 408, description: 'The request did not arrive in time.' },
+
   // Server side
   service_unavailable: { status: 503, description: 'The validator is starting or shutting down.' },
   internal_error: { status: 500, description: 'An unexpected server error (a bug: please report it).' },
