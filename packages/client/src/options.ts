@@ -2,7 +2,7 @@ import type { Dispatcher } from 'undici';
 import { InvalidInputError } from './errors.js';
 import type { Signer } from './signer.js';
 
-/** Retries of idempotent requests (GET). POSTs are never retried. */
+/** Retries of idempotent requests (GETs and submissions). Other POSTs are never retried. */
 export interface RetryOptions {
   /** How many times a GET is tried again after a network error, a timeout, a 5xx or a 429 (default 2). */
   readonly retries?: number;
@@ -47,7 +47,7 @@ export interface CallOptions {
   readonly signal?: AbortSignal;
   /** Milliseconds per attempt, overriding the client's. */
   readonly timeoutMs?: number;
-  /** Retries of this GET, overriding the client's (0: none). Ignored for POSTs. */
+  /** Retries of this GET or submission, overriding the client's (0: none). Ignored for other POSTs. */
   readonly retries?: number;
   /** Send to this base URL only (no failover): one of the client's URLs, e.g. `work.endpoint`. */
   readonly endpoint?: string;
