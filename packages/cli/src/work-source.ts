@@ -45,6 +45,14 @@ export interface ClientWorkSourceOptions {
   readonly latticeWatchMs?: number;
 }
 
+/** A failed submission as an outcome: a 4xx is a rejection, anything else is "try later" at `endpoint`. */
+function outcomeOf(error: unknown, endpoint: string): SubmitOutcome {
+  if (error instanceof ValidatorError && error.status !== undefined && error.status < 500) {
+    return { status: 'rejected', code: error.code, message: error.serverMessage ?? error.shortMessage };
+  }
+  return { status: 'unavailable', reason: failureReason(error), endpoint };
+}
+
 /** How many issued works are remembered for their submissions. */
 const RECENT_WORK = 64;
 
@@ -150,14 +158,20 @@ export class ClientWorkSource extends EventEmitter<WorkSourceEvents> implements 
         message: `result ${found.id} was found for key ${minerKey}, not for this key ${signer.publicKeyHex}`,
       };
     }
-    try {
-      const work = this.works.get(found.challengeId);
-      if (work !== undefined) {
+    const work = this.works.get(found.challengeId);
+    if (work !== undefined) {
+      try {
         const { result } = await client.submitWork(work, { nonce: found.nonce });
         if (work.version === '4.1' && this.works.get(found.challengeId) === work) this.stopWatch();
         return { status: 'accepted', details: result as unknown as Record<string, unknown> };
+      } catch (error) {
+        return outcomeOf(error, work.endpoint);
       }
-      // A journaled result from an earlier run: its work is gone, the result holds what is signed.
+    }
+    // A journaled result from an earlier run: its work is gone, the result holds what is
+    // signed, and which validator issued it is not known. Offered to each validator in order:
+    // one that does not know the challenge says challenge_not_found, and the next is tried.
+    const send = async (endpoint: string): Promise<unknown> => {
       if (found.kind === 'hexchain') {
         const header = decodeHeader(fromHex(found.header, 88, 'header'));
         const body = signer.buildHexSubmission({
@@ -166,20 +180,32 @@ export class ClientWorkSource extends EventEmitter<WorkSourceEvents> implements 
           coord: header.coord,
           nonce: found.nonce,
         });
-        const result = await client.hexchain.submit(body);
+        return client.hexchain.submit(body, { endpoint });
+      }
+      return client.v40.submit(
+        { proof: found.proof, signature: signer.signProof(found.proof) },
+        { endpoint },
+      );
+    };
+    let unavailable: SubmitOutcome | undefined;
+    let notFound: SubmitOutcome | undefined;
+    for (const endpoint of this.options.urls) {
+      try {
+        const result = await send(endpoint);
         return { status: 'accepted', details: result as unknown as Record<string, unknown> };
+      } catch (error) {
+        const outcome = outcomeOf(error, endpoint);
+        if (outcome.status === 'rejected' && outcome.code === 'challenge_not_found') notFound ??= outcome;
+        else if (outcome.status === 'unavailable') unavailable ??= outcome;
+        else return outcome;
       }
-      const result = await client.v40.submit({
-        proof: found.proof,
-        signature: signer.signProof(found.proof),
-      });
-      return { status: 'accepted', details: result as unknown as Record<string, unknown> };
-    } catch (error) {
-      if (error instanceof ValidatorError && error.status !== undefined && error.status < 500) {
-        return { status: 'rejected', code: error.code, message: error.serverMessage ?? error.shortMessage };
-      }
-      return { status: 'unavailable', reason: failureReason(error) };
     }
+    return unavailable ?? notFound ?? { status: 'unavailable', reason: 'no validator configured' };
+  }
+
+  /** The validator that issued a result's work (undefined for a result of an earlier run). */
+  endpointOf(found: FoundResult): string | undefined {
+    return this.works.get(found.challengeId)?.endpoint;
   }
 
   /** An error whose message says why no work came: which validators were tried and why. */

@@ -107,13 +107,13 @@ describe('miner mine (plain lines)', () => {
     const { env } = await tempHome();
     const signer = await testKey(join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key'));
     const m = startMine(['--url', a, '--url', b], env);
-    await waitFor(() => m.io.stdout.text.includes('validator unreachable'), 'the unreachable line');
+    await waitFor(() => m.io.stdout.text.includes(' unreachable ('), 'the unreachable line');
     expect(m.io.stdout.text).toContain(
       ` * note       no validator answers yet (tried ${a} (ECONNREFUSED), ${b} (ECONNREFUSED)); mining starts when one does\n`,
     );
     expect(m.io.stdout.text).toMatch(
       new RegExp(
-        `\\] validator unreachable \\(no validator reachable: tried ${a} \\(ECONNREFUSED\\), ${b} \\(ECONNREFUSED\\)\\); retrying in 0 s\\n`,
+        `\\] validator ${a} unreachable \\(no validator reachable: tried ${a} \\(ECONNREFUSED\\), ${b} \\(ECONNREFUSED\\)\\); retrying in 0 s\\n`,
       ),
     );
     // Still trying (with backoff): a validator that comes up at the second URL gets the work.
@@ -135,7 +135,7 @@ describe('miner mine (plain lines)', () => {
       () => m.io.stdout.text.includes('accepted (1/0)'),
       'an accepted result from the second URL',
     );
-    expect(m.io.stdout.text).toMatch(/\] validator back after \d+ s\n/);
+    expect(m.io.stdout.text).toMatch(/\] validator http:\/\/127\.0\.0\.1:\d+ back after \d+ s\n/);
     expect(await m.stop()).toBe(0);
   });
 
