@@ -12,7 +12,7 @@ import {
   startControlApi,
 } from '@tensormine/miner';
 import { formatCoord } from '@tensormine/protocol';
-import { CliError, describeError, isUnreachable } from './errors.js';
+import { CliError, describeError, failureReason, isUnreachable } from './errors.js';
 import { loadOrCreateSigner, loadSigner } from './key-file.js';
 import type { LocalValidator } from './local-validator.js';
 import { shellQuote } from './paths.js';
@@ -168,8 +168,8 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
       }
       const client = createClient({ urls: [...urls], signer, protocol: settings.protocol });
       cleanup.push(() => client.close());
-      const registerCommand = (url: string) =>
-        `miner register --url ${shellQuote(url)} --key ${shellQuote(settings.key)}${settings.deviceType === 'native' ? '' : ` --device-type ${settings.deviceType}`}`;
+      const registerCommand = (to: readonly string[]) =>
+        `miner register ${to.map((u) => `--url ${shellQuote(u)}`).join(' ')} --key ${shellQuote(settings.key)}${settings.deviceType === 'native' ? '' : ` --device-type ${settings.deviceType}`}`;
       const source = new ClientWorkSource({
         client,
         signer,
@@ -181,8 +181,7 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
       if (local) {
         await client.miners.register({ device_type: settings.deviceType });
       } else {
-        const note = await checkRegistered(client, source, signer, urls, registerCommand);
-        if (note) banner.push(note);
+        banner.push(...(await checkRegistered(client, source, signer, urls, registerCommand)));
       }
 
       await mkdir(dirname(settings.journal), { recursive: true, mode: 0o700 });
@@ -424,30 +423,63 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
 }
 
 /**
- * Before mining on remote validators: is the key registered? An unregistered key is an error
- * with the exact `miner register` command; an unreachable validator is not (the miner retries),
- * only a note naming what was tried.
+ * Before mining on remote validators: is the key registered on every one of them? Failover
+ * needs the key on each (the SDK moves to the next validator, which refuses an unknown key).
+ *   - registered nowhere: an error with the exact `miner register` command (exit 4);
+ *   - registered on some: the key is registered on the others too, with the device type it has
+ *     where it is registered, and a banner line says so;
+ *   - a validator that does not answer: a note; the work source registers the key there when
+ *     it answers and refuses the key (see ClientWorkSource's `autoRegister`).
  */
 async function checkRegistered(
   client: TensormineClient,
   source: ClientWorkSource,
   signer: Signer,
   urls: readonly string[],
-  registerCommand: (url: string) => string,
-): Promise<string | undefined> {
-  try {
-    const account = await client.miners.get(signer.publicKeyHex, { retries: 0 });
-    if (account.registered) return undefined;
-    const url = client.endpoints().find((e) => e.active)?.url ?? urls[0]!;
-    throw new CliError('not_registered', `key ${signer.publicKeyHex} is not registered on ${url}`, [
-      `register it with: ${registerCommand(url)}`,
-    ]);
-  } catch (error) {
-    if (error instanceof CliError) throw error;
-    if (isUnreachable(error)) {
-      const tried = await source.probe();
-      return ` * note       no validator answers yet (tried ${tried.map((t) => `${t.url} (${t.reason})`).join(', ')}); mining starts when one does`;
-    }
-    throw error;
+  registerCommand: (urls: readonly string[]) => string,
+): Promise<string[]> {
+  const checks = await Promise.all(
+    urls.map(async (url) => {
+      try {
+        const account = await client.miners.get(signer.publicKeyHex, { endpoint: url, retries: 0 });
+        return { url, account, reason: undefined };
+      } catch (error) {
+        if (isUnreachable(error)) return { url, account: undefined, reason: failureReason(error) };
+        throw error;
+      }
+    }),
+  );
+  const registered = checks.filter((c) => c.account?.registered === true);
+  const missing = checks.filter((c) => c.account !== undefined && !c.account.registered);
+  const unreachable = checks.filter((c) => c.account === undefined);
+  if (registered.length === 0 && missing.length > 0) {
+    const where = missing.map((c) => c.url);
+    throw new CliError(
+      'not_registered',
+      `key ${signer.publicKeyHex} is not registered on ${where.join(', ')}`,
+      [`register it with: ${registerCommand(urls)}`],
+    );
   }
+  if (unreachable.length === urls.length) {
+    const tried = await source.probe();
+    return [
+      ` * note       no validator answers yet (tried ${tried.map((t) => `${t.url} (${t.reason})`).join(', ')}); mining starts when one does`,
+    ];
+  }
+  const notes: string[] = [];
+  const reference = registered[0];
+  const deviceType = reference?.account?.device_type ?? undefined;
+  if (deviceType) source.autoRegister = deviceType;
+  for (const m of missing) {
+    await client.miners.register(deviceType ? { device_type: deviceType } : {}, { endpoint: m.url });
+    notes.push(
+      ` * register   the key was registered on ${reference!.url} only: registered it on ${m.url} too (failover needs it on every validator)`,
+    );
+  }
+  if (unreachable.length > 0) {
+    notes.push(
+      ` * note       could not check the key on ${unreachable.map((c) => `${c.url} (${c.reason})`).join(', ')}; it is registered there when that validator answers`,
+    );
+  }
+  return notes;
 }

@@ -33,8 +33,8 @@ export interface ClientWorkSourceOptions {
   readonly urls: readonly string[];
   /** v4.0: the device type challenges are sized for (a registered key's own type wins). */
   readonly deviceType?: DeviceType;
-  /** The command to suggest when the key is not registered on `url`. */
-  readonly registerCommand?: (url: string) => string;
+  /** The command to suggest when the key is not registered on these validators. */
+  readonly registerCommand?: (urls: readonly string[]) => string;
   /** How long each URL is probed when explaining an outage, ms (default 3000). */
   readonly probeTimeoutMs?: number;
   /**
@@ -62,6 +62,13 @@ export class ClientWorkSource extends EventEmitter<WorkSourceEvents> implements 
   /** The protocol version and validator of the last work. */
   lastVersion: ProtocolVersion | undefined;
   lastEndpoint: string | undefined;
+  /**
+   * The device type the key is registered with elsewhere: a validator of the list that refuses
+   * the key (miner_not_registered, e.g. one that was down at start) gets it registered, once,
+   * and the request is repeated. Undefined: no registration on the miner's behalf.
+   */
+  autoRegister: DeviceType | undefined;
+  private readonly autoRegistered = new Set<string>();
   /** The watch of the current v4.1 job's target cell. */
   private watch: NodeJS.Timeout | undefined;
 
@@ -86,6 +93,23 @@ export class ClientWorkSource extends EventEmitter<WorkSourceEvents> implements 
     try {
       work = await client.getWork(deviceType === undefined ? {} : { deviceType });
     } catch (error) {
+      const endpoint = error instanceof ValidatorError ? error.endpoint : undefined;
+      if (
+        error instanceof ValidatorError &&
+        error.code === 'miner_not_registered' &&
+        this.autoRegister !== undefined &&
+        endpoint !== undefined &&
+        !this.autoRegistered.has(endpoint)
+      ) {
+        this.autoRegistered.add(endpoint);
+        try {
+          await client.miners.register({ device_type: this.autoRegister }, { endpoint });
+        } catch (registerError) {
+          throw await this.explain(registerError);
+        }
+        this.emit('stale', `the key was not registered on ${endpoint}; registered it there`);
+        return this.getWork();
+      }
       throw await this.explain(error);
     }
     this.lastVersion = work.version;
@@ -214,7 +238,7 @@ export class ClientWorkSource extends EventEmitter<WorkSourceEvents> implements 
     if (error instanceof ValidatorError && error.code === 'miner_not_registered') {
       const url = error.endpoint ?? this.url ?? '';
       return new Error(
-        `key ${signer.publicKeyHex} is not registered on ${url}${registerCommand ? `: run ${registerCommand(url)}` : ''}`,
+        `key ${signer.publicKeyHex} is not registered on ${url}${registerCommand ? `: run ${registerCommand(this.options.urls)}` : ''}`,
         { cause: error },
       );
     }

@@ -85,6 +85,65 @@ describe('miner mine (plain lines)', () => {
     expect(await m.stop()).toBe(0);
   });
 
+  test('--url A --url B with the key registered on A only: registers it on B too, says so, and fails over to B', async () => {
+    const a = await testValidator({ hexDifficulty: 256n });
+    const b = await testValidator({ hexDifficulty: 256n });
+    const { env } = await tempHome();
+    const signer = await testKey(join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key'), [a.url]);
+    const m = startMine(['--url', a.url, '--url', b.url], env);
+    await waitFor(() => m.io.stdout.text.includes('accepted (1/0)'), 'an accepted result on A');
+    expect(m.io.stdout.text).toContain(
+      ` * register   the key was registered on ${a.url} only: registered it on ${b.url} too (failover needs it on every validator)\n`,
+    );
+    const client = createClient({ url: b.url, signer });
+    cleanup(() => client.close());
+    expect((await client.miners.get()).registered).toBe(true);
+    // A goes away: the miner fails over to B, which knows the key.
+    await a.validator.close();
+    let blocksOnB = 0;
+    const poll = setInterval(() => {
+      client.miners
+        .get()
+        .then((account) => {
+          blocksOnB = account.blocks_accepted;
+        })
+        .catch(() => {});
+    }, 200);
+    cleanup(() => clearInterval(poll));
+    await waitFor(
+      () => blocksOnB > 0,
+      'a block accepted by B',
+      30_000,
+      () => m.io.stdout.text,
+    );
+    expect(m.io.stdout.text).not.toContain('miner_not_registered');
+    expect(await m.stop()).toBe(0);
+  });
+
+  test('a validator of the list that was down at start gets the key registered when it answers', async () => {
+    const a = await testValidator({ hexDifficulty: 256n });
+    const down = await closedUrl();
+    const { env } = await tempHome();
+    await testKey(join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key'), [a.url]);
+    const m = startMine(['--url', a.url, '--url', down], env);
+    await waitFor(() => m.io.stdout.text.includes('accepted (1/0)'), 'an accepted result on A');
+    expect(m.io.stdout.text).toContain(` * note       could not check the key on ${down} (ECONNREFUSED)`);
+    expect(await m.stop()).toBe(0);
+  });
+
+  test('a key registered on no validator of the list: the command that registers it on all (exit 4)', async () => {
+    const a = await testValidator();
+    const b = await testValidator();
+    const { env } = await tempHome();
+    const key = join(env.HOME!, 'key.json');
+    const signer = await testKey(key);
+    const { code, stderr } = await runCli(['mine', '--url', a.url, '--url', b.url, '--key', key], env);
+    expect(code).toBe(4);
+    expect(stderr).toBe(
+      `miner: key ${signer.publicKeyHex} is not registered on ${a.url}, ${b.url}\n  register it with: miner register --url ${a.url} --url ${b.url} --key ${key}\n`,
+    );
+  });
+
   test('an unregistered key stops at once with the exact command that registers it (exit 4)', async () => {
     const { url } = await testValidator();
     const { env } = await tempHome();
