@@ -44,9 +44,18 @@ export interface Snapshot {
   readonly nowMs: number;
 }
 
-/** `speed 10s/60s/15m 1.52 MH/s 1.49 MH/s n/a max 1.60 MH/s` */
+/** `speed 10s/60s/15m 1.52 MH/s 1.49 MH/s n/a max 1.60 MH/s` (`~1.50 MH/s` while warming up) */
 export function hashrateReport(rate: HashrateWindows): string {
-  return `speed 10s/60s/15m ${formatHashrate(rate['10s'])} ${formatHashrate(rate['60s'])} ${formatHashrate(rate['15m'])} max ${formatHashrate(rate.max)}`;
+  return `speed 10s/60s/15m ${rate10sText(rate)} ${formatHashrate(rate['60s'])} ${formatHashrate(rate['15m'])} max ${formatHashrate(rate.max ?? rate.warmup)}`;
+}
+
+/**
+ * The 10 s rate, or in the first 10 s the rate over the samples so far, marked `~` (warming
+ * up), instead of `n/a` while results are already coming in.
+ */
+export function rate10sText(rate: HashrateWindows): string {
+  if (rate['10s'] !== undefined) return formatHashrate(rate['10s']);
+  return rate.warmup === undefined ? 'n/a' : `~${formatHashrate(rate.warmup)}`;
 }
 
 /** `results accepted 12, rejected 1 (coordinate_occupied 1), best diff 1.05M, avg latency 4 ms, journal 0` */
@@ -60,10 +69,10 @@ export function resultsReport(stats: MinerStats): string {
   ].join(', ');
 }
 
-/** `use validator http://127.0.0.1:8420 (local) v4.1, latency 4 ms, connected; fallbacks http://b (up)` */
+/** `using validator http://127.0.0.1:8420 (local) v4.1, latency 4 ms, connected; fallbacks http://b (up)` */
 export function connectionReport(c: ConnectionInfo, uptimeSeconds: number): string {
   const parts = [
-    `use validator ${c.url ?? 'none'}${c.local ? ' (local)' : ''}`,
+    `using validator ${c.url ?? 'none'}${c.local ? ' (local)' : ''}`,
     c.protocol ? `v${c.protocol}` : 'protocol not known yet',
     `latency ${formatMs(c.latencyMs)}`,
     c.connected ? 'connected' : 'unreachable, retrying',

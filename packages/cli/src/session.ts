@@ -319,7 +319,7 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
         name: d.id,
         level: 'device',
         state: d.state,
-        rate10s: d.hashrate.total['10s'],
+        rate10s: d.hashrate.total['10s'] ?? d.hashrate.total.warmup,
         rate60s: d.hashrate.total['60s'],
         lastValidWorkAtMs: d.lastFoundAtMs,
       });
@@ -330,7 +330,7 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
             name: `${d.id}#${i}`,
             level: 'worker',
             state: states[i] ?? 'unknown',
-            rate10s: w['10s'],
+            rate10s: w['10s'] ?? w.warmup,
             rate60s: w['60s'],
             lastValidWorkAtMs: this.lastFound.get(`${d.id}#${i}`),
           });

@@ -231,10 +231,10 @@ describe('miner mine (plain lines)', () => {
     const m = startMine(['--url', down, '--url', url], env, { stdinTty: true });
     await waitFor(() => m.io.stdout.text.includes('accepted (1/0)'), 'an accepted result');
     m.io.stdin.write('c');
-    await waitFor(() => m.io.stdout.text.includes('use validator'), 'the connection line');
+    await waitFor(() => m.io.stdout.text.includes('using validator'), 'the connection line');
     expect(m.io.stdout.text).toMatch(
       new RegExp(
-        `\\] use validator ${url}, v4\\.1, latency \\d+ ms, connected, uptime \\d+s, fallbacks ${down} \\(down: network_error\\)\\n`,
+        `\\] using validator ${url}, v4\\.1, latency \\d+ ms, connected, uptime \\d+s, fallbacks ${down} \\(down: network_error\\)\\n`,
       ),
     );
     expect(await m.stop()).toBe(0);

@@ -116,6 +116,16 @@ class FakeSession extends EventEmitter<SessionEvents> implements SessionView {
 const tick = () => new Promise((resolve) => setTimeout(resolve, 30));
 
 describe('the TUI layout', () => {
+  test('shows a warming-up rate (~) from the first samples instead of n/a', () => {
+    const session = new FakeSession();
+    session.snap = {
+      ...session.snap,
+      stats: { ...session.snap.stats, hashrate: { ...NONE, warmup: 1_250_000 } },
+    };
+    const frame = render(<App session={session} onQuit={() => {}} />).lastFrame()!;
+    expect(frame).toContain('hashrate  10s ~1.25 MH/s  60s n/a  15m n/a  max 1.25 MH/s');
+  });
+
   test('shows the windows (n/a until they have data), results with reasons, the job, the connection and the keys', () => {
     const { lastFrame } = render(<App session={new FakeSession()} onQuit={() => {}} refreshMs={20} />);
     const frame = lastFrame()!;
@@ -171,7 +181,7 @@ describe('the TUI layout', () => {
     stdin.write('h');
     stdin.write('s');
     stdin.write('c');
-    await waitFor(() => lastFrame()!.includes('use validator'), 'the connection line');
+    await waitFor(() => lastFrame()!.includes('using validator'), 'the connection line');
     // Log lines wrap at the terminal's width rather than lose their end.
     const frame = lastFrame()!.replace(/\n(?!\d\d:)/g, ' ');
     expect(frame).toContain('speed 10s/60s/15m 1.52 MH/s n/a n/a max 1.60 MH/s');
@@ -179,7 +189,7 @@ describe('the TUI layout', () => {
       'results accepted 12, rejected 2 (coordinate_occupied 2), best diff 2.00M, avg latency 98 ms, journal 0 pending',
     );
     expect(frame).toContain(
-      'use validator http://validator:8420, v4.1, latency 103 ms, connected, uptime 1h 02m 03s',
+      'using validator http://validator:8420, v4.1, latency 103 ms, connected, uptime 1h 02m 03s',
     );
   });
 
@@ -191,6 +201,10 @@ describe('the TUI layout', () => {
     stdin.write('q');
     await waitFor(() => lastFrame()!.includes('STOPPING'), 'the stopping state');
     expect(lastFrame()).toContain('stopping: workers, boards, journal');
+    // The workers are shown stopping, not mining; a board without a device stays as it is.
+    expect(lastFrame()).not.toMatch(/cpu#0\s+mining/);
+    expect(lastFrame()).toMatch(/cpu#0\s+stopping/);
+    expect(lastFrame()).toMatch(/no device/);
     expect(onQuit).toHaveBeenCalledTimes(1);
   });
 

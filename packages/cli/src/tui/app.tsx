@@ -2,7 +2,14 @@ import { formatDifficulty, formatHashrate } from '@tensormine/miner';
 import { Box, Static, Text, useApp, useInput, useWindowSize } from 'ink';
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { applyHotkey, hotkeyAction } from '../hotkeys.js';
-import { type DeviceRow, formatAgo, formatDuration, formatMs, type Snapshot } from '../reports.js';
+import {
+  type DeviceRow,
+  formatAgo,
+  formatDuration,
+  formatMs,
+  rate10sText,
+  type Snapshot,
+} from '../reports.js';
 import type { LineTone, SessionLine, SessionView } from '../session.js';
 
 /**
@@ -147,7 +154,7 @@ function LiveArea({
       </Text>
       <Text wrap="truncate">
         <Text bold>hashrate</Text>
-        {`  10s ${formatHashrate(rate['10s'])}  60s ${formatHashrate(rate['60s'])}  15m ${formatHashrate(rate['15m'])}  max ${formatHashrate(rate.max)}`}
+        {`  10s ${rate10sText(rate)}  60s ${formatHashrate(rate['60s'])}  15m ${formatHashrate(rate['15m'])}  max ${formatHashrate(rate.max ?? rate.warmup)}`}
       </Text>
       <Text wrap="truncate">
         <Text bold>results</Text>
@@ -162,7 +169,7 @@ function LiveArea({
         <Text bold>job</Text>
         {`       ${jobLabel ?? 'waiting for work'}  difficulty ${stats.job ? formatDifficulty(stats.job.difficulty) : 'n/a'}`}
       </Text>
-      <DeviceTable rows={rows} width={width - 4} nowMs={nowMs} />
+      <DeviceTable rows={rows} width={width - 4} nowMs={nowMs} stopping={stopping} />
       <Text wrap="truncate" dimColor>
         keys: h hashrate p pause r resume s results c connection q quit
       </Text>
@@ -170,9 +177,22 @@ function LiveArea({
   );
 }
 
-function DeviceTable({ rows, width, nowMs }: { rows: readonly DeviceRow[]; width: number; nowMs: number }) {
+/** While stopping, what still runs is shown as stopping (the workers finish their batch). */
+const STOPPED_STATES = new Set(['stopped', 'no device', 'error', 'self-test failed', 'unplugged']);
+
+function DeviceTable({
+  rows,
+  width,
+  nowMs,
+  stopping,
+}: {
+  rows: readonly DeviceRow[];
+  width: number;
+  nowMs: number;
+  stopping: boolean;
+}) {
   const nameWidth = Math.max(8, ...rows.map((r) => r.name.length + (r.level === 'worker' ? 2 : 0))) + 2;
-  const stateWidth = Math.max(7, ...rows.map((r) => r.state.length)) + 2;
+  const stateWidth = Math.max(8, ...rows.map((r) => r.state.length)) + 2;
   const wide = width >= nameWidth + stateWidth + 50;
   const cells = (name: string, state: string, r10: string, r60: string, last: string) =>
     `${name.padEnd(nameWidth)}${state.padEnd(stateWidth)}${r10.padStart(12)}${wide ? r60.padStart(12) : ''}  ${last}`;
@@ -191,7 +211,7 @@ function DeviceTable({ rows, width, nowMs }: { rows: readonly DeviceRow[]; width
         >
           {cells(
             r.level === 'worker' ? `  ${r.name}` : r.name,
-            r.state,
+            stopping && !STOPPED_STATES.has(r.state) ? 'stopping' : r.state,
             formatHashrate(r.rate10s),
             formatHashrate(r.rate60s),
             formatAgo(r.lastValidWorkAtMs, nowMs),
