@@ -41,9 +41,26 @@ export interface SessionEvents {
   line: [line: SessionLine];
 }
 
+/** What `--json`'s start event says (json-events.ts). */
+export interface StartInfo {
+  readonly version: string;
+  readonly key: string;
+  readonly validators: readonly string[];
+  readonly local: boolean;
+  readonly protocol: string;
+  readonly threads: number | null;
+  readonly intensity: number | null;
+  readonly devices: readonly string[];
+  readonly journal: string;
+  readonly journalPending: number;
+  readonly apiUrl: string | null;
+}
+
 /** What the TUI and the plain mode need from a session. */
 export interface SessionView extends EventEmitter<SessionEvents> {
   readonly banner: readonly string[];
+  /** For `--json`'s start event. */
+  startInfo?(): StartInfo;
   readonly paused: boolean;
   snapshot(): Snapshot;
   pause(): void;
@@ -236,6 +253,23 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
 
   get paused(): boolean {
     return this.miner.paused;
+  }
+
+  startInfo(): StartInfo {
+    const s = this.settings;
+    return {
+      version: this.version,
+      key: this.signer.publicKeyHex,
+      validators: this.local ? [this.local.url] : [...s.urls],
+      local: this.local !== undefined,
+      protocol: s.protocol,
+      threads: s.cpu ? s.threads : null,
+      intensity: s.cpu ? s.intensity : null,
+      devices: [...s.devices],
+      journal: s.journal,
+      journalPending: this.miner.journal?.size ?? 0,
+      apiUrl: this.api?.url ?? null,
+    };
   }
 
   /** Starts mining (the workers, the boards, the journal's resubmissions) and the control API. */

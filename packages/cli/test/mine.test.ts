@@ -4,8 +4,9 @@ import { createClient, Signer } from '@tensormine/client';
 import { hexchainJob, Journal, resultFromNonce } from '@tensormine/miner';
 import { encodeHeader, hashMeetsTarget, hexPowHash } from '@tensormine/protocol';
 import { createValidator } from '@tensormine/validator';
+import { Value } from 'typebox/value';
 import { describe, expect, test } from 'vitest';
-import { run } from '../src/index.js';
+import { JsonEventSchema, run } from '../src/index.js';
 import type { MiningSession } from '../src/session.js';
 import { cleanup, closedUrl, runCli, tempHome, testIo, testKey, testValidator, waitFor } from './helpers.js';
 
@@ -13,18 +14,19 @@ import { cleanup, closedUrl, runCli, tempHome, testIo, testKey, testValidator, w
 function startMine(
   argv: string[],
   env: Record<string, string | undefined>,
-  options: { stdinTty?: boolean } = {},
+  options: { stdinTty?: boolean; reportIntervalMs?: number } = {},
 ) {
   const io = testIo(env, options);
   let session: MiningSession | undefined;
   const done = run(['mine', '--threads', '1', ...argv], io, {
     session: { retryDelayMs: 50 },
+    ...(options.reportIntervalMs ? { reportIntervalMs: options.reportIntervalMs } : {}),
     onSession: (s) => {
       session = s;
     },
   });
   const stop = async () => {
-    io.controller.abort();
+    io.controller.abort('test');
     return done;
   };
   cleanup(async () => {
@@ -271,14 +273,42 @@ describe('miner mine (plain lines)', () => {
   test('--json prints one JSON object per event', async () => {
     const { url } = await testValidator();
     const { env } = await tempHome();
-    await testKey(join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key'), [url]);
-    const m = startMine(['--url', url, '--json'], env);
-    await waitFor(() => m.io.stdout.text.includes('"type":"accepted"'), 'an accepted event');
+    const signer = await testKey(join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key'), [url]);
+    const m = startMine(['--url', url, '--json'], env, { reportIntervalMs: 300 });
+    await waitFor(
+      () =>
+        m.io.stdout.text.includes('"type":"accepted"') &&
+        /"type":"hashrate".*"10s":\d/.test(m.io.stdout.text),
+      'an accepted event and a hashrate event with a rate',
+    );
     expect(await m.stop()).toBe(0);
     const events = m.io.stdout.text
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as Record<string, unknown>);
+    // Every line matches the documented schema of its type.
+    for (const e of events) {
+      expect(
+        [...Value.Errors(JsonEventSchema, e)].map((x) => x.message),
+        JSON.stringify(e),
+      ).toEqual([]);
+    }
+    const start = events[0]!;
+    expect(start).toMatchObject({
+      type: 'start',
+      version: '0.1.0',
+      key: signer.publicKeyHex,
+      validators: [url],
+      threads: 1,
+      journal: join(env.XDG_DATA_HOME!, 'tensormine', 'miner', 'journal.jsonl'),
+    });
+    const stop = events.at(-1)!;
+    expect(stop).toMatchObject({ type: 'stop', reason: 'test' });
+    expect(stop.accepted).toBeGreaterThanOrEqual(1);
+    const hashrate = events.find((e) => e.type === 'hashrate' && e['10s'] !== null)!;
+    expect(hashrate).toMatchObject({ unit: 'H/s' });
+    expect(typeof hashrate['10s']).toBe('number'); // the warm-up rate, not null, in the first 10 s
+    expect(events.some((e) => e.type === 'note' && /^speed /.test(String(e.message)))).toBe(false);
     const accepted = events.find((e) => e.type === 'accepted')!;
     expect(accepted).toMatchObject({
       message: expect.stringMatching(/^accepted \(1\/0\) diff /),

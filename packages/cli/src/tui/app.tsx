@@ -7,6 +7,7 @@ import {
   formatAgo,
   formatDuration,
   formatMs,
+  JobLineSummary,
   rate10sText,
   type Snapshot,
 } from '../reports.js';
@@ -72,7 +73,11 @@ export function App({ session, onQuit, refreshMs = 500 }: AppProps) {
   }, []);
 
   useEffect(() => {
-    const onLine = (line: SessionLine) => push(line.text, line.tone);
+    const jobs = new JobLineSummary();
+    const onLine = (line: SessionLine) => {
+      const text = jobs.text(line);
+      if (text !== undefined) push(text, line.tone);
+    };
     session.on('line', onLine);
     const timer = setInterval(() => {
       flush();
