@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { createClient, type Signer, solveWork } from '@tensormine/client';
 import { formatCoord } from '@tensormine/protocol';
 import { describe, expect, test } from 'vitest';
+import { referenceChecksum } from '../src/bench-reference.js';
 import { run } from '../src/index.js';
 import { closedUrl, runCli, tempHome, testIo, testKey, testValidator, waitFor } from './helpers.js';
 
@@ -192,6 +193,32 @@ describe('miner bench', () => {
     expect(lines[3]).toBe('kernel errors 0');
     const checksum = (out: string) => /^checksum ([0-9a-f]{64})$/m.exec(out)![1];
     expect(checksum(two.stdout)).toBe(checksum(one.stdout));
+  });
+
+  test('checks the checksums against the published reference: "ok" (like xmrig), MISMATCH otherwise', async () => {
+    const { env } = await tempHome();
+    const { code, stdout } = await runCli(
+      ['bench', '--amount', '1M', '--tensor-iterations', '0', '--threads', '2'],
+      env,
+    );
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^hexchain\s+.*checksum 5b10def4d3513f02 ok\s+\(/m);
+    expect(stdout).toMatch(/^checksum [0-9a-f]{64} ok$/m);
+    // The default amounts have published checksums (every case).
+    expect(referenceChecksum('hexchain', { hexchainHashes: 4_194_304, tensorIterations: 4096 })).toMatch(
+      /^[0-9a-f]{64}$/,
+    );
+    for (const name of [
+      'native matmul 64x64',
+      'native conv 8x64x64',
+      'esp32 matmul 32x32',
+      'esp32 conv 4x32x32',
+      'esp8266 matmul 16x16',
+    ]) {
+      expect(referenceChecksum(`tensor ${name}`, { hexchainHashes: 0, tensorIterations: 4096 })).toMatch(
+        /^[0-9a-f]{64}$/,
+      );
+    }
   });
 
   test('--json gives the cases, the checksum and the kernel errors', async () => {
