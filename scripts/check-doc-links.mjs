@@ -71,7 +71,12 @@ for (const file of files) {
         broken.push(`${where}: ${target} (no such file)`);
         continue;
       }
-      if (anchor && resolved.endsWith('.md') && statSync(resolved).isFile() && !anchorsOf(resolved).has(anchor)) {
+      if (
+        anchor &&
+        resolved.endsWith('.md') &&
+        statSync(resolved).isFile() &&
+        !anchorsOf(resolved).has(anchor)
+      ) {
         broken.push(`${where}: ${target} (no heading #${anchor})`);
       }
     }
