@@ -12,6 +12,7 @@ import {
   startControlApi,
 } from '@tensormine/miner';
 import { formatCoord } from '@tensormine/protocol';
+import { type DataLock, takeLock } from './data-lock.js';
 import { CliError, describeError, failureReason, isUnreachable } from './errors.js';
 import { loadOrCreateSigner, loadSigner } from './key-file.js';
 import type { LocalValidator } from './local-validator.js';
@@ -107,6 +108,7 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
   readonly banner: string[];
   api: ControlApi | undefined;
   private readonly lastFound = new Map<string, number>();
+  private readonly locks: DataLock[];
   private backlog: SessionLine[] = [];
   private started = false;
   private closing: Promise<void> | undefined;
@@ -122,8 +124,10 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
     local: LocalValidator | undefined;
     version: string;
     banner: string[];
+    locks: DataLock[];
   }) {
     super();
+    this.locks = parts.locks;
     this.settings = parts.settings;
     this.signer = parts.signer;
     this.client = parts.client;
@@ -161,6 +165,7 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
       );
     }
     const cleanup: (() => Promise<unknown>)[] = [];
+    const locks: DataLock[] = [];
     try {
       const banner: string[] = [`tensormine miner ${version} (node ${process.versions.node})`];
       let signer: Signer;
@@ -173,6 +178,13 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
           ` * key        ${signer.publicKeyHex} (${key.created ? 'new key written to ' : ''}${settings.key})`,
         );
         const { startLocalValidator } = await import('./local-validator.js');
+        const dataLock = await takeLock(
+          `${settings.dataDir}/local-validator.lock`,
+          `the data directory ${settings.dataDir} (its --local validator)`,
+          'stop that miner first, or give this one another --data-dir',
+        );
+        cleanup.push(() => dataLock.release());
+        locks.push(dataLock);
         local = await startLocalValidator(settings.dataDir, env);
         const started = local;
         cleanup.push(() => started.validator.close());
@@ -202,6 +214,13 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
       }
 
       await mkdir(dirname(settings.journal), { recursive: true, mode: 0o700 });
+      const journalLock = await takeLock(
+        `${settings.journal}.lock`,
+        `the journal ${settings.journal}`,
+        'stop that miner first, or give this one another --journal (or --data-dir)',
+      );
+      cleanup.push(() => journalLock.release());
+      locks.push(journalLock);
       const backends: DeviceBackend[] = [];
       let engine: MiningEngine | undefined;
       if (settings.cpu) {
@@ -244,6 +263,7 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
         local,
         version,
         banner,
+        locks,
       });
     } catch (error) {
       for (const c of cleanup.reverse()) await c().catch(() => {});
@@ -339,6 +359,7 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
       await this.api?.close();
       await this.client.close();
       await this.local?.validator.close();
+      for (const lock of this.locks) await lock.release().catch(() => {});
     })();
     return this.closing;
   }

@@ -36,6 +36,8 @@ export interface MinerSettings {
   readonly apiToken: string | undefined;
   /** The terminal UI when stdout is a terminal (false: plain log lines). */
   readonly tui: boolean;
+  /** Also append the log lines (plain, timestamped) to this file; off when unset. */
+  readonly logFile: string | undefined;
 }
 
 export type SettingName = keyof MinerSettings;
@@ -266,6 +268,15 @@ export const SETTINGS: { readonly [K in SettingName]: Setting<MinerSettings[K]> 
     default: () => true,
     defaultText: 'on when stdout is a terminal',
     parse: boolean,
+  },
+  logFile: {
+    flag: '--log-file <file>',
+    env: 'MINER_LOG_FILE',
+    description:
+      'also append every log line (timestamped, plain text) to this file, whatever the screen shows',
+    default: () => undefined,
+    defaultText: 'off',
+    parse: path,
   },
 };
 

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createClient, Signer } from '@tensormine/client';
 import { hexchainJob, Journal, resultFromNonce } from '@tensormine/miner';
@@ -268,6 +268,21 @@ describe('miner mine (plain lines)', () => {
     m.io.stdin.write('q');
     expect(await m.done).toBe(0);
     expect(m.session()!.miner.stats().running).toBe(false);
+  });
+
+  test('--log-file appends the timestamped log lines to a file, whatever the screen shows', async () => {
+    const { url } = await testValidator();
+    const { env } = await tempHome();
+    await testKey(join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key'), [url]);
+    const log = join(env.HOME!, 'logs', 'miner.log');
+    const m = startMine(['--url', url, '--json', '--log-file', log], env);
+    await waitFor(() => m.io.stdout.text.includes('"type":"accepted"'), 'an accepted event');
+    expect(await m.stop()).toBe(0);
+    const text = await readFile(log, 'utf8');
+    expect(text).toMatch(/^\[[\d-]+ [\d:]+\] miner started \(pid \d+\)\ntensormine miner /);
+    expect(text).toMatch(/\] accepted \(1\/0\) diff /);
+    expect(text).toMatch(/\] stopped\n$/);
+    expect((await stat(log)).mode & 0o777).toBe(0o600);
   });
 
   test('--json prints one JSON object per event', async () => {

@@ -5,10 +5,11 @@
  */
 import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
-import { cleanup, tempHome, testValidator, waitFor } from './helpers.js';
+import { cleanup, runCli, tempHome, testValidator, waitFor } from './helpers.js';
 
 const pkg = join(dirname(fileURLToPath(import.meta.url)), '..');
 const root = join(pkg, '..', '..');
@@ -201,5 +202,28 @@ describe('a closed pipe', () => {
     const { env } = await tempHome();
     const r = await piped(`${node} ${MINE.join(' ')} | head -2 >/dev/null; sleep 0.2`, env);
     expect(r.stderr).toBe('status 0\n');
+  });
+});
+
+describe('one miner per data directory', () => {
+  test('a second miner mine --local on the same data directory stops, naming the process that holds it', async () => {
+    const { env } = await tempHome();
+    const first = await startMining(process.execPath, [bin, ...MINE], env);
+    const second = await runCli(['mine', '--local', '--threads', '1'], env);
+    expect(second.code).toBe(2);
+    expect(second.stderr).toContain(
+      `miner: the data directory ${join(env.XDG_DATA_HOME!, 'tensormine', 'miner')} (its --local validator) is in use by another miner: pid ${first.child.pid} (miner mine --local --threads 1)`,
+    );
+    expect(second.stderr).toContain('stop that miner first, or give this one another --data-dir');
+    process.kill(first.child.pid!, 'SIGTERM');
+    expect(await first.exited).toBe(0);
+    // A lock left by a process that is gone (kill -9) is taken over.
+    await writeFile(
+      join(env.XDG_DATA_HOME!, 'tensormine', 'miner', 'local-validator.lock'),
+      JSON.stringify({ pid: 2 ** 22 + 12345, startedAt: 'then', command: 'miner mine --local' }),
+    );
+    const third = await startMining(process.execPath, [bin, ...MINE], env);
+    process.kill(third.child.pid!, 'SIGTERM');
+    expect(await third.exited).toBe(0);
   });
 });
