@@ -1,4 +1,7 @@
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createClient, type Signer, solveWork } from '@tensormine/client';
 import { formatCoord } from '@tensormine/protocol';
 import { describe, expect, test } from 'vitest';
@@ -307,5 +310,35 @@ describe('usage', () => {
     const { code, stderr } = await runCli([], env);
     expect(code).toBe(2);
     expect(stderr).toContain('Usage: miner [options] [command]');
+  });
+});
+
+describe('the systemd unit (contrib/tensormine-miner.service)', () => {
+  test('its ExecStart runs this bin with settings the miner accepts, and it stops with SIGTERM', async () => {
+    const pkg = join(dirname(fileURLToPath(import.meta.url)), '..');
+    const unit = await readFile(join(pkg, 'contrib', 'tensormine-miner.service'), 'utf8');
+    const value = (key: string) => [...unit.matchAll(new RegExp(`^${key}=(.*)$`, 'gm'))].map((m) => m[1]!);
+    const [exec] = value('ExecStart');
+    const [node, script, command, ...args] = exec!.split(' ');
+    expect(node).toBe('/opt/tensormine/node_modules/.bin/node');
+    expect(script).toBe('/opt/tensormine/packages/cli/bin/miner.js');
+    expect(existsSync(join(pkg, '..', '..', script!.replace('/opt/tensormine/', '')))).toBe(true);
+    expect(existsSync(join(pkg, '..', '..', node!.replace('/opt/tensormine/', '')))).toBe(true);
+    expect(command).toBe('mine');
+    expect(value('KillSignal')).toEqual(['SIGTERM']);
+    // The same settings, from the unit's environment, are valid for the miner.
+    const unitEnv = Object.fromEntries(value('Environment').map((e) => e.split(/=(.*)/s).slice(0, 2)));
+    const { env } = await tempHome();
+    const { code, stdout, stderr } = await runCli(['config', '--json', ...args], {
+      ...env,
+      MINER_URL: unitEnv.MINER_URL,
+    });
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    const config = JSON.parse(stdout) as { settings: { name: string; value: unknown }[] };
+    const setting = (name: string) => config.settings.find((s) => s.name === name)?.value;
+    expect(setting('logFile')).toBe('/var/log/tensormine/miner.log');
+    expect(setting('tui')).toBe(false);
+    expect(setting('urls')).toEqual([unitEnv.MINER_URL]);
   });
 });
