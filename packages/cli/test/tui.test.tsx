@@ -9,6 +9,7 @@ import type { Snapshot } from '../src/reports.js';
 import { MiningSession, type SessionEvents, type SessionView } from '../src/session.js';
 import { resolveSettings } from '../src/settings.js';
 import { App } from '../src/tui/app.js';
+import { runTui, terminalReflows } from '../src/tui/run.js';
 import { Capture, cleanup, tempHome, testKey, testStdin, testValidator, waitFor } from './helpers.js';
 
 afterEach(() => inkCleanup());
@@ -206,6 +207,39 @@ describe('the TUI layout', () => {
     expect(lastFrame()).toMatch(/cpu#0\s+stopping/);
     expect(lastFrame()).toMatch(/no device/);
     expect(onQuit).toHaveBeenCalledTimes(1);
+  });
+
+  test('a narrower terminal leaves no fragments: the rows its reflow added are deleted before the redraw', async () => {
+    const stdout = Object.assign(new Capture(true), { columns: 120 });
+    const controller = new AbortController();
+    const io = {
+      stdout,
+      stderr: new Capture(false),
+      stdin: testStdin(true),
+      env: { MINER_TERMINAL_REFLOW: '1' },
+      signal: controller.signal,
+    };
+    const done = runTui(new FakeSession(), io, { refreshMs: 20, patchConsole: false });
+    cleanup(async () => {
+      controller.abort();
+      await done;
+    });
+    await waitFor(() => stdout.text.includes('hashrate'), 'a frame');
+    await tick();
+    const before = stdout.text.length;
+    stdout.columns = 50; // 120-wide rows now take 3 rows each
+    stdout.emit('resize');
+    await waitFor(() => stdout.text.length > before, 'the repair and a new frame');
+    const repair = /\u001b\[(\d+)A\r\u001b\[(\d+)M\u001b\[(\d+)B/.exec(stdout.text.slice(before));
+    expect(repair).not.toBeNull();
+    const [, rows, deleted, down] = repair!.map(Number);
+    expect(down).toBeGreaterThan(10); // the live area's height
+    expect(rows).toBe(down! * 3);
+    expect(deleted).toBe(down! * 2);
+    controller.abort();
+    await done;
+    expect(terminalReflows({ TMUX: '/tmp/tmux-0/default,1,0' })).toBe(true);
+    expect(terminalReflows({ TERM: 'xterm' })).toBe(false);
   });
 
   test('uses the terminal width and lays out again on a resize', async () => {

@@ -1,5 +1,5 @@
 import { formatDifficulty, formatHashrate } from '@tensormine/miner';
-import { Box, Static, Text, useApp, useInput, useWindowSize } from 'ink';
+import { Box, type DOMElement, measureElement, Static, Text, useApp, useInput, useWindowSize } from 'ink';
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { applyHotkey, hotkeyAction } from '../hotkeys.js';
 import {
@@ -26,6 +26,14 @@ export interface AppProps {
   readonly onQuit: () => Promise<void> | void;
   /** Refresh interval of the live area, ms (default 500). */
   readonly refreshMs?: number;
+  /** Filled in after every render: the live area's size on screen (run.tsx's resize repair). */
+  readonly frame?: FrameSize;
+}
+
+/** The live area as last drawn: rows and columns. */
+export interface FrameSize {
+  height: number;
+  width: number;
 }
 
 interface LogItem {
@@ -45,7 +53,7 @@ const TONE_COLOR: Record<LineTone, string | undefined> = {
 const KEEP_LINES = 1000;
 const WRITTEN: LogItem = { id: -1, text: '', tone: 'info' };
 
-export function App({ session, onQuit, refreshMs = 500 }: AppProps) {
+export function App({ session, onQuit, refreshMs = 500, frame }: AppProps) {
   const { exit } = useApp();
   const { columns } = useWindowSize();
   const [snapshot, setSnapshot] = useState<Snapshot>(() => session.snapshot());
@@ -116,6 +124,12 @@ export function App({ session, onQuit, refreshMs = 500 }: AppProps) {
   });
 
   const width = Math.max(40, columns || 80);
+  const live = useRef<DOMElement>(null);
+  useEffect(() => {
+    if (!frame || !live.current) return;
+    frame.height = measureElement(live.current).height;
+    frame.width = width;
+  });
   return (
     <>
       <Static items={items}>
@@ -128,7 +142,9 @@ export function App({ session, onQuit, refreshMs = 500 }: AppProps) {
           );
         }}
       </Static>
-      <LiveArea snapshot={snapshot} width={width} paused={session.paused} stopping={stopping} />
+      <Box ref={live}>
+        <LiveArea snapshot={snapshot} width={width} paused={session.paused} stopping={stopping} />
+      </Box>
     </>
   );
 }
