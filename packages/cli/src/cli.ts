@@ -8,6 +8,7 @@
  * IPC channel closes, or, started by npm (npx, npm start), it is re-parented. A closed stdout
  * or stderr (`miner ... | head`) ends the command quietly.
  */
+import { readFileSync } from 'node:fs';
 import { processIo } from './io.js';
 import { run } from './run.js';
 
@@ -29,13 +30,35 @@ if (process.env.TENSORMINE_MINER_WRAPPED === '1' && process.channel) {
   process.channel.unref();
 }
 
-// Started by npm (npx miner, npm start): when npm or its shell dies, this process is
-// re-parented; stop instead of mining on as an orphan.
-if (process.env.npm_command !== undefined && process.platform !== 'win32') {
-  const parent = process.ppid;
+// Started by npm (npx miner, npm start: npm -> sh -c -> this process): when npm or its shell
+// dies (npm forwards SIGTERM to the shell, which dies of it; SIGHUP kills npm), stop instead
+// of mining on as an orphan.
+if (process.env.npm_command !== undefined && process.platform === 'linux') {
+  const watched = [process.ppid, parentOf(process.ppid)].filter(
+    (pid): pid is number => pid !== undefined && pid > 1,
+  );
   setInterval(() => {
-    if (process.ppid !== parent) controller.abort('SIGHUP');
+    if (watched.some((pid) => !alive(pid))) controller.abort('SIGHUP');
   }, 500).unref();
+}
+
+/** The parent of a process (Linux /proc), if it can be read. */
+function parentOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 // `miner config | head -3`: the reader went away. Stop the command (mine stops cleanly) and

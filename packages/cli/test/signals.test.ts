@@ -135,8 +135,14 @@ describe('signals to the process tree', () => {
     // Without an old Node here, the wrapper path is forced on this one.
     const command = node ?? process.execPath;
     const extra: Record<string, string> = node ? {} : { TENSORMINE_MINER_SPAWN: '1' };
-    for (const target of ['wrapper', 'child'] as const) {
-      for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+    for (const [target, signal] of [
+      ['wrapper', 'SIGTERM'],
+      ['wrapper', 'SIGINT'],
+      ['wrapper', 'SIGHUP'],
+      ['child', 'SIGTERM'],
+      ['child', 'SIGINT'],
+    ] as const) {
+      {
         const { env } = await tempHome();
         const run = await startMining(command, [bin, ...MINE], { ...env, ...extra });
         const nodes = run.tree.filter((pid) => commandLine(pid).includes('node'));
@@ -158,16 +164,27 @@ describe('signals to the process tree', () => {
     expect(run.output()).toMatch(/\] stopped\n$/);
   });
 
-  test('npx miner mine: SIGTERM to npx stops every process, the miner cleanly', async () => {
-    const { env } = await tempHome();
-    const run = await startMining('npx', ['miner', ...MINE], {
-      ...env,
-      npm_config_cache: join(env.HOME!, '.npm'),
-      npm_config_update_notifier: 'false',
-    });
-    process.kill(run.child.pid!, 'SIGTERM');
-    await expectAllGone(run.tree);
-    expect(run.output()).toMatch(/\] stopped\n/);
+  test('npx miner mine: SIGTERM or SIGHUP to npx, or a signal to its shell, stops every process, the miner cleanly', async () => {
+    for (const [target, signal] of [
+      ['npx', 'SIGTERM'],
+      ['npx', 'SIGHUP'],
+      ['sh', 'SIGTERM'],
+      ['miner', 'SIGINT'],
+    ] as const) {
+      const { env } = await tempHome();
+      const run = await startMining('npx', ['miner', ...MINE], {
+        ...env,
+        npm_config_cache: join(env.HOME!, '.npm'),
+        npm_config_update_notifier: 'false',
+      });
+      const pid =
+        target === 'npx'
+          ? run.child.pid!
+          : run.tree.find((p) => commandLine(p).startsWith(target === 'sh' ? 'sh ' : 'node '))!;
+      process.kill(pid, signal);
+      await expectAllGone(run.tree);
+      expect(run.output(), `${signal} to ${target}`).toMatch(/\] stopped\n/);
+    }
   });
 });
 
