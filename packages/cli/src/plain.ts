@@ -21,6 +21,7 @@ export interface PlainOptions {
 
 export async function runPlain(session: SessionView, io: CliIo, options: PlainOptions): Promise<void> {
   const interactive = io.stdin.isTTY === true && typeof io.stdin.setRawMode === 'function';
+  const startedAtMs = Date.now();
   const jobs = new JobLineSummary();
   const print = (line: SessionLine) => {
     if (options.json) {
@@ -107,7 +108,7 @@ export async function runPlain(session: SessionView, io: CliIo, options: PlainOp
       accepted: stats.accepted,
       rejected: stats.rejected,
       journalPending: stats.journalSize,
-      uptimeSeconds: stats.uptimeSeconds,
+      uptimeSeconds: Math.floor((Date.now() - startedAtMs) / 1000),
     });
   }
 }
