@@ -230,7 +230,10 @@ describe('the TUI layout', () => {
     stdout.columns = 50; // 120-wide rows now take 3 rows each
     stdout.emit('resize');
     await waitFor(() => stdout.text.length > before, 'the repair and a new frame');
-    const repair = /\u001b\[(\d+)A\r\u001b\[(\d+)M\u001b\[(\d+)B/.exec(stdout.text.slice(before));
+    const ESC = String.fromCharCode(27);
+    const repair = new RegExp(`\\${ESC}\\[(\\d+)A\\r\\${ESC}\\[(\\d+)M\\${ESC}\\[(\\d+)B`).exec(
+      stdout.text.slice(before),
+    );
     expect(repair).not.toBeNull();
     const [, rows, deleted, down] = repair!.map(Number);
     expect(down).toBeGreaterThan(10); // the live area's height

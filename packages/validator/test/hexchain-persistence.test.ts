@@ -10,7 +10,7 @@ import {
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Validator } from '../src/app.js';
 import { register, testKey, testValidator } from './helpers.js';
-import { expectError, issue, mine, submit } from './hexchain-mine.js';
+import { issue, mine, submit } from './hexchain-mine.js';
 
 const alice = testKey('hexchain-persistence');
 const ALICE = formatPublicKey(alice.publicKey);
