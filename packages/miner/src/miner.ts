@@ -307,7 +307,8 @@ export class Miner extends EventEmitter<MinerEvents> {
     return {
       running: this.running,
       paused: this.pausedValue,
-      connected: !this.down.has(this.endpointKey(undefined)),
+      // Work comes (no failed getWork outstanding) and the validator in use is not down.
+      connected: this.workDownKey === undefined && !this.down.has(this.endpointKey(undefined)),
       accepted: this.accepted,
       rejected: this.rejected,
       rejectedReasons: [...this.reasons]
