@@ -48,6 +48,12 @@ function alive(pid: number): boolean {
   }
 }
 
+/** Whether a process is a Node.js (its program is `node`; not tsx's esbuild service). */
+function isNode(pid: number): boolean {
+  const program = commandLine(pid).split(' ')[0] ?? '';
+  return program === 'node' || program.endsWith('/node');
+}
+
 function commandLine(pid: number): string {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
@@ -122,7 +128,7 @@ describe('signals to the process tree', () => {
     for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
       const { env } = await tempHome();
       const run = await startMining(process.execPath, [bin, ...MINE], env);
-      expect(run.tree.filter((pid) => commandLine(pid).includes('node'))).toEqual([run.child.pid]);
+      expect(run.tree.filter(isNode)).toEqual([run.child.pid]);
       process.kill(run.child.pid!, signal);
       expect(await run.exited).toBe(0);
       expect(run.output()).toMatch(/\] stopped\n$/);
@@ -145,7 +151,7 @@ describe('signals to the process tree', () => {
       {
         const { env } = await tempHome();
         const run = await startMining(command, [bin, ...MINE], { ...env, ...extra });
-        const nodes = run.tree.filter((pid) => commandLine(pid).includes('node'));
+        const nodes = run.tree.filter(isNode);
         expect(nodes).toHaveLength(2);
         process.kill(target === 'wrapper' ? run.child.pid! : nodes[1]!, signal);
         const code = await run.exited;
@@ -180,7 +186,7 @@ describe('signals to the process tree', () => {
       const pid =
         target === 'npx'
           ? run.child.pid!
-          : run.tree.find((p) => commandLine(p).startsWith(target === 'sh' ? 'sh ' : 'node '))!;
+          : run.tree.find((p) => (target === 'sh' ? commandLine(p).startsWith('sh ') : isNode(p)))!;
       process.kill(pid, signal);
       await expectAllGone(run.tree);
       expect(run.output(), `${signal} to ${target}`).toMatch(/\] stopped\n/);
