@@ -122,6 +122,61 @@ describe('miner mine (plain lines)', () => {
     expect(await m.stop()).toBe(0);
   });
 
+  test('failover without noise: a result journaled for a validator that went down waits for it; results on the other raise no connection events', async () => {
+    // A holds every submission 300 ms, so that it can go down while one is in flight.
+    const a = await createValidator({
+      dataDir: ':memory:',
+      hexDifficulty: 256n,
+      logger: false,
+      rateLimitPerSecond: 100_000,
+      rateLimitBurst: 100_000,
+      keyRateLimitPerSecond: 100_000,
+      keyRateLimitBurst: 100_000,
+    });
+    a.app.addHook('onRequest', async (request) => {
+      if (request.url === '/api/hexchain/submit') await new Promise((resolve) => setTimeout(resolve, 300));
+    });
+    cleanup(() => a.close());
+    const aUrl = await a.listen({ host: '127.0.0.1', port: 0 });
+    const b = await testValidator({ hexDifficulty: 256n });
+    const { env } = await tempHome();
+    await testKey(join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key'), [aUrl, b.url]);
+    const m = startMine(['--url', aUrl, '--url', b.url, '--json'], env);
+    // A goes down as soon as the miner has a result in flight there.
+    await waitFor(() => m.session()?.miner.currentJob !== undefined, 'a job');
+    const session = m.session()!;
+    await new Promise<void>((resolve) => {
+      const onLog = (e: { type: string }) => {
+        if (e.type === 'found') {
+          session.miner.off('log', onLog);
+          resolve();
+        }
+      };
+      session.miner.on('log', onLog);
+    });
+    a.app.server.closeAllConnections();
+    await a.close();
+    const events = () =>
+      m.io.stdout.text
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { type: string; url?: string });
+    await waitFor(
+      () => events().filter((e) => e.type === 'accepted').length >= 15,
+      '15 results accepted by B',
+      60_000,
+    );
+    expect(await m.stop()).toBe(0);
+    const all = events();
+    const lost = all.filter((e) => e.type === 'connection-lost');
+    const restored = all.filter((e) => e.type === 'connection-restored');
+    // One validator went down once: at most its lost line and the line of the move to B.
+    expect(lost.length).toBeLessThanOrEqual(1);
+    expect(restored.length).toBeLessThanOrEqual(1);
+    for (const e of [...lost, ...restored]) expect(e.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(all.filter((e) => e.type === 'journaled')).toHaveLength(1); // the scenario happened
+  });
+
   test('a validator of the list that was down at start gets the key registered when it answers', async () => {
     const a = await testValidator({ hexDifficulty: 256n });
     const down = await closedUrl();
