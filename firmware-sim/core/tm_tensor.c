@@ -302,9 +302,54 @@ static void conv3x3(const int8_t *restrict x, const int8_t *restrict kernels, ui
   }
 }
 
-/* Seed -> weights -> accumulators; returns the bias and the normalize parameters. */
-static void tensor_core(const tm_task *t, const uint8_t seed[32], const layout *l, int32_t *bias, int32_t *mean,
-                        uint32_t *shift) {
+/* u8(rank) || u16le(d) for each dimension: the shape prefix of the accumulator hash. */
+static uint32_t shape_header(const tm_task *t, uint8_t header[7]) {
+  uint32_t len;
+  if (t->operation == TM_OP_CONV) {
+    header[0] = 3;
+    header[1] = t->filters;
+    header[2] = 0;
+    len = 7;
+  } else {
+    header[0] = 2;
+    len = 5;
+  }
+  header[len - 4] = (uint8_t)(t->dim & 0xffu);
+  header[len - 3] = (uint8_t)(t->dim >> 8);
+  header[len - 2] = (uint8_t)(t->dim & 0xffu);
+  header[len - 1] = (uint8_t)(t->dim >> 8);
+  return len;
+}
+
+/*
+ * acc_hash = taggedHash("PTM4r2/acc", shape || fold lanes as u32le). The fold: 8 lanes of 32
+ * bits, lane l starting at l; Z[i] goes into lane i mod 8 as
+ * s = rotl32(s ^ (uint32)Z[i], 13) * 0x9E3779B1 (mod 2^32), in output order.
+ */
+static void accumulator_hash(const tm_task *t, const layout *l, uint8_t out[32]) {
+  tm_sha256_ctx ctx;
+  uint8_t header[7], lanes_le[32];
+  uint32_t s[8], i;
+  for (i = 0; i < 8; i++) s[i] = i;
+  for (i = 0; i < l->count; i++) {
+    const uint32_t x = s[i & 7u] ^ (uint32_t)l->z[i];
+    s[i & 7u] = ((x << 13) | (x >> 19)) * UINT32_C(0x9E3779B1);
+  }
+  for (i = 0; i < 8; i++) {
+    lanes_le[4 * i] = (uint8_t)s[i];
+    lanes_le[4 * i + 1] = (uint8_t)(s[i] >> 8);
+    lanes_le[4 * i + 2] = (uint8_t)(s[i] >> 16);
+    lanes_le[4 * i + 3] = (uint8_t)(s[i] >> 24);
+  }
+  tm_tagged_init(&ctx, "PTM4r2/acc");
+  tm_sha256_update(&ctx, header, shape_header(t, header));
+  tm_sha256_update(&ctx, lanes_le, 32);
+  tm_sha256_final(&ctx, out);
+}
+
+/* Seed -> weights -> accumulators -> their hash; returns the bias and the normalize parameters. */
+static void tensor_core(const tm_task *t, const uint8_t seed[32], const layout *l, uint8_t acc[32], int32_t *bias,
+                        int32_t *mean, uint32_t *shift) {
   acc_stats st;
   st.sum = 0;
   st.min = INT32_MAX;
@@ -315,16 +360,19 @@ static void tensor_core(const tm_task *t, const uint8_t seed[32], const layout *
   } else {
     matmul(t->input, l->w, t->dim, l->z, &st);
   }
-  /* bias = int8(seed[31]) >> 1, arithmetic (floor), in [-64, 63] */
-  *bias = floor_shift(int8_of(seed[31]), 1);
+  accumulator_hash(t, l, acc);
+  /* bias = int8(acc_hash[31]) >> 1, arithmetic (floor), in [-64, 63]: known only after the work */
+  *bias = floor_shift(int8_of(acc[31]), 1);
   normalize_params(st.sum, st.min, st.max, l->count, mean, shift);
 }
 
-static void path_signature(const uint8_t *fired, uint32_t count, uint8_t out[8]) {
+/* path_signature = taggedHash("PTM4r2/path", acc_hash || fired)[0..8]. */
+static void path_signature(const uint8_t acc[32], const uint8_t *fired, uint32_t count, uint8_t out[8]) {
   tm_sha256_ctx ctx;
   uint8_t digest[32];
   uint32_t i;
-  tm_tagged_init(&ctx, "PTM4/path");
+  tm_tagged_init(&ctx, "PTM4r2/path");
+  tm_sha256_update(&ctx, acc, 32);
   tm_sha256_update(&ctx, fired, (count + 7) / 8);
   tm_sha256_final(&ctx, digest);
   for (i = 0; i < 8; i++) out[i] = digest[i];
@@ -335,33 +383,19 @@ int32_t tm_compute_work(const tm_task *t, const uint8_t pubkey[32], uint64_t non
   layout l;
   tm_sha256_ctx result;
   uint8_t buffer[64];
-  uint8_t header[7];
   uint8_t bytes[8];
-  uint32_t i, used = 0, header_len, s;
+  uint32_t i, used = 0, s;
   int32_t bias, mean, rc;
   if (nonce > TM_MAX_NONCE) return TM_ERR_NONCE;
   rc = carve(t, scratch, &l);
   if (rc != TM_OK) return rc;
 
   tm_work_seed(t->challenge_hash, pubkey, nonce, out->work_seed);
-  tensor_core(t, out->work_seed, &l, &bias, &mean, &s);
+  tensor_core(t, out->work_seed, &l, out->accumulator_hash, &bias, &mean, &s);
 
-  /* tensor_result_hash = taggedHash("PTM4/result", u8(rank) || u16le(d)... || Y), Y streamed. */
-  tm_tagged_init(&result, "PTM4/result");
-  if (t->operation == TM_OP_CONV) {
-    header[0] = 3;
-    header[1] = t->filters;
-    header[2] = 0;
-    header_len = 7;
-  } else {
-    header[0] = 2;
-    header_len = 5;
-  }
-  header[header_len - 4] = (uint8_t)(t->dim & 0xffu);
-  header[header_len - 3] = (uint8_t)(t->dim >> 8);
-  header[header_len - 2] = (uint8_t)(t->dim & 0xffu);
-  header[header_len - 1] = (uint8_t)(t->dim >> 8);
-  tm_sha256_update(&result, header, header_len);
+  /* tensor_result_hash = taggedHash("PTM4r2/result", acc_hash || Y), Y streamed. */
+  tm_tagged_init(&result, "PTM4r2/result");
+  tm_sha256_update(&result, out->accumulator_hash, 32);
 
   for (i = 0; i < (l.count + 7) / 8; i++) l.fired[i] = 0;
   for (i = 0; i < l.count; i++) {
@@ -389,13 +423,13 @@ int32_t tm_compute_work(const tm_task *t, const uint8_t pubkey[32], uint64_t non
   tm_sha256_update(&result, buffer, used);
   tm_sha256_final(&result, out->tensor_result_hash);
 
-  path_signature(l.fired, l.count, out->path_signature);
+  path_signature(out->accumulator_hash, l.fired, l.count, out->path_signature);
   out->path_distance = (uint8_t)tm_path_distance(out->path_signature, t->path_target);
   out->mml_score_q16 = tm_mml_score_q16(l.fired, l.count);
 
-  /* computation_hash = taggedHash("PTM4/computation", C || K || u64le(n) || result hash ||
+  /* computation_hash = taggedHash("PTM4r2/computation", C || K || u64le(n) || result hash ||
    *                    u32le(mml) || path_signature || u8(path_distance)) */
-  tm_tagged_init(&result, "PTM4/computation");
+  tm_tagged_init(&result, "PTM4r2/computation");
   tm_sha256_update(&result, t->challenge_hash, 32);
   tm_sha256_update(&result, pubkey, 32);
   put_u64le(bytes, nonce);
@@ -436,7 +470,7 @@ int32_t tm_search_tensor(const tm_task *t, const uint8_t pubkey[32], uint64_t st
                          const tm_thresholds *thresholds, const tm_scratch *scratch, tm_tensor_solution *out) {
   layout l;
   tm_sha256_ctx prefix;
-  uint8_t seed[32], path[8];
+  uint8_t seed[32], acc[32], path[8];
   uint64_t nonce = start, tried = 0;
   int32_t rc = carve(t, scratch, &l);
   out->iterations = 0;
@@ -449,9 +483,9 @@ int32_t tm_search_tensor(const tm_task *t, const uint8_t pubkey[32], uint64_t st
     uint32_t s, distance;
     tried++;
     work_seed_finish(&prefix, nonce, seed);
-    tensor_core(t, seed, &l, &bias, &mean, &s);
+    tensor_core(t, seed, &l, acc, &bias, &mean, &s);
     fired_bitmap(&l, bias, mean, s);
-    path_signature(l.fired, l.count, path);
+    path_signature(acc, l.fired, l.count, path);
     distance = tm_path_distance(path, t->path_target);
     if (distance <= thresholds->path_distance_max) {
       const uint32_t mml = tm_mml_score_q16(l.fired, l.count);

@@ -1,20 +1,22 @@
 /*
  * tm_tensor.h: v4.0 proof of tensor work (docs/protocol.md section 3), in integer arithmetic.
  *
- * One nonce iteration, for challenge hash C, miner key K and nonce n:
+ * One nonce iteration (rule set 2), for challenge hash C, miner key K and nonce n:
  *   seed  = taggedHash("PTM4/work", C || K || u64le(n))
  *   W     = int8(expand(seed, N*N)) (matmul) | int8(expand(seed, F*9)) (conv)
  *   Z     = X . W | conv3x3(X, W)                     int32 accumulators
- *   A     = clamp(normalize(Z) + (int8(seed[31]) >> 1), -128, 127)
- *   Y     = relu | sigmoid | tanh (A)
- *   fired = bitmap of A > 0;  path = taggedHash("PTM4/path", fired)[0..8]; mml = MML(fired)
+ *   acc   = taggedHash("PTM4r2/acc", u8(rank) || u16le(d)... || fold(Z)), fold: 8 u32 lanes,
+ *           lane i%8 = rotl32(lane ^ Z[i], 13) * 0x9E3779B1
+ *   A     = clamp(normalize(Z) + (int8(acc[31]) >> 1), -128, 127)
+ *   Y     = relu | sigmoid | tanh (A);  result = taggedHash("PTM4r2/result", acc || Y)
+ *   fired = bitmap of A > 0;  path = taggedHash("PTM4r2/path", acc || fired)[0..8]; mml = MML(fired)
  *
  * Memory (all caller-provided, no allocation, no globals):
  *   - the task's input X: N*N bytes (derive it with tm_task_init);
  *   - scratch: TM_SCRATCH_WORDS_FOR(op, N, F) int32 words, that is
  *       accumulators Z (4 bytes per output) + weights + fired bitmap; see the table in README.md
  *       (esp32 at N = 32: matmul 5,248 B, conv with 4 filters 16,932 B);
- *   - stack: about 1.5 KiB at the deepest (tm_search_tensor -> tm_compute_work -> SHA-256,
+ *   - stack: about 1.7 KiB at the deepest (tm_search_tensor -> tm_compute_work -> SHA-256,
  *     x86-64, gcc -fstack-usage); SHA-256 contexts and a 64-byte output buffer, no arrays
  *     that grow with N.
  * The result Y is never stored: it is streamed into the result hash.
@@ -78,6 +80,7 @@ typedef struct {
 /* Everything one nonce iteration produces (the proof fields). */
 typedef struct {
   uint8_t work_seed[32];
+  uint8_t accumulator_hash[32]; /* taggedHash("PTM4r2/acc", shape || fold(Z)) */
   uint8_t tensor_result_hash[32];
   uint32_t mml_score_q16;
   uint8_t path_signature[8];

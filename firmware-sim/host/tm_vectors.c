@@ -13,7 +13,7 @@
  *   act <a>                               -> <relu> <sigmoid> <tanh>
  *   normalize <z,z,...>                   -> <out,out,...>
  *   mml <bitmap_hex> <count>              -> <score_q16>
- *   work <task> <pubkey> <nonce>          -> <seed> <result_hash> <mml_q16> <path_sig> <distance> <computation_hash>
+ *   work <task> <pubkey> <nonce>          -> <seed> <result_hash> <mml_q16> <path_sig> <distance> <computation_hash> <acc_hash>
  *   search <task> <pubkey> <start> <count> <mml_threshold_q16> <path_distance_max>
  *                                         -> found <nonce> <iterations> <seed> <result_hash> <mml> <path> <distance> <computation>
  *                                            | not_found <iterations>
@@ -137,6 +137,8 @@ static void print_work(const tm_work_result *w) {
   print_hex(w->path_signature, 8);
   printf(" %u ", (unsigned)w->path_distance);
   print_hex(w->computation_hash, 32);
+  putchar(' ');
+  print_hex(w->accumulator_hash, 32);
 }
 
 static const char *run(char **f, int n) {

@@ -16,6 +16,7 @@ interface WorkVector {
   nonce: number;
   work_seed: string;
   result_shape: number[];
+  accumulator_hash: string;
   tensor_result_hash: string;
   mml_score_q16: number;
   path_signature: string;
@@ -56,6 +57,14 @@ interface TensorVectors {
   normalize: { z: number[]; out: number[] }[];
   mml: { bitmap_hex: string; count: number; score_q16: number }[];
   challenges: ChallengeVector[];
+  odd_dim: {
+    challenge_hash: string;
+    operation: 'matmul' | 'conv';
+    activation: 'relu' | 'sigmoid' | 'tanh';
+    dim: number;
+    filters: number;
+    nonces: Omit<WorkVector, 'work_seed'>[];
+  };
 }
 
 interface Coord {
@@ -93,11 +102,13 @@ const label = (v: ChallengeVector) => `${v.input.deviceType} ${v.operation} ${v.
 const task = (v: ChallengeVector, input = v.input_tensor_hex) =>
   `${v.operation} ${v.activation} ${v.dim} ${v.filters} ${v.challenge_hash} ${input} ${v.path_target}`;
 
-/** Parses the six fields `work` prints (and `search` after found, nonce, iterations). */
+/** Parses the seven fields `work` prints (and `search` after found, nonce, iterations). */
 function workFields(fields: string[]) {
-  const [work_seed, tensor_result_hash, mml, path_signature, distance, computation_hash] = fields;
+  const [work_seed, tensor_result_hash, mml, path_signature, distance, computation_hash, accumulator_hash] =
+    fields;
   return {
     work_seed,
+    accumulator_hash,
     tensor_result_hash,
     mml_score_q16: Number(mml),
     path_signature,
@@ -177,7 +188,7 @@ describe('v4.0 tensor vectors', () => {
       expect(pathTarget, `${label(v)}: path_target derived in C`).toBe(v.path_target);
     });
 
-    it('computes every listed nonce: work seed, result hash, mml, path signature and distance, computation hash', () => {
+    it('computes every listed nonce: work seed, accumulator hash, result hash, mml, path signature and distance, computation hash', () => {
       const out = runVectors(v.nonces.map((n) => `work ${task(v)} ${key} ${n.nonce}`));
       v.nonces.forEach((n, i) => {
         const { result_shape: _shape, nonce: _nonce, ...expected } = n;
@@ -213,6 +224,18 @@ describe('v4.0 tensor vectors', () => {
 
     it('the search shortcut (fired bitmap from the accumulators) agrees with the full work for 64 nonces', () => {
       expect(runVector(`crosscheck ${task(v)} ${key} 1000 64`), label(v)).toBe('ok 64');
+    });
+  });
+
+  it('pads the fired bitmap of an odd side (N = 5, 25 outputs) as the reference does', () => {
+    const v = tensor.odd_dim;
+    const line = (nonce: number) =>
+      `work ${v.operation} ${v.activation} ${v.dim} ${v.filters} ${v.challenge_hash} - ${runVector(`path_target ${v.challenge_hash}`)} ${key} ${nonce}`;
+    const out = runVectors(v.nonces.map((n) => line(n.nonce)));
+    v.nonces.forEach((n, i) => {
+      const { result_shape: _shape, nonce: _nonce, ...expected } = n;
+      const { work_seed: _seed, ...got } = workFields(out[i]!.split(' '));
+      expect(got, `odd dim nonce ${n.nonce}`).toEqual(expected);
     });
   });
 

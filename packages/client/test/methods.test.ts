@@ -155,7 +155,7 @@ describe('named methods', () => {
             headers,
             now: Date.now(),
           });
-          expect(verdict).toEqual({ ok: true, publicKey: signer.publicKeyHex });
+          expect(verdict).toMatchObject({ ok: true, publicKey: signer.publicKeyHex });
           expect(JSON.parse(body ?? '{}').pubkey).toBe(signer.publicKeyHex);
           line += ' signed';
         }

@@ -83,7 +83,9 @@ describe('Signer', () => {
     const body = '{"pubkey":"x"}';
     const headers = signer.signRequest({ method: 'POST', path: '/stake', body });
     expect(headers['x-tm-pubkey']).toBe(PUBLIC);
-    expect(verifySignedRequest({ method: 'POST', path: '/stake', body, headers, now: Date.now() })).toEqual({
+    expect(
+      verifySignedRequest({ method: 'POST', path: '/stake', body, headers, now: Date.now() }),
+    ).toMatchObject({
       ok: true,
       publicKey: PUBLIC,
     });

@@ -58,7 +58,8 @@ export const ERROR_CODES = {
   proof_replayed: { status: 409, description: 'A proof for this challenge and key was already accepted.' },
   tensor_result_mismatch: {
     status: 422,
-    description: 'tensor_result_hash differs from the recomputed result for this nonce and key.',
+    description:
+      'tensor_result_hash differs from the recomputed result for this nonce and key (the answer says which check failed, never the recomputed value).',
   },
   mml_score_mismatch: { status: 422, description: 'mml_score differs from the recomputed score.' },
   path_signature_mismatch: {
@@ -75,12 +76,22 @@ export const ERROR_CODES = {
     status: 422,
     description: 'path_distance is above the challenge path_distance_max.',
   },
-  invalid_nonce: { status: 400, description: 'The nonce is not an integer in [0, 2^53).' },
+  invalid_nonce: {
+    status: 400,
+    description:
+      'The nonce is not an integer in [0, 2^53) (returned by verifyProof and verifyBlock; over HTTP the request schema refuses such a body first with validation_failed).',
+  },
+  invalid_submission_backoff: {
+    status: 429,
+    description:
+      'This key spent its budget of invalid proofs (each costs the validator a full recomputation): it is refused until Retry-After, the wait doubling at each new exhaustion.',
+  },
 
   // v4.1 hexchain
   hexchain_disabled: {
     status: 404,
-    description: 'This validator does not serve the v4.1 hexchain endpoints.',
+    description:
+      'Reserved, never answered: a validator started without v4.1 does not register the /api/hexchain/ routes, so they answer not_found.',
   },
   coordinate_mismatch: {
     status: 422,

@@ -31,6 +31,16 @@ export function checkRequestTimestamp(timestamp: number, now: number): Verdict {
   );
 }
 
+/** The `request_replayed` rejection of a (public key, nonce) pair already accepted. */
+export function replayedVerdict(publicKey: string, nonce: string): Extract<Verdict, { ok: false }> {
+  return reject(
+    'request_replayed',
+    `x-tm-nonce ${nonce} was already accepted for this public key inside the replay window; ` +
+      'sign each request with a fresh random nonce',
+    { public_key: publicKey, nonce },
+  ) as Extract<Verdict, { ok: false }>;
+}
+
 /** Options of {@link ReplayCache}. */
 export interface ReplayCacheOptions {
   /** The most live (public key, nonce) pairs remembered at once. Default 100 000. */
@@ -93,14 +103,7 @@ export class ReplayCache {
     this.#evictExpired(this.#latest);
 
     const key = `${publicKey.toLowerCase()}:${nonce.toLowerCase()}`;
-    if (this.#expiryByKey.has(key)) {
-      return reject(
-        'request_replayed',
-        `x-tm-nonce ${nonce} was already accepted for this public key inside the replay window; ` +
-          'sign each request with a fresh random nonce',
-        { public_key: publicKey, nonce },
-      );
-    }
+    if (this.#expiryByKey.has(key)) return replayedVerdict(publicKey, nonce);
     if (this.#expiryByKey.size >= this.maxEntries) {
       // Full of live pairs. Refusing the new request is the safe choice: forgetting a live pair
       // instead would let anyone who can flood the cache (keys are free, so any client can sign

@@ -178,8 +178,14 @@ export interface VerifySignedRequestInput {
 /** A failed {@link Verdict}. */
 type Rejection = Extract<Verdict, { readonly ok: false }>;
 
-/** The result of {@link verifySignedRequest}: on success, the verified signer's public key (hex). */
-export type SignedRequestVerdict = { readonly ok: true; readonly publicKey: string } | Rejection;
+/**
+ * The result of {@link verifySignedRequest}: on success, the verified signer's public key, the
+ * request nonce (both lowercase hex) and the timestamp (Unix ms), for a caller that records the
+ * pair itself (in the transaction of the request's effect, as the validator does).
+ */
+export type SignedRequestVerdict =
+  | { readonly ok: true; readonly publicKey: string; readonly nonce: string; readonly timestamp: number }
+  | Rejection;
 
 /**
  * Verifies a signed request, in this order (the first failure is returned):
@@ -278,7 +284,7 @@ export function verifySignedRequest(input: VerifySignedRequestInput): SignedRequ
     const fresh = input.replayCache.check(pubkeyText, nonceText, timestamp, now);
     if (!fresh.ok) return fresh;
   }
-  return { ok: true, publicKey: pubkeyText };
+  return { ok: true, publicKey: pubkeyText, nonce: nonceText, timestamp };
 }
 
 /**

@@ -199,13 +199,14 @@ describe('primitives', () => {
     expect(check(SignatureBytesSchema, [...Array(63).fill(0), 1.5])).toBe(false);
   });
 
-  it('SlotHash is 1 to 128 printable ASCII characters', () => {
+  it('SlotHash is 1 to 128 characters of any script, without control characters', () => {
     expect(check(SlotHashSchema, 'a')).toBe(true);
     expect(check(SlotHashSchema, '~'.repeat(128))).toBe(true);
     expect(check(SlotHashSchema, '')).toBe(false);
     expect(check(SlotHashSchema, 'a'.repeat(129))).toBe(false);
     expect(check(SlotHashSchema, 'tab\there')).toBe(false);
-    expect(check(SlotHashSchema, 'é')).toBe(false);
+    expect(check(SlotHashSchema, 'créneau-✓')).toBe(true);
+    expect(check(SlotHashSchema, 'a\u007fb')).toBe(false);
   });
 
   it('Coord bounds each component but leaves q + r + s = 0 to code', () => {

@@ -138,7 +138,7 @@ describe('signRequest', () => {
     expect(headers['x-tm-timestamp']).toBe('1700000000000');
     expect(headers['x-tm-nonce']).toBe('00112233445566778899aabbccddeeff');
     expect(headers['x-tm-signature']).toMatch(/^[0-9a-f]{128}$/);
-    expect(verifyStake(headers)).toEqual({ ok: true, publicKey: ALICE });
+    expect(verifyStake(headers)).toMatchObject({ ok: true, publicKey: ALICE });
   });
 
   it('defaults to the current time and a fresh random nonce', () => {
@@ -149,7 +149,7 @@ describe('signRequest', () => {
     expect(a['x-tm-nonce']).toMatch(/^[0-9a-f]{32}$/);
     expect(a['x-tm-nonce']).not.toBe(b['x-tm-nonce']);
     const verdict = verifySignedRequest({ method: 'POST', path: '/claim', body: '{}', headers: a, now: T });
-    expect(verdict).toEqual({ ok: true, publicKey: ALICE });
+    expect(verdict).toMatchObject({ ok: true, publicKey: ALICE });
   });
 
   it('signs the same message for a lowercase method', () => {
@@ -166,7 +166,7 @@ describe('verifySignedRequest', () => {
       'x-tm-NONCE': h['x-tm-nonce'],
       'x-tm-signature': h['x-tm-signature'],
     };
-    expect(verifyStake(headers)).toEqual({ ok: true, publicKey: ALICE });
+    expect(verifyStake(headers)).toMatchObject({ ok: true, publicKey: ALICE });
   });
 
   it('accepts a body given as bytes or as the same text', () => {
@@ -178,7 +178,7 @@ describe('verifySignedRequest', () => {
       headers,
       now: T,
     });
-    expect(verdict).toEqual({ ok: true, publicKey: ALICE });
+    expect(verdict).toMatchObject({ ok: true, publicKey: ALICE });
   });
 
   it('requires all four headers, naming the missing ones', () => {
@@ -416,7 +416,7 @@ describe('verifySignedRequest', () => {
   it('accepts a nonce once and rejects the replay', () => {
     const cache = new ReplayCache();
     const h = signed();
-    expect(verifyStake(h, { replayCache: cache })).toEqual({ ok: true, publicKey: ALICE });
+    expect(verifyStake(h, { replayCache: cache })).toMatchObject({ ok: true, publicKey: ALICE });
     expect(verifyStake(h, { replayCache: cache, now: T + 30_000 })).toEqual({
       ok: false,
       code: 'request_replayed',
@@ -458,7 +458,7 @@ describe('verifySignedRequest', () => {
       code: 'signature_invalid',
     });
     expect(cache.size).toBe(0);
-    expect(verifyStake(genuine, { replayCache: cache })).toEqual({ ok: true, publicKey: ALICE });
+    expect(verifyStake(genuine, { replayCache: cache })).toMatchObject({ ok: true, publicKey: ALICE });
   });
 
   it('does not record the nonce of an expired request', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fromHex, toHex } from '../src/bytes.js';
-import { challengeEntropy, deriveChallenge } from '../src/tensor/challenge.js';
+import { challengeEntropy, deriveChallenge, TENSOR_PROTOCOL_VERSION } from '../src/tensor/challenge.js';
 import type { DeviceType } from '../src/tensor/devices.js';
 import { difficultyParams } from '../src/tensor/difficulty.js';
 import { normalize, relu, sigmoid, tanh } from '../src/tensor/fixed-point.js';
@@ -88,6 +88,7 @@ describe('v4.0 vectors', () => {
           nonce: n.nonce,
           work_seed: toHex(workSeed(challenge.challengeHash, minerPublic, n.nonce)),
           result_shape: w.shape,
+          accumulator_hash: toHex(w.accumulatorHash),
           tensor_result_hash: toHex(w.tensorResultHash),
           mml_score_q16: w.mmlScoreQ16,
           path_signature: toHex(w.pathSignature),
@@ -117,5 +118,35 @@ describe('v4.0 vectors', () => {
       challenge_hash: vectors.reduced_dim.challenge_hash,
       dim: vectors.reduced_dim.dim,
     });
+  });
+
+  it('records the rule set and pads the fired bitmap of an odd side (N = 5)', () => {
+    expect(vectors.rule_set).toBe(TENSOR_PROTOCOL_VERSION);
+    const v = vectors.odd_dim;
+    const c = deriveChallenge({
+      validatorSeed,
+      ...v.input,
+      deviceType: 'esp32',
+      maxTensorDim: v.input.max_tensor_dim,
+    });
+    expect([toHex(c.challengeHash), c.dim, c.operation, c.activation]).toEqual([
+      v.challenge_hash,
+      5,
+      v.operation,
+      v.activation,
+    ]);
+    for (const n of v.nonces) {
+      const w = computeWork(c, minerPublic, n.nonce);
+      expect({
+        nonce: n.nonce,
+        result_shape: w.shape,
+        accumulator_hash: toHex(w.accumulatorHash),
+        tensor_result_hash: toHex(w.tensorResultHash),
+        mml_score_q16: w.mmlScoreQ16,
+        path_signature: toHex(w.pathSignature),
+        path_distance: w.pathDistance,
+        computation_hash: toHex(w.computationHash),
+      }).toEqual(n);
+    }
   });
 });

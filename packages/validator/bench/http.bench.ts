@@ -11,6 +11,8 @@
  * 3. Verified POST /api/hexchain/submit per second at difficulty 16, in rounds of one block per
  *    free frontier cell.
  * 4. Latency with 1,000 concurrent connections on GET /health and GET /api/hexchain/status.
+ * 5. Invalid v4.0 proofs: verified rejections per second per core, then the refusals of keys
+ *    in back-off, beside the accepted proofs of part 2.
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -70,6 +72,10 @@ const UNLIMITED = [
   '--key-rate-limit-per-second',
   '1000000',
   '--key-rate-limit-burst',
+  '1000000',
+  // The per-address budget of invalid proofs too (part 5 sends them all from 127.0.0.1); the
+  // per-key budget stays at its default, which part 5 measures.
+  '--invalid-proof-budget-per-address',
   '1000000',
 ];
 const validatorArgs = (...extra: string[]) => [
@@ -271,7 +277,82 @@ async function prepareProofs(base: string, deviceType: DeviceType, count: number
   return { bodies, ops, localRate };
 }
 
-async function verifiedSubmit(): Promise<{ table: string; notes: string[] }> {
+/** Invalid proofs per device type for part 5: budget-sized batches from throwaway keys. */
+const REJECT_COUNTS: Readonly<Record<DeviceType, number>> = { native: 1000, esp32: 2000, esp8266: 3000 };
+/** The validator's budget of invalid proofs per key (services/mining/invalid-budget.ts). */
+const INVALID_BURST = 10;
+
+/** Registers `count` fresh keys (signed requests) and returns them. */
+async function registerKeys(base: string, label: string, count: number): Promise<KeyPair[]> {
+  const keys = Array.from({ length: count }, (_, i) =>
+    keyPairFromSecret(taggedHash('bench/validator-http', utf8(`${label}-${i}`))),
+  );
+  await mapConcurrent(keys, 8, async (key) => {
+    const path = '/devices/register';
+    const body = JSON.stringify({ pubkey: formatPublicKey(key.publicKey), device_type: 'native' });
+    const headers = signRequest({ method: 'POST', path, body, secretKey: key.secretKey });
+    await request(base, 'POST', path, { body, headers });
+  });
+  return keys;
+}
+
+/**
+ * Well-formed, correctly signed proofs whose fields are not the work's (the validator finds out
+ * only by recomputing): `INVALID_BURST` per key, so each is verified before its key's back-off.
+ */
+function garbageProofs(wire: ChallengeWire, keys: readonly KeyPair[], count: number): string[] {
+  return Array.from({ length: count }, (_, i) => {
+    const key = keys[Math.floor(i / INVALID_BURST)]!;
+    const filler = taggedHash('bench/garbage', utf8(String(i)));
+    const proof = {
+      challenge_id: wire.challenge_id,
+      challenge_hash: wire.hash,
+      tensor_result_hash: Buffer.from(filler).toString('hex'),
+      mml_score: 0.5,
+      path_signature: Buffer.from(filler.subarray(0, 8)).toString('hex'),
+      path_distance: 10,
+      computation_nonce: i,
+      computation_hash: Buffer.from(filler).toString('hex'),
+      miner_pubkey: formatPublicKey(key.publicKey),
+    };
+    const signature = signProof(proofBytesFromWire(proof, 32768), key.secretKey);
+    return JSON.stringify({ proof, signature });
+  });
+}
+
+interface RejectionRow {
+  readonly device: string;
+  readonly acceptedCpuUs: number | undefined;
+  readonly acceptedRate: number;
+  readonly verified: Awaited<ReturnType<typeof submitAll>>;
+  readonly refused: Awaited<ReturnType<typeof submitAll>>;
+  readonly count: number;
+}
+
+/** Part 5: verified rejections and back-off refusals, against the accepted proofs of part 2. */
+async function invalidProofs(base: string, pid: number, deviceType: DeviceType) {
+  const count = REJECT_COUNTS[deviceType];
+  const keys = await registerKeys(base, `garbage-${deviceType}`, count / INVALID_BURST);
+  const wire = await request<ChallengeWire>(base, 'POST', '/challenge', {
+    body: JSON.stringify({ slot: 1, slot_hash: `bench-garbage-${deviceType}`, device_type: deviceType }),
+  });
+  const bodies = garbageProofs(wire, keys, count);
+  // Every key spends its budget exactly: each of these is recomputed, then refused (422).
+  const verified = await submitAll(base, '/submit', bodies, 20, pid);
+  // The same keys again: in back-off, refused before any verification (429).
+  const refused = await submitAll(base, '/submit', bodies, 20, pid);
+  return { verified, refused, count };
+}
+
+function perCore(
+  run: { ok: number; rejected: ReadonlyMap<string, number>; serverCpuMs: number | undefined },
+  code: string,
+): string {
+  const n = [...run.rejected].filter(([k]) => k.includes(code)).reduce((a, [, v]) => a + v, 0);
+  return run.serverCpuMs === undefined ? 'n/a' : `${fmt((n * 1000) / run.serverCpuMs)}/s`;
+}
+
+async function verifiedSubmit(): Promise<{ table: string; notes: string[]; rejections: string }> {
   const child = await startChild(
     'validator (v4.0 submit)',
     VALIDATOR,
@@ -280,6 +361,7 @@ async function verifiedSubmit(): Promise<{ table: string; notes: string[] }> {
   );
   const rows: string[][] = [];
   const notes: string[] = [];
+  const rejectionRows: RejectionRow[] = [];
   try {
     await registerMiner(child.url);
     for (const deviceType of ['native', 'esp32', 'esp8266'] as const) {
@@ -315,6 +397,16 @@ async function verifiedSubmit(): Promise<{ table: string; notes: string[] }> {
         `${fmt(run.p50, 0)} / ${fmt(run.p99, 0)}`,
       ]);
       console.log(`  /submit ${deviceType}: ${fmt(rate)}/s (local verifyProof ${fmt(prepared.localRate)}/s)`);
+      const invalid = await invalidProofs(child.url, child.process.pid!, deviceType);
+      rejectionRows.push({
+        device: `${deviceType} ${dim}x${dim}`,
+        acceptedCpuUs: cpuUs,
+        acceptedRate: rate,
+        ...invalid,
+      });
+      console.log(
+        `  invalid ${deviceType}: ${rejectionsCell(invalid.verified)} then ${rejectionsCell(invalid.refused)}`,
+      );
     }
   } finally {
     await stopChild(child.process);
@@ -338,6 +430,52 @@ async function verifiedSubmit(): Promise<{ table: string; notes: string[] }> {
       rows,
     ),
     notes,
+    rejections: table(
+      [
+        'device, tensor',
+        'invalid proofs sent',
+        'verified rejections (422)',
+        'refused in back-off (429)',
+        'verified rejections / s per core',
+        'accepted proofs / s per core (part 2)',
+        'server CPU per verified rejection',
+        'server CPU per accepted proof (part 2)',
+        'rejection / acceptance CPU',
+        'refusals in back-off / s per core',
+        'server CPU per refusal',
+        'refusal / verified rejection CPU',
+      ],
+      rejectionRows.map((r) => {
+        const rejected = [...r.verified.rejected]
+          .filter(([k]) => k.startsWith('422'))
+          .reduce((a, [, v]) => a + v, 0);
+        const refused = [...r.refused.rejected]
+          .filter(([k]) => k.startsWith('429'))
+          .reduce((a, [, v]) => a + v, 0);
+        const rejectUs =
+          r.verified.serverCpuMs === undefined ? undefined : (r.verified.serverCpuMs * 1000) / rejected;
+        const refuseUs =
+          r.refused.serverCpuMs === undefined ? undefined : (r.refused.serverCpuMs * 1000) / refused;
+        return [
+          r.device,
+          fmt(r.count),
+          rejectionsCell(r.verified),
+          rejectionsCell(r.refused),
+          `**${perCore(r.verified, '422')}**`,
+          r.acceptedCpuUs === undefined ? 'n/a' : `${fmt(1e6 / r.acceptedCpuUs)}/s`,
+          rejectUs === undefined ? 'n/a' : `${fmt(rejectUs)} us`,
+          r.acceptedCpuUs === undefined ? 'n/a' : `${fmt(r.acceptedCpuUs)} us`,
+          rejectUs === undefined || r.acceptedCpuUs === undefined
+            ? 'n/a'
+            : `**${(rejectUs / r.acceptedCpuUs).toFixed(2)}x**`,
+          perCore(r.refused, '429'),
+          refuseUs === undefined ? 'n/a' : `${fmt(refuseUs)} us`,
+          refuseUs === undefined || rejectUs === undefined
+            ? 'n/a'
+            : `**${(refuseUs / rejectUs).toFixed(2)}x**`,
+        ];
+      }),
+    ),
   };
 }
 
@@ -558,6 +696,7 @@ async function main(): Promise<void> {
   const hex = await verifiedHexSubmit();
   console.log(`${hex.table}\n`);
   console.log(`4. 1,000 concurrent connections\n${thousand}\n`);
+  console.log(`5. invalid proofs: verified rejections and back-off refusals\n${submit.rejections}\n`);
   const seconds = (performance.now() - startedAt) / 1000;
 
   const notes = [...submit.notes, ...hex.notes];
@@ -615,6 +754,21 @@ autocannon \`-c 1000\` for 5 s against the validator of part 1 (in memory, no bl
 p99 latency, 2xx per second, and every non-2xx, connection error and timeout.
 
 ${thousand}
+
+### 5. Invalid proofs: verified rejections, then the back-off
+
+What garbage costs the validator (issue 9). In the validator of part 2, right after each
+device type's accepted proofs: throwaway keys are registered, and each sends exactly its budget
+of invalid proofs (${INVALID_BURST}: well-formed, correctly signed, for an open challenge, with fields that
+are not the work's), so every one is recomputed and refused (422); then the same bodies again,
+which the keys, now in back-off, see refused before any verification (429
+\`invalid_submission_backoff\`). "Per core" is answers per second of server CPU time. The
+ratios compare, in the same run, a verified rejection with an accepted proof of part 2 (the
+acceptance adds the ledger transaction and the signed receipt) and a refusal with a verified
+rejection: a key gets at most ${INVALID_BURST} recomputations, then one more per minute at best, the wait
+doubling at each exhaustion (docs/validator.md).
+
+${submit.rejections}
 ${notes.length === 0 ? '' : `\nAccounting notes:\n\n${notes.map((n) => `- ${n}`).join('\n')}\n`}`;
   writeSection(DOC_PATH, 'validator', body);
   console.log(`wrote the validator section of ${DOC_PATH} (${fmt(seconds)} s)`);

@@ -1,15 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import swagger from '@fastify/swagger';
-import {
-  fromHex,
-  keyPairFromSecret,
-  type OperationId,
-  ReplayCache,
-  taggedHash,
-  toHex,
-} from '@tensormine/protocol';
+import { fromHex, keyPairFromSecret, type OperationId, taggedHash, toHex } from '@tensormine/protocol';
 import Fastify, {
   type FastifyInstance,
   type InjectOptions,
@@ -26,6 +19,7 @@ import {
   type ValidatorConfig,
 } from './config.js';
 import type { RuntimeConfig, ValidatorContext } from './context.js';
+import { loadAdminToken } from './http/admin-auth.js';
 import { installErrorHandling } from './http/errors.js';
 import { frameworkErrorOptions } from './http/framework-errors.js';
 import { RateLimiter } from './http/rate-limit.js';
@@ -86,6 +80,8 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
   const config = resolved.config;
   const inMemory = config.dataDir === ':memory:';
   if (!inMemory) mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  // Before the storage opens: a refused token file must not leave a database open.
+  const { token: adminToken, file: adminTokenFile, modeFixedFrom } = loadAdminToken(config);
   const storage =
     givenStorage ??
     (await openSqliteStorage({ path: inMemory ? ':memory:' : join(config.dataDir, 'validator.db') }));
@@ -94,7 +90,6 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
   const identity = keyPairFromSecret(taggedHash('PTM/validator-identity', seed));
   const nodeId = `node-${toHex(identity.publicKey).slice(0, 16)}`;
   const runtime = await loadRuntime(storage, resolved);
-  const { token: adminToken, file: adminTokenFile } = loadAdminToken(config);
 
   const app = Fastify({
     logger: logger ?? (process.env.VITEST ? false : { level: config.logLevel }),
@@ -120,11 +115,15 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
     identity,
     nodeId,
     metrics,
-    replayCache: new ReplayCache({ clock: now }),
     log: app.log,
     startedAt: now(),
   };
 
+  if (modeFixedFrom !== undefined) {
+    app.log.warn(
+      `${adminTokenFile} had mode 0${modeFixedFrom.toString(8)} (readable by other users): set to 0600; if others could read it, replace the token (delete the file and restart)`,
+    );
+  }
   keepRawJsonBodies(app, config.bodyLimitBytes);
   installErrorHandling(app);
   await app.register(swagger, {
@@ -249,22 +248,4 @@ async function loadRuntime(storage: Storage, resolved: ResolvedConfig): Promise<
     }
   });
   return runtime as RuntimeConfig;
-}
-
-/**
- * The admin token: configured, or read from `<dataDir>/admin-token`, or generated there at
- * first start (file mode 0600). In memory, a fresh token lives as long as the process.
- */
-function loadAdminToken(config: ValidatorConfig): { token: string; file: string | undefined } {
-  if (config.adminToken) return { token: config.adminToken, file: undefined };
-  const fresh = () => randomBytes(32).toString('base64url');
-  if (config.dataDir === ':memory:') return { token: fresh(), file: undefined };
-  const file = join(config.dataDir, 'admin-token');
-  if (existsSync(file)) {
-    const token = readFileSync(file, 'utf8').trim();
-    if (token.length >= 16) return { token, file };
-  }
-  const token = fresh();
-  writeFileSync(file, `${token}\n`, { mode: 0o600 });
-  return { token, file };
 }

@@ -54,6 +54,10 @@ export interface ValidatorConfig {
   /** Per public key (signed operations and submissions): sustained per second and burst. */
   readonly keyRateLimitPerSecond: number;
   readonly keyRateLimitBurst: number;
+  /** Invalid v4.0 proofs a key may send before its back-off (one more per minute). */
+  readonly invalidProofBudget: number;
+  /** Invalid v4.0 proofs one client address may send before its back-off (one more per 6 s). */
+  readonly invalidProofBudgetPerAddress: number;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
@@ -229,6 +233,20 @@ export const SETTINGS: { readonly [K in SettingName]: Setting<ValidatorConfig[K]
   keyRateLimitBurst: {
     env: 'TENSORMINE_KEY_RATE_LIMIT_BURST',
     description: 'burst of signed operations and submissions per public key',
+    default: () => 100,
+    parse: int(1, 1_000_000),
+  },
+  invalidProofBudget: {
+    env: 'TENSORMINE_INVALID_PROOF_BUDGET',
+    description:
+      'invalid v4.0 proofs (failing the recomputation) a key may send before a back-off that doubles at each exhaustion; one more per minute',
+    default: () => 10,
+    parse: int(1, 1_000_000),
+  },
+  invalidProofBudgetPerAddress: {
+    env: 'TENSORMINE_INVALID_PROOF_BUDGET_PER_ADDRESS',
+    description:
+      'invalid v4.0 proofs one client address may send (whatever the keys) before the same back-off; one more per 6 s',
     default: () => 100,
     parse: int(1, 1_000_000),
   },

@@ -1,4 +1,4 @@
-import type { KeyPair, ReplayCache } from '@tensormine/protocol';
+import type { KeyPair } from '@tensormine/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import type { RuntimeSettingName, ValidatorConfig } from './config.js';
 import type { Metrics } from './services/metrics.js';
@@ -25,8 +25,6 @@ export interface ValidatorContext {
   /** Public, stable identifier of this node (derived from its signing key). */
   readonly nodeId: string;
   readonly metrics: Metrics;
-  /** Nonces of signed requests seen within the replay window. */
-  readonly replayCache: ReplayCache;
   readonly log: FastifyBaseLogger;
   /** Unix milliseconds when this process started serving. */
   readonly startedAt: number;

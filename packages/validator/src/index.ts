@@ -19,6 +19,6 @@ export {
 } from './config.js';
 export type { RuntimeConfig, ValidatorContext } from './context.js';
 export { ApiError } from './http/errors.js';
-export { REWARD_PER_LEVEL_MINOR, REWARD_TOKEN, rewardFor } from './services/mining.js';
+export { REWARD_PER_MIMAC_MINOR, REWARD_TOKEN, rewardFor } from './services/mining.js';
 export { openSqliteStorage, SqliteStorage } from './store/sqlite.js';
 export * from './store/types.js';

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ERROR_CODES, ROUTES, routesOf } from '@tensormine/protocol';
@@ -283,6 +283,33 @@ describe('admin', () => {
     } finally {
       await v.close();
     }
+  });
+
+  it('sets an existing admin-token file with mode 0644 to 0600 before using it, and refuses a symlink', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'tm-token-'));
+    const file = join(dataDir, 'admin-token');
+    writeFileSync(file, 'an-existing-admin-token-value\n', { mode: 0o644 });
+    chmodSync(file, 0o644);
+    const v = await createValidator({ dataDir, logger: false });
+    try {
+      expect(v.adminToken).toBe('an-existing-admin-token-value');
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+    } finally {
+      await v.close();
+    }
+    // Too short to be a token: replaced, and 0600 even though the old file was 0644.
+    writeFileSync(file, 'short\n');
+    chmodSync(file, 0o644);
+    const w = await createValidator({ dataDir, logger: false });
+    try {
+      expect(w.adminToken).not.toBe('short');
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+    } finally {
+      await w.close();
+    }
+    const linked = mkdtempSync(join(tmpdir(), 'tm-token-'));
+    symlinkSync(file, join(linked, 'admin-token'));
+    await expect(createValidator({ dataDir: linked, logger: false })).rejects.toThrow(/not a regular file/);
   });
 
   it('uses a configured admin token and writes no file', async () => {

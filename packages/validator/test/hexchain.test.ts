@@ -257,13 +257,14 @@ describe('POST /api/hexchain/submit', () => {
     await register(v, alice);
     const c = await issue(v);
     const submission = mine(c, alice);
-    now += v.context.runtime.challengeTtlS * 1000 + 1;
+    // Accepted through the second expires_at (as v4.0); refused from the next second on.
+    now = (c.expires_at + 1) * 1000;
     const res = await submit(v, submission);
     expectError(
       res,
       410,
       'challenge_expired',
-      `challenge ${c.id} expired at ${c.expires_at} (Unix seconds), it is now ${c.expires_at}; request a new one`,
+      `challenge ${c.id} expired at ${c.expires_at} (Unix seconds), it is now ${c.expires_at + 1}; request a new one`,
     );
     expect((await status(v)).open_challenges).toBe(0);
   });
@@ -318,24 +319,11 @@ describe('POST /api/hexchain/submit', () => {
     const c = await issue(v);
     const submission = mine(c, alice);
     const forged = '00'.repeat(32);
-    const header = encodeHeader({
-      coord: c.coord,
-      challengeHash: fromHex(c.challenge_hash),
-      minerPublicKey: alice.publicKey,
-      nonce: submission.block.nonce,
-    });
     const res = await submit(v, { ...submission, block: { ...submission.block, pow_hash: forged } });
-    expectError(
-      res,
-      422,
-      'pow_hash_mismatch',
-      `block.pow_hash: expected SHA-256 of the rebuilt 88-byte header, ${submission.block.pow_hash}, got ${forged}`,
-    );
-    expect(res.json().details).toEqual({
-      expected: submission.block.pow_hash,
-      got: forged,
-      header: toHex(header),
-    });
+    expect(res.statusCode).toBe(422);
+    expect(res.json()).toMatchObject({ code: 'pow_hash_mismatch', details: { got: forged } });
+    // Never the hash the validator computed: a miner could otherwise skip its own hashing.
+    expect(res.body).not.toContain(submission.block.pow_hash);
   });
 
   it('rejects a block whose hash is above the target', async () => {

@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { toHex } from '@tensormine/protocol';
+import { type ChallengeWire, type KeyPair, toHex } from '@tensormine/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { register, testKey, testValidator } from './helpers.js';
-import { adminMetrics, expectError, issue, mine, submit } from './mining-fixtures.js';
+import { adminMetrics, expectError, issue, mine, rewardOf, submit } from './mining-fixtures.js';
 
 const alice = testKey('alice');
 const bob = testKey('bob');
@@ -80,8 +80,14 @@ describe('GET /ledger/entries', () => {
     await register(v, alice);
     await register(v, bob);
     const ids: string[] = [];
+    const issued = new Map<KeyPair, ChallengeWire[]>([
+      [alice, []],
+      [bob, []],
+    ]);
     for (const key of [alice, bob, alice, alice, bob]) {
-      const { proof, signature } = mine(await issue(v), key);
+      const c = await issue(v);
+      issued.get(key)!.push(c);
+      const { proof, signature } = mine(c, key);
       const res = await submit(v, proof, signature);
       expect(res.statusCode, res.body).toBe(200);
       ids.push(res.json().ledger_entry_id);
@@ -113,7 +119,7 @@ describe('GET /ledger/entries', () => {
     expect(bobs.entries[0]).toMatchObject({
       pubkey: BOB,
       type: 'mining_reward',
-      amount: '0.1',
+      amount: rewardOf(issued.get(bob)![1]!),
       token: 'PTM',
     });
     const bobs2 = (await v.inject(`/ledger/entries?pubkey=${BOB}&limit=1&cursor=${bobs.next_cursor}`)).json();
@@ -126,8 +132,8 @@ describe('GET /ledger/entries', () => {
 
     const account = (await v.inject(`/miners/${ALICE}`)).json();
     expect(account).toMatchObject({
-      balances: [{ token: 'PTM', amount: '0.3' }],
-      rewards_total: '0.3',
+      balances: [{ token: 'PTM', amount: rewardOf(...issued.get(alice)!) }],
+      rewards_total: rewardOf(...issued.get(alice)!),
       proofs_accepted: 3,
     });
   });
@@ -175,7 +181,7 @@ describe('persistence', () => {
     expect(before.miner).toMatchObject({
       registered: true,
       device_type: 'esp32',
-      balances: [{ token: 'PTM', amount: '0.2' }],
+      balances: [{ token: 'PTM', amount: rewardOf(c) }],
     });
     expect((await second.inject('/ledger/entries')).json()).toEqual(before.ledger);
     expect((await second.inject('/devices')).json()).toEqual(before.devices);

@@ -1,6 +1,7 @@
 import {
   type ChallengeWire,
   computeWork,
+  formatAmount,
   type KeyPair,
   type ProofWire,
   proofBytesFromWire,
@@ -13,6 +14,7 @@ import {
 import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 import type { Validator } from '../src/app.js';
+import { rewardFor } from '../src/services/mining.js';
 import { post } from './helpers.js';
 
 /** Shared by the mining, devices and ledger tests: issue, mine and submit real proofs. */
@@ -95,4 +97,11 @@ export async function adminMetrics(v: Validator): Promise<Record<string, unknown
   });
   expect(res.statusCode, res.body).toBe(200);
   return res.json();
+}
+
+/** The reward of a proof of `challenges` (minor units summed), as the wire decimal. */
+export function rewardOf(...challenges: ChallengeWire[]): string {
+  let total = 0n;
+  for (const c of challenges) total += rewardFor({ ...taskFromWire(c), difficulty: c.difficulty });
+  return formatAmount(total, 'PTM');
 }

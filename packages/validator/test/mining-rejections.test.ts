@@ -1,14 +1,25 @@
 import {
+  computeWork,
   type KeyPair,
   numberToQ16,
   type ProofWire,
   proofBytesFromWire,
   signProof,
+  taskFromWire,
   toHex,
 } from '@tensormine/protocol';
 import { describe, expect, it } from 'vitest';
 import { register, testKey, testValidator } from './helpers.js';
-import { adminMetrics, expectError, findNonce, issue, mine, submit } from './mining-fixtures.js';
+import {
+  adminMetrics,
+  expectError,
+  findNonce,
+  issue,
+  mine,
+  proofFor,
+  rewardOf,
+  submit,
+} from './mining-fixtures.js';
 
 /** Signs an altered proof again, so that only the alteration is wrong. */
 function resign(proof: ProofWire, key: KeyPair): number[] {
@@ -76,7 +87,7 @@ describe('POST /submit: rejections, in check order', () => {
       await submit(v, wrong, resign(wrong, alice)),
       422,
       'challenge_hash_mismatch',
-      `challenge_hash is not the hash of the issued challenge ${c.challenge_id}: expected ${c.hash}, got ${'ab'.repeat(32)}`,
+      `challenge_hash ${'ab'.repeat(32)} is not the hash of the issued challenge ${c.challenge_id} (its \`hash\`)`,
     );
   });
 
@@ -90,7 +101,7 @@ describe('POST /submit: rejections, in check order', () => {
       await submit(v, moved, resign(moved, alice)),
       422,
       'challenge_hash_mismatch',
-      `challenge_hash is not the hash of the issued challenge ${b.challenge_id}: expected ${b.hash}, got ${a.hash}`,
+      `challenge_hash ${a.hash} is not the hash of the issued challenge ${b.challenge_id} (its \`hash\`)`,
     );
   });
 
@@ -162,7 +173,7 @@ describe('POST /submit: rejections, in check order', () => {
     );
     expectError(await submit(v, other.proof, other.signature), 409, 'proof_replayed');
     const miner = (await v.inject(`/miners/${alicePub}`)).json();
-    expect(miner).toMatchObject({ proofs_accepted: 1, balances: [{ token: 'PTM', amount: '0.2' }] });
+    expect(miner).toMatchObject({ proofs_accepted: 1, balances: [{ token: 'PTM', amount: rewardOf(c) }] });
   });
 
   it('concurrent submissions of the same proof: one acceptance, credited once', async () => {
@@ -197,9 +208,10 @@ describe('POST /submit: rejections, in check order', () => {
       res,
       422,
       'tensor_result_mismatch',
-      'tensor_result_hash differs from the recomputed result for this nonce and key',
+      'tensor_result_hash is not the result of the tensor work for this nonce and key',
     );
-    expect(res.json().details).toEqual({ expected: proof.tensor_result_hash, got: '00'.repeat(32) });
+    expect(res.json().details).toBeUndefined();
+    expect(res.body).not.toContain(proof.tensor_result_hash);
   });
 
   it('rejects a valid proof re-attributed to another registered key', async () => {
@@ -211,7 +223,7 @@ describe('POST /submit: rejections, in check order', () => {
       await submit(v, stolen, resign(stolen, bob)),
       422,
       'tensor_result_mismatch',
-      'tensor_result_hash differs from the recomputed result for this nonce and key',
+      'tensor_result_hash is not the result of the tensor work for this nonce and key',
     );
     // With alice's signature left on it: the signature does not cover bob's key.
     expectError(await submit(v, stolen, signature), 401, 'signature_invalid');
@@ -227,27 +239,33 @@ describe('POST /submit: rejections, in check order', () => {
       [
         { mml_score: proof.mml_score === 0 ? 1 / 65536 : 0 },
         'mml_score_mismatch',
-        'mml_score differs from the recomputed score',
+        'mml_score is not the score of the neural path for this nonce and key',
       ],
       [
         { path_signature: proof.path_signature === '00'.repeat(8) ? '01'.repeat(8) : '00'.repeat(8) },
         'path_signature_mismatch',
-        'path_signature differs from the recomputed neural path',
+        'path_signature is not the signature of the neural path for this nonce and key',
       ],
       [
         { path_distance: proof.path_distance === 0 ? 1 : proof.path_distance - 1 },
         'path_distance_mismatch',
-        'path_distance differs from the recomputed distance',
+        'path_distance is not the distance of path_signature to the path target',
       ],
       [
         { computation_hash: 'cd'.repeat(32) },
         'computation_hash_mismatch',
-        'computation_hash differs from the recomputed commitment',
+        "computation_hash is not the commitment to this proof's fields (docs/protocol.md 3.3)",
       ],
     ];
     for (const [change, code, message] of cases) {
       const altered = { ...proof, ...change };
-      expectError(await submit(v, altered, resign(altered, alice)), 422, code, message);
+      const res = await submit(v, altered, resign(altered, alice));
+      expectError(res, 422, code, message);
+      // Which check failed, never the recomputed value (that would do the work for the miner).
+      expect(res.json().details).toBeUndefined();
+      for (const field of ['path_signature', 'computation_hash'] as const) {
+        if (altered[field] !== proof[field]) expect(res.body).not.toContain(String(proof[field]));
+      }
     }
   });
 
@@ -312,5 +330,110 @@ describe('POST /submit: rejections, in check order', () => {
     await submit(v, wrong, resign(wrong, alice));
     expect((await v.inject(`/miners/${alicePub}`)).json().proofs_rejected).toBe(1);
     expect((await adminMetrics(v)).proofs_rejected).toBe(3);
+  });
+});
+
+describe('POST /submit: the budget of invalid proofs', () => {
+  it('refuses a key that spent it, before any verification, with a doubling Retry-After; other keys are unaffected', async () => {
+    let clock = Date.now();
+    const { v, alice, bob } = await setup({ now: () => clock });
+    const c = await issue(v);
+    const { proof } = mine(c, alice);
+    const garbage = (i: number) => {
+      const altered = { ...proof, tensor_result_hash: i.toString(16).padStart(64, '0') };
+      return submit(v, altered, resign(altered, alice));
+    };
+    for (let i = 0; i < 10; i++) expectError(await garbage(i), 422, 'tensor_result_mismatch');
+    const refused = await garbage(10);
+    expectError(refused, 429, 'invalid_submission_backoff');
+    expect(refused.headers['retry-after']).toBe('60');
+    expect(refused.json().details).toEqual({ retry_after_s: 60, strikes: 1 });
+    // Even a valid proof of that key waits: the refusal comes before the verification.
+    const honest = mine(c, alice);
+    expectError(await submit(v, honest.proof, honest.signature), 429, 'invalid_submission_backoff');
+    // Another key is not affected, nor can a forgery naming alice (unsigned by her) count.
+    const bobs = mine(await issue(v), bob);
+    expect((await submit(v, bobs.proof, bobs.signature)).statusCode).toBe(200);
+
+    clock += 60_000; // the back-off ends, one invalid proof refilled
+    expectError(await garbage(11), 422, 'tensor_result_mismatch');
+    const again = await garbage(12);
+    expectError(again, 429, 'invalid_submission_backoff');
+    expect(again.headers['retry-after']).toBe('120'); // doubled
+    clock += 120_000;
+    const later = mine(await issue(v), alice);
+    expect((await submit(v, later.proof, later.signature)).statusCode).toBe(200);
+    const metrics = await adminMetrics(v);
+    expect(JSON.stringify(metrics)).toContain('invalid_submission_backoff');
+  });
+});
+
+describe('POST /submit: the budget of invalid proofs per address', () => {
+  it('bounds what throwaway keys from one address can cost, each key within its own budget', async () => {
+    const { v } = await setup({ invalidProofBudgetPerAddress: 12 });
+    const keys = [testKey('throwaway-1'), testKey('throwaway-2')];
+    for (const key of keys) await register(v, key);
+    const c = await issue(v);
+    const codes: string[] = [];
+    for (let i = 0; i < 14; i++) {
+      const key = keys[i % 2]!;
+      const { proof } = mine(c, key);
+      const altered = { ...proof, tensor_result_hash: i.toString(16).padStart(64, '0') };
+      const res = await submit(v, altered, resign(altered, key));
+      codes.push(res.json().code);
+    }
+    // Each key sent 7 (< 10, its own budget), but the address spent its 12.
+    expect(codes.slice(0, 12).every((code) => code === 'tensor_result_mismatch')).toBe(true);
+    expect(codes.slice(12)).toEqual(['invalid_submission_backoff', 'invalid_submission_backoff']);
+  });
+});
+
+describe('POST /submit: no oracle', () => {
+  it('never answers a value the miner could not compute itself, whatever is wrong', async () => {
+    const { v, alice, bob } = await setup({ invalidProofBudget: 1000, invalidProofBudgetPerAddress: 1000 });
+    const c = await issue(v);
+    const task = taskFromWire(c);
+    let sent = 0;
+    for (let nonce = 0; nonce < 6; nonce++) {
+      const honest = proofFor(c, alice, nonce);
+      const w = computeWork(task, alice.publicKey, nonce);
+      // What only the work gives: none of it may appear in an answer to a wrong proof.
+      const secrets = [w.accumulatorHash, w.tensorResultHash, w.pathSignature, w.computationHash].map(toHex);
+      const variants: Partial<ProofWire>[] = [
+        { tensor_result_hash: 'ab'.repeat(32) },
+        { mml_score: honest.proof.mml_score === 0 ? 0.5 : 0 },
+        { path_signature: 'cd'.repeat(8) },
+        { path_distance: (honest.proof.path_distance + 1) % 65 },
+        { computation_hash: 'ef'.repeat(32) },
+        {
+          tensor_result_hash: '00'.repeat(32),
+          path_signature: '00'.repeat(8),
+          computation_hash: '00'.repeat(32),
+        },
+        { computation_nonce: nonce + 1000 },
+      ];
+      for (const change of variants) {
+        const altered = { ...honest.proof, ...change };
+        const res = await submit(v, altered, resign(altered, alice));
+        sent++;
+        expect(res.statusCode, res.body).toBeGreaterThanOrEqual(400);
+        const requestText = JSON.stringify(altered);
+        for (const secret of secrets) {
+          if (!requestText.includes(secret))
+            expect(res.body, `${res.json().code} leaks a recomputed value`).not.toContain(secret);
+        }
+        expect(JSON.stringify(res.json().details ?? {})).not.toMatch(/expected/);
+      }
+      // Alice's honest fields under bob's key: still nothing of bob's own work comes back.
+      const bobWork = computeWork(task, bob.publicKey, nonce);
+      const stolen = { ...honest.proof, miner_pubkey: toHex(bob.publicKey) };
+      const res = await submit(v, stolen, resign(stolen, bob));
+      for (const secret of [bobWork.tensorResultHash, bobWork.pathSignature, bobWork.computationHash].map(
+        toHex,
+      )) {
+        expect(res.body).not.toContain(secret);
+      }
+    }
+    expect(sent).toBe(42);
   });
 });

@@ -1,6 +1,8 @@
 import {
   DEVICE_PROFILES,
+  DEVICE_TYPES,
   difficultyParams,
+  expectedWorkMacs,
   fromHex,
   parseAmount,
   q16ToNumber,
@@ -13,7 +15,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { rewardFor } from '../src/services/mining.js';
 import { register, testKey, testValidator } from './helpers.js';
-import { expectError, issue, mine, submit } from './mining-fixtures.js';
+import { expectError, issue, mine, rewardOf, submit } from './mining-fixtures.js';
 
 describe('POST /challenge', () => {
   it('issues a challenge with the thresholds of the difficulty in force and a lifetime', async () => {
@@ -131,7 +133,7 @@ describe('POST /submit: an accepted proof', () => {
       tx_sig: expect.stringMatching(/^[0-9a-f]{128}$/),
       challenge_id: c.challenge_id,
       miner_pubkey: pubkey,
-      reward: '0.3',
+      reward: rewardOf(c),
       token: 'PTM',
       ledger_entry_id: expect.stringMatching(/^[0-9]+$/),
       accepted_at: expect.any(Number),
@@ -159,7 +161,7 @@ describe('POST /submit: an accepted proof', () => {
         {
           id: result.ledger_entry_id,
           type: 'mining_reward',
-          amount: '0.3',
+          amount: rewardOf(c),
           token: 'PTM',
           timestamp: result.accepted_at,
           pubkey,
@@ -175,21 +177,45 @@ describe('POST /submit: an accepted proof', () => {
       registered: true,
       device_type: 'native',
       registered_at: expect.any(Number),
-      balances: [{ token: 'PTM', amount: '0.3' }],
+      balances: [{ token: 'PTM', amount: rewardOf(c) }],
       proofs_accepted: 1,
       proofs_rejected: 0,
       blocks_accepted: 0,
-      rewards_total: '0.3',
+      rewards_total: rewardOf(c),
       last_seen: result.accepted_at,
     });
     const status = (await v.inject('/status')).json();
     expect(status.stats).toMatchObject({ total_challenges_issued: 1, total_proofs_valid: 1 });
   });
 
-  it('pays 0.1 PTM per difficulty level', () => {
-    expect(rewardFor(1)).toBe(100_000_000n);
-    expect(rewardFor(6)).toBe(600_000_000n);
-    expect(rewardFor(24)).toBe(2_400_000_000n);
+  it('pays the same per expected multiply-accumulate on every device type, operation and level', () => {
+    // rule: 0.1 PTM per 2^20 expected MACs, floored (docs/validator.md, "Rewards").
+    const perMac: number[] = [];
+    for (const deviceType of DEVICE_TYPES) {
+      const profile = DEVICE_PROFILES[deviceType];
+      for (const operation of profile.operations) {
+        for (const difficulty of [1, 6, 9, 16, 24]) {
+          const challenge = {
+            operation,
+            dim: profile.maxDim,
+            filters: operation === 'conv' ? profile.convFilters : 0,
+            difficulty,
+          };
+          const work = expectedWorkMacs(challenge);
+          const reward = rewardFor(challenge);
+          // reward * 2^20 / work, exact up to the floor of one minor unit
+          const exact = (100_000_000n * work.numerator) / (work.denominator * (1n << 20n));
+          expect(reward).toBe(exact);
+          perMac.push((Number(reward) * 2 ** 20 * Number(work.denominator)) / Number(work.numerator));
+        }
+      }
+    }
+    for (const r of perMac) expect(Math.abs(r / 100_000_000 - 1)).toBeLessThan(1e-4);
+    // The case the issue measured: esp8266 matmul used to pay as much as native conv for
+    // 1/72 of the work per nonce; now it pays 1/72 as much at the same level.
+    const small = rewardFor({ operation: 'matmul', dim: 16, filters: 0, difficulty: 6 });
+    const big = rewardFor({ operation: 'conv', dim: 64, filters: 8, difficulty: 6 });
+    expect(Number(big) / Number(small)).toBeCloseTo((8 * 9 * 64 * 64) / 16 ** 3, 3);
   });
 
   it('signs the documented receipt bytes', () => {
@@ -236,6 +262,6 @@ describe('POST /submit: an accepted proof', () => {
     const { proof, signature } = mine(open, alice);
     const res = await submit(v, proof, signature);
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json().reward).toBe('0.2');
+    expect(res.json().reward).toBe(rewardOf(open));
   });
 });

@@ -371,16 +371,17 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
         expect(new Set([...serials, ...concurrent]).size).toBe(24);
       });
 
-      it('counts challenges that expire after now', async () => {
+      it('counts challenges still answerable at now (expires_at >= now)', async () => {
         await write(async (tx) => {
           await tx.challenges.insert({ ...challenge(0), expiresAt: T + 10 });
           await tx.challenges.insert({ ...challenge(1), expiresAt: T + 20 });
           await tx.challenges.insert({ ...challenge(2), expiresAt: T + 30 });
         });
         expect(await read((tx) => tx.challenges.countOpen(T))).toBe(3);
-        expect(await read((tx) => tx.challenges.countOpen(T + 10))).toBe(2);
-        expect(await read((tx) => tx.challenges.countOpen(T + 29))).toBe(1);
-        expect(await read((tx) => tx.challenges.countOpen(T + 30))).toBe(0);
+        expect(await read((tx) => tx.challenges.countOpen(T + 10))).toBe(3);
+        expect(await read((tx) => tx.challenges.countOpen(T + 11))).toBe(2);
+        expect(await read((tx) => tx.challenges.countOpen(T + 30))).toBe(1);
+        expect(await read((tx) => tx.challenges.countOpen(T + 31))).toBe(0);
       });
     });
 
@@ -431,14 +432,14 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
         expect(await write((tx) => tx.challenges.nextSerial())).toBe(1);
       });
 
-      it('counts challenges that expire after now', async () => {
+      it('counts challenges still answerable at now (expires_at >= now)', async () => {
         await write(async (tx) => {
           await tx.hexChallenges.insert({ ...hexChallenge(0), expiresAt: T + 10 });
           await tx.hexChallenges.insert({ ...hexChallenge(1), expiresAt: T + 20 });
         });
-        expect(await read((tx) => tx.hexChallenges.countOpen(T + 9))).toBe(2);
-        expect(await read((tx) => tx.hexChallenges.countOpen(T + 10))).toBe(1);
-        expect(await read((tx) => tx.hexChallenges.countOpen(T + 20))).toBe(0);
+        expect(await read((tx) => tx.hexChallenges.countOpen(T + 10))).toBe(2);
+        expect(await read((tx) => tx.hexChallenges.countOpen(T + 11))).toBe(1);
+        expect(await read((tx) => tx.hexChallenges.countOpen(T + 21))).toBe(0);
       });
     });
 
@@ -488,6 +489,33 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
         expect(await read((tx) => tx.blocks.byHeight(3))).toEqual(blocks[2]);
         expect(await read((tx) => tx.blocks.count())).toBe(5);
         expect((await read((tx) => tx.blocks.get({ q: -1, r: 0, s: 1 })))?.difficulty).toBe(2n ** 80n);
+      });
+    });
+
+    describe('requestNonces', () => {
+      const K = 'aa'.repeat(32);
+      it('claims a pair once, per key, and keeps nothing of a rolled-back claim', async () => {
+        expect(await write((tx) => tx.requestNonces.claim(K, '01'.repeat(16), 2_000, 0))).toBe(true);
+        expect(await write((tx) => tx.requestNonces.claim(K, '01'.repeat(16), 2_000, 0))).toBe(false);
+        expect(await write((tx) => tx.requestNonces.claim('bb'.repeat(32), '01'.repeat(16), 2_000, 0))).toBe(
+          true,
+        );
+        await expect(
+          write(async (tx) => {
+            await tx.requestNonces.claim(K, '02'.repeat(16), 2_000, 0);
+            throw new Error('the effect failed');
+          }),
+        ).rejects.toThrow('the effect failed');
+        expect(await write((tx) => tx.requestNonces.claim(K, '02'.repeat(16), 2_000, 0))).toBe(true);
+        expect(await read((tx) => tx.requestNonces.count())).toBe(3);
+      });
+
+      it('forgets pairs that expired before the given time', async () => {
+        await write((tx) => tx.requestNonces.claim(K, '01'.repeat(16), 1_000, 0));
+        await write((tx) => tx.requestNonces.claim(K, '02'.repeat(16), 5_000, 0));
+        await write((tx) => tx.requestNonces.claim(K, '03'.repeat(16), 9_000, 3_000));
+        expect(await read((tx) => tx.requestNonces.count())).toBe(2);
+        expect(await write((tx) => tx.requestNonces.claim(K, '01'.repeat(16), 9_000, 3_000))).toBe(true);
       });
     });
 

@@ -5,8 +5,8 @@ import { expandWords } from './sha256.generated.js';
 import { compress, IV, loadBlock, PaddedMessage, popcount32 } from './sha256.js';
 
 /**
- * The v4.0 tensor kernel: one nonce iteration of the proof of tensor work (docs/protocol.md
- * 3.3) with every buffer allocated once per task, bit-identical to `computeWork` of
+ * The v4.0 tensor kernel: one nonce iteration of the proof of tensor work, rule set 2
+ * (docs/protocol.md 3.3), with every buffer allocated once per task, bit-identical to `computeWork` of
  * @tensormine/protocol (the tests compare every field on random tasks of every device type,
  * operation and activation). Like the hexchain kernel it imports nothing from the protocol
  * package at run time: it is an independent implementation checked against the reference.
@@ -23,8 +23,9 @@ import { compress, IV, loadBlock, PaddedMessage, popcount32 } from './sha256.js'
  *   (division by a power of two is exact). The matmul packs two rows of the input (fixed per
  *   task) and blocks 2 x 2, so each loaded value feeds two multiply-adds that each do two
  *   products; the convolution packs two filters and slides a 3 x 3 window along each row.
- * - Only what the thresholds need is computed per nonce: the pre-activations, the fired
- *   bitmap, its MML score and path distance. The activations Y, tensor_result_hash and
+ * - Only what the thresholds need is computed per nonce: the accumulators, their fold and its
+ *   hash (the bias and the path signature depend on it), the fired bitmap, its MML score and
+ *   path distance. The activations Y, tensor_result_hash and
  *   computation_hash are computed only for a nonce that passes (and by `work()`).
  */
 
@@ -60,6 +61,8 @@ const ACTIVATIONS: readonly Activation[] = ['relu', 'sigmoid', 'tanh'];
 const JS_HASH_MAX_BLOCKS = 2;
 
 const ascii = (s: string): Uint8Array => new TextEncoder().encode(s);
+/** The multiplier of the accumulator fold (odd: a bijection mod 2^32), as an int32 for Math.imul. */
+const FOLD_MULTIPLIER = 0x9e3779b1 | 0;
 
 /** The kernel for one task and one key: construct once, call `search` many times. */
 export class TensorSearch {
@@ -78,6 +81,12 @@ export class TensorSearch {
   private readonly expanded: Int32Array;
   private readonly expandBlocks: number;
   private readonly pathMessage: PaddedMessage;
+  /** "PTM4r2/acc" || 0x00 || u8(rank) || u16le(d)... || the 8 fold lanes (u32le). */
+  private readonly accMessage: Uint8Array;
+  private readonly accHeaderLength: number;
+  private readonly foldLanes = new Int32Array(8);
+  /** acc_hash = taggedHash("PTM4r2/acc", shape || Z as i32le) of the last iteration. */
+  private readonly accHash: Uint8Array;
   private readonly pathWords = new Int32Array(8);
   private readonly pathTarget0: number;
   private readonly pathTarget1: number;
@@ -129,11 +138,22 @@ export class TensorSearch {
     this.expandBlocks = Math.ceil(weightBytes / 32);
     this.expanded = new Int32Array(this.expandBlocks * 8);
 
-    // path_signature = taggedHash("PTM4/path", fired)[0..8]; fired is written in place.
+    // path_signature = taggedHash("PTM4r2/path", acc_hash || fired)[0..8]; acc_hash and
+    // fired are written in place.
     const firedBytes = Math.ceil(this.neurons / 8);
-    this.pathMessage = new PaddedMessage(10 + firedBytes);
-    this.pathMessage.bytes.set(ascii('PTM4/path\0'), 0);
-    this.fired = this.pathMessage.bytes.subarray(10);
+    this.pathMessage = new PaddedMessage(12 + 32 + firedBytes);
+    this.pathMessage.bytes.set(ascii('PTM4r2/path\0'), 0);
+    this.accHash = this.pathMessage.bytes.subarray(12, 44);
+    this.fired = this.pathMessage.bytes.subarray(44);
+    const shape = this.conv ? [this.filters, n, n] : [n, n];
+    this.accHeaderLength = 11 + 1 + 2 * shape.length;
+    this.accMessage = new Uint8Array(this.accHeaderLength + 32);
+    this.accMessage.set(ascii('PTM4r2/acc\0'), 0);
+    this.accMessage[11] = shape.length;
+    shape.forEach((d, i) => {
+      this.accMessage[12 + 2 * i] = d & 0xff;
+      this.accMessage[13 + 2 * i] = d >>> 8;
+    });
     this.firedWords = new Int32Array(Math.ceil(this.neurons / 32));
     const t = task.pathTarget;
     this.pathTarget0 = (t[0]! << 24) | (t[1]! << 16) | (t[2]! << 8) | t[3]!;
@@ -210,15 +230,13 @@ export class TensorSearch {
       result[i] = act === 'relu' ? Math.max(a, 0) : act === 'sigmoid' ? sigmoid(a) : tanh(a);
     }
     const shape = this.conv ? [this.filters, n, n] : [n, n];
-    const resultHeader = new Uint8Array(13 + 2 * shape.length);
-    resultHeader.set(ascii('PTM4/result\0'), 0);
-    resultHeader[12] = shape.length;
-    shape.forEach((d, i) => {
-      resultHeader[13 + 2 * i] = d & 0xff;
-      resultHeader[14 + 2 * i] = d >>> 8;
-    });
+    const accumulatorHash = this.accHash.slice();
     const tensorResultHash = sha256(
-      concat(resultHeader, new Uint8Array(result.buffer, result.byteOffset, result.byteLength)),
+      concat(
+        ascii('PTM4r2/result\0'),
+        accumulatorHash,
+        new Uint8Array(result.buffer, result.byteOffset, result.byteLength),
+      ),
     );
     const pathSignature = new Uint8Array(8);
     for (let i = 0; i < 4; i++) {
@@ -234,7 +252,7 @@ export class TensorSearch {
     tail[12] = this.distance;
     const computationHash = sha256(
       concat(
-        ascii('PTM4/computation\0'),
+        ascii('PTM4r2/computation\0'),
         this.task.challengeHash,
         this.minerPublicKey,
         u64le(nonce),
@@ -245,6 +263,7 @@ export class TensorSearch {
     return {
       shape,
       result,
+      accumulatorHash,
       tensorResultHash,
       mmlScoreQ16: this.mml,
       pathSignature,
@@ -253,7 +272,7 @@ export class TensorSearch {
     };
   }
 
-  /** The seed, the weights, Z, and the normalisation parameters (mean, shift) and bias. */
+  /** The seed, the weights, Z and its hash, the bias, and the normalisation parameters (mean, shift). */
   private preActivations(nonce: number): void {
     const msg = this.seedMessage.bytes;
     const hi = Math.floor(nonce / TWO_32);
@@ -268,11 +287,73 @@ export class TensorSearch {
     msg[81] = hi >>> 24;
     this.seedMessage.digestInto(this.seedWords, this.seedMidstate, 1);
     expandWords(this.seedWords, this.expanded, this.expandBlocks);
-    // bias = int8(seed[31]) >> 1: seed byte 31 is the low byte of digest word 7.
-    this.bias = ((this.seedWords[7]! << 24) >> 24) >> 1;
     if (this.conv) this.convolve();
     else this.matmul();
+    this.hashAccumulators();
+    // bias = int8(acc_hash[31]) >> 1: known only once every accumulator is.
+    this.bias = ((this.accHash[31]! << 24) >> 24) >> 1;
     this.normalisation();
+  }
+
+  /**
+   * acc_hash = taggedHash("PTM4r2/acc", shape || fold(Z)), into the path message. The fold
+   * (docs/protocol.md 3.3): 8 lanes of 32 bits, lane l from l; Z[i] goes into lane i mod 8 as
+   * s = rotl32(s ^ Z[i], 13) * 0x9E3779B1 mod 2^32.
+   */
+  private hashAccumulators(): void {
+    const z = this.z;
+    const count = this.neurons;
+    let s0 = 0;
+    let s1 = 1;
+    let s2 = 2;
+    let s3 = 3;
+    let s4 = 4;
+    let s5 = 5;
+    let s6 = 6;
+    let s7 = 7;
+    let i = 0;
+    for (; i + 8 <= count; i += 8) {
+      let x = s0 ^ z[i]!;
+      s0 = Math.imul((x << 13) | (x >>> 19), FOLD_MULTIPLIER);
+      x = s1 ^ z[i + 1]!;
+      s1 = Math.imul((x << 13) | (x >>> 19), FOLD_MULTIPLIER);
+      x = s2 ^ z[i + 2]!;
+      s2 = Math.imul((x << 13) | (x >>> 19), FOLD_MULTIPLIER);
+      x = s3 ^ z[i + 3]!;
+      s3 = Math.imul((x << 13) | (x >>> 19), FOLD_MULTIPLIER);
+      x = s4 ^ z[i + 4]!;
+      s4 = Math.imul((x << 13) | (x >>> 19), FOLD_MULTIPLIER);
+      x = s5 ^ z[i + 5]!;
+      s5 = Math.imul((x << 13) | (x >>> 19), FOLD_MULTIPLIER);
+      x = s6 ^ z[i + 6]!;
+      s6 = Math.imul((x << 13) | (x >>> 19), FOLD_MULTIPLIER);
+      x = s7 ^ z[i + 7]!;
+      s7 = Math.imul((x << 13) | (x >>> 19), FOLD_MULTIPLIER);
+    }
+    const lanes = this.foldLanes;
+    lanes[0] = s0;
+    lanes[1] = s1;
+    lanes[2] = s2;
+    lanes[3] = s3;
+    lanes[4] = s4;
+    lanes[5] = s5;
+    lanes[6] = s6;
+    lanes[7] = s7;
+    for (; i < count; i++) {
+      const x = lanes[i & 7]! ^ z[i]!;
+      lanes[i & 7] = Math.imul((x << 13) | (x >>> 19), FOLD_MULTIPLIER);
+    }
+    // The lanes are u32le on the wire: write them little-endian whatever the platform.
+    const msg = this.accMessage;
+    const at = this.accHeaderLength;
+    for (let l = 0; l < 8; l++) {
+      const v = lanes[l]!;
+      msg[at + 4 * l] = v & 0xff;
+      msg[at + 4 * l + 1] = (v >>> 8) & 0xff;
+      msg[at + 4 * l + 2] = (v >>> 16) & 0xff;
+      msg[at + 4 * l + 3] = v >>> 24;
+    }
+    this.accHash.set(hash('sha256', msg, 'buffer'));
   }
 
   private matmul(): void {

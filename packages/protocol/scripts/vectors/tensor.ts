@@ -1,13 +1,13 @@
 import { toHex, utf8 } from '../../src/bytes.js';
 import { taggedHash } from '../../src/hash.js';
-import { challengeEntropy, deriveChallenge } from '../../src/tensor/challenge.js';
+import { challengeEntropy, deriveChallenge, TENSOR_PROTOCOL_VERSION } from '../../src/tensor/challenge.js';
 import { ACTIVATIONS, DEVICE_PROFILES, type DeviceType } from '../../src/tensor/devices.js';
 import { difficultyParams, MAX_DIFFICULTY } from '../../src/tensor/difficulty.js';
 import { normalize, relu, sigmoid, tanh } from '../../src/tensor/fixed-point.js';
 import { mmlScoreQ16 } from '../../src/tensor/mml.js';
 import { proofBytesFromWire, proofFromWork, signProof } from '../../src/tensor/proof.js';
 import { solveProof } from '../../src/tensor/solve.js';
-import { computeWork, workSeed } from '../../src/tensor/work.js';
+import { computeWork, type WorkResult, workSeed } from '../../src/tensor/work.js';
 import { testKey } from './_keys.js';
 
 /** v4.0 proof-of-tensor-work vectors. */
@@ -37,6 +37,7 @@ export function generate() {
               nonce,
               work_seed: toHex(workSeed(c.challengeHash, miner.publicKey, nonce)),
               result_shape: w.shape,
+              accumulator_hash: toHex(w.accumulatorHash),
               tensor_result_hash: toHex(w.tensorResultHash),
               mml_score_q16: w.mmlScoreQ16,
               path_signature: toHex(w.pathSignature),
@@ -83,9 +84,18 @@ export function generate() {
     difficulty: 2,
     maxTensorDim: 8,
   });
+  const oddInput = {
+    slot: 9,
+    slotHash: 'odd-dimension',
+    serial: 3,
+    deviceType: 'esp32' as const,
+    difficulty: 1,
+  };
+  const odd = deriveChallenge({ validatorSeed, ...oddInput, maxTensorDim: 5 });
   return {
     description:
       'v4.0 proof of tensor work. Keys and seeds are TEST-ONLY values derived from fixed strings (see docs/protocol.md).',
+    rule_set: TENSOR_PROTOCOL_VERSION,
     validator_seed: toHex(validatorSeed),
     miner_secret_key: toHex(miner.secretKey),
     miner_public_key: toHex(miner.publicKey),
@@ -135,5 +145,28 @@ export function generate() {
       challenge_hash: toHex(reduced.challengeHash),
       dim: reduced.dim,
     },
+    // N = 5: 25 outputs, so `fired` is 4 bytes whose 7 last bits are padding (zero).
+    odd_dim: {
+      input: { ...oddInput, max_tensor_dim: 5 },
+      challenge_hash: toHex(odd.challengeHash),
+      operation: odd.operation,
+      activation: odd.activation,
+      dim: odd.dim,
+      filters: odd.filters,
+      nonces: [0, 1].map((nonce) => workVector(nonce, computeWork(odd, miner.publicKey, nonce))),
+    },
+  };
+}
+
+function workVector(nonce: number, w: WorkResult) {
+  return {
+    nonce,
+    result_shape: w.shape,
+    accumulator_hash: toHex(w.accumulatorHash),
+    tensor_result_hash: toHex(w.tensorResultHash),
+    mml_score_q16: w.mmlScoreQ16,
+    path_signature: toHex(w.pathSignature),
+    path_distance: w.pathDistance,
+    computation_hash: toHex(w.computationHash),
   };
 }

@@ -117,8 +117,8 @@ export function verifyBlock(
   if (!equalBytes(powHash, claimedPowHash)) {
     return fail(
       'pow_hash_mismatch',
-      `block.pow_hash: expected SHA-256 of the rebuilt 88-byte header, ${toHex(powHash)}, got ${toHex(claimedPowHash)}`,
-      { expected: toHex(powHash), got: toHex(claimedPowHash), header: toHex(header) },
+      `block.pow_hash ${toHex(claimedPowHash)} is not the SHA-256 of the 88-byte header rebuilt from block.coord, the challenge hash, block.miner_pubkey and block.nonce (docs/protocol.md 4.4)`,
+      { got: toHex(claimedPowHash) },
     );
   }
   if (!hashMeetsTarget(powHash, challenge.target)) {

@@ -56,7 +56,7 @@ const HexchainDifficulty = Type.Integer({
   minimum: Number(MIN_HEX_DIFFICULTY),
   maximum: Number(MAX_HEX_DIFFICULTY),
   description:
-    'v4.1 hexchain difficulty (expected hashes per block, >= 16); takes effect for new challenges and restarts the retarget window.',
+    'v4.1 hexchain difficulty (expected hashes per block, >= 16); takes effect for new challenges; the retarget window keeps counting from the last retarget.',
 });
 const ChallengeTtl = Type.Integer({
   minimum: 10,

@@ -196,11 +196,11 @@ export const DeviceTypeSchema = Type.Enum(DEVICE_TYPES, {
 });
 
 export const SlotHashSchema = Type.String({
-  pattern: '^[\\x20-\\x7e]+$',
+  pattern: '^[^\\x00-\\x1f\\x7f]+$',
   minLength: 1,
   maxLength: 128,
   description:
-    'The hash (or any identifier) of the chain slot the miner works on: 1 to 128 printable ASCII characters, taken as opaque bytes.',
+    'The hash (or any identifier) of the chain slot the miner works on: 1 to 128 characters of any script (no control characters); only SHA-256 of its UTF-8 bytes enters consensus.',
 });
 export type SlotHash = Static<typeof SlotHashSchema>;
 

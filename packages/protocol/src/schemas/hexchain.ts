@@ -42,7 +42,7 @@ export const HexChallengeParentSchema = Type.Object(
     coord: withDescription(CoordSchema, 'The neighbouring coordinate.'),
     block_hash: withDescription(
       Hex32Schema,
-      'Hash of the block at that coordinate; committed in the new block header.',
+      'Hash of the block at that coordinate; committed through parents_root in the challenge hash, which the new block header contains.',
     ),
     depth: Count('Depth of that block.'),
   },
@@ -149,7 +149,9 @@ export const HexStatusSchema = Type.Object(
     frontier_size: Count('Free coordinates adjacent to at least one block (where challenges are issued).'),
     difficulty: Count('Current difficulty: expected hashes per block.'),
     target: withDescription(Hex32Schema, 'Current target, 256-bit big-endian.'),
-    open_challenges: Count('Issued challenges not yet answered or expired.'),
+    open_challenges: Count(
+      'Issued challenges that have not expired (now <= expires_at, in Unix seconds), answered or not.',
+    ),
     block_interval_s: Type.Number({
       minimum: 0,
       description: 'Target mean time between blocks in seconds (may be fractional); retargeting aims at it.',
@@ -177,7 +179,8 @@ export const HexBlockSchema = Type.Object(
     parents: Type.Array(CoordSchema, {
       minItems: 0,
       maxItems: 6,
-      description: 'Coordinates of the parent blocks committed in the header (empty for the genesis block).',
+      description:
+        'Coordinates of the parent blocks, fixed when its challenge was issued and committed through parents_root in the challenge hash the header contains (empty for the genesis block).',
     }),
     miner_pubkey: withDescription(PublicKeyHexSchema, 'The miner that mined it.'),
     nonce: withDescription(SafeUintSchema, 'The nonce of the header.'),

@@ -27,7 +27,11 @@ import type { TensorTask } from './work.js';
  *   path_target    = taggedHash("PTM4/path-target", challenge_hash)[0..8]
  */
 
-export const TENSOR_PROTOCOL_VERSION = 1;
+/**
+ * The v4.0 tensor consensus rule set, byte 0 of `params` (docs/protocol.md 3.2). Rule set 2
+ * commits every accumulator (`PTM4r2/*` tags) and takes the bias from that commitment.
+ */
+export const TENSOR_PROTOCOL_VERSION = 2;
 
 export interface ChallengeSeedInput {
   readonly validatorSeed: Uint8Array;

@@ -74,3 +74,51 @@ export function binomialTail(n: number, maxK: number): bigint {
   }
   return total;
 }
+
+/**
+ * q_mml(d) in thousandths for d = 9..24 (index d - 9), by tensor side N: the share of honest
+ * results whose MML score passes the gate, measured with `scripts/mml-pass-rates.ts`
+ * (docs/protocol.md 3.5). Up to level 8 the gate does not bind (1000 exactly).
+ */
+const MML_PASS_PERMILLE: Readonly<Record<16 | 32 | 64, readonly number[]>> = {
+  64: [796, 777, 754, 733, 711, 689, 672, 652, 634, 618, 603, 585, 567, 550, 531, 512],
+  32: [703, 677, 645, 616, 589, 567, 542, 516, 495, 470, 451, 428, 408, 383, 360, 333],
+  16: [653, 620, 595, 563, 535, 501, 469, 442, 413, 388, 361, 335, 313, 287, 264, 249],
+};
+
+/**
+ * q_mml(d) in thousandths for a tensor side N: the measured column of the largest measured
+ * side at or below N (16 for smaller sides), 1000 up to level 8.
+ */
+export function mmlPassPermille(difficulty: number, dim: number): number {
+  assertDifficulty(difficulty);
+  if (difficulty <= MML_FREE_LEVELS) return 1000;
+  const column = dim >= 64 ? 64 : dim >= 32 ? 32 : 16;
+  return MML_PASS_PERMILLE[column][difficulty - MML_FREE_LEVELS - 1]!;
+}
+
+/** Multiply-accumulates of one nonce iteration: N^3 (matmul) or F * 9 * N^2 (conv). */
+export function macsPerIteration(task: { operation: string; dim: number; filters: number }): number {
+  const n = task.dim;
+  return task.operation === 'conv' ? task.filters * 9 * n * n : n * n * n;
+}
+
+/**
+ * The expected work of a challenge, in multiply-accumulates, as an exact fraction:
+ *   E(d)   = 2^64 / passing(d) * 1000 / q_mml_permille(d, N)      expected iterations
+ *   work   = macsPerIteration * E(d) = numerator / denominator
+ * Rewards are proportional to it (docs/validator.md), so no device type, operation or level
+ * pays more per multiply-accumulate than another.
+ */
+export function expectedWorkMacs(task: {
+  operation: string;
+  dim: number;
+  filters: number;
+  difficulty: number;
+}): { readonly numerator: bigint; readonly denominator: bigint } {
+  const p = difficultyParams(task.difficulty);
+  return {
+    numerator: BigInt(macsPerIteration(task)) * p.pathTotal * 1000n,
+    denominator: p.pathPassing * BigInt(mmlPassPermille(task.difficulty, task.dim)),
+  };
+}

@@ -1,4 +1,4 @@
-import { describe, equalBytes, toHex } from '../bytes.js';
+import { describe, equalBytes } from '../bytes.js';
 import { signatureFromWire, verify } from '../ed25519.js';
 import { OK, reject, type Verdict } from '../error-codes.js';
 import { ProtocolError } from '../errors.js';
@@ -36,7 +36,6 @@ export function verifyProof(
 
   if (!equalBytes(p.challengeHash, challenge.challengeHash)) {
     return reject('challenge_hash_mismatch', 'challenge_hash is not the hash of the issued challenge', {
-      expected: toHex(challenge.challengeHash),
       got: proof.challenge_hash,
     });
   }
@@ -64,40 +63,41 @@ export function verifyProof(
     }
   }
 
+  // A mismatch says which field differs and never the recomputed value: an answer must not
+  // contain anything the miner could not compute itself (rule-set 1 validators answered the
+  // expected values, so three cheap requests per nonce replaced the tensor work). The first
+  // field compared, tensor_result_hash, commits to every accumulator, so what a later
+  // mismatch reveals is known only to whoever did the work.
   const work = computeWork(challenge, p.minerPublicKey, p.nonce);
   if (!equalBytes(work.tensorResultHash, p.tensorResultHash)) {
     return reject(
       'tensor_result_mismatch',
-      'tensor_result_hash differs from the recomputed result for this nonce and key',
-      {
-        expected: toHex(work.tensorResultHash),
-        got: proof.tensor_result_hash,
-      },
+      'tensor_result_hash is not the result of the tensor work for this nonce and key',
     );
   }
   if (work.mmlScoreQ16 !== p.mmlScoreQ16) {
-    return reject('mml_score_mismatch', 'mml_score differs from the recomputed score', {
-      expected: q16ToNumber(work.mmlScoreQ16),
-      got: proof.mml_score,
-    });
+    return reject(
+      'mml_score_mismatch',
+      'mml_score is not the score of the neural path for this nonce and key',
+    );
   }
   if (!equalBytes(work.pathSignature, p.pathSignature)) {
-    return reject('path_signature_mismatch', 'path_signature differs from the recomputed neural path', {
-      expected: toHex(work.pathSignature),
-      got: proof.path_signature,
-    });
+    return reject(
+      'path_signature_mismatch',
+      'path_signature is not the signature of the neural path for this nonce and key',
+    );
   }
   if (work.pathDistance !== p.pathDistance) {
-    return reject('path_distance_mismatch', 'path_distance differs from the recomputed distance', {
-      expected: work.pathDistance,
-      got: proof.path_distance,
-    });
+    return reject(
+      'path_distance_mismatch',
+      'path_distance is not the distance of path_signature to the path target',
+    );
   }
   if (!equalBytes(work.computationHash, p.computationHash)) {
-    return reject('computation_hash_mismatch', 'computation_hash differs from the recomputed commitment', {
-      expected: toHex(work.computationHash),
-      got: proof.computation_hash,
-    });
+    return reject(
+      'computation_hash_mismatch',
+      "computation_hash is not the commitment to this proof's fields (docs/protocol.md 3.3)",
+    );
   }
   if (p.mmlScoreQ16 > challenge.mmlThresholdQ16) {
     return reject('mml_above_threshold', 'mml_score is above the challenge mml_threshold', {

@@ -5,21 +5,26 @@ import { clampInt8, conv3x3, matmul, normalize, relu, sigmoid, tanh } from './fi
 import { mmlScoreQ16 } from './mml.js';
 
 /**
- * One nonce iteration of the v4.0 proof of tensor work. Everything a miner computes for a
- * nonce, and everything the validator recomputes to check a proof, is this one function.
+ * One nonce iteration of the v4.0 proof of tensor work, rule set 2 (docs/protocol.md 3.3).
+ * Everything a miner computes for a nonce, and everything the validator recomputes to check a
+ * proof, is this one function.
  *
- *   seed  = taggedHash("PTM4/work", challenge_hash || miner_pubkey || u64le(nonce))
- *   W     = int8(expand(seed, N*N))             (matmul: N x N weights)
- *         | int8(expand(seed, F*9))             (conv: F kernels of 3 x 3)
- *   Z     = X . W  |  conv3x3(X, W)             (int32 accumulators)
- *   bias  = int8(seed[31]) >> 1                 (in [-64, 63])
- *   A     = clamp(normalize(Z) + bias, -128, 127)
- *   Y     = activation(A)                        (relu | sigmoid | tanh, integer)
- *   path  = bit i set when A[i] > 0 (the neurons that fired), packed LSB first
- *   mml   = description length of that bitmap (see mml.ts)
+ *   seed     = taggedHash("PTM4/work", challenge_hash || miner_pubkey || u64le(nonce))
+ *   W        = int8(expand(seed, N*N))             (matmul: N x N weights)
+ *            | int8(expand(seed, F*9))             (conv: F kernels of 3 x 3)
+ *   Z        = X . W  |  conv3x3(X, W)             (int32 accumulators: the MAC core)
+ *   acc_hash = taggedHash("PTM4r2/acc", u8(rank) || u16le(d)... || fold(Z))  (see accumulatorFold)
+ *   bias     = int8(acc_hash[31]) >> 1             (in [-64, 63]; known only after the work)
+ *   A        = clamp(normalize(Z) + bias, -128, 127)
+ *   Y        = activation(A)                        (relu | sigmoid | tanh, integer)
+ *   fired    = bit i set when A[i] > 0 (the neurons that fired), packed LSB first
+ *   result   = taggedHash("PTM4r2/result", acc_hash || Y)
+ *   path     = taggedHash("PTM4r2/path", acc_hash || fired)[0..8]
+ *   mml      = description length of fired (see mml.ts)
  *
- * The nonce and the key enter through a hash that sets every weight, so no nonce can be
- * chosen without doing the tensor work for it, and a proof is bound to its key.
+ * Every proof field is a function of acc_hash, a hash of every accumulator: none can be known
+ * before every multiply-accumulate is done (rule set 1 took the bias from the seed, so a
+ * nonce whose bias silenced every neuron had a proof predictable from one SHA-256).
  */
 
 export interface TensorTask {
@@ -40,6 +45,8 @@ export interface WorkResult {
   readonly shape: readonly number[];
   /** The activations Y. */
   readonly result: Int8Array;
+  /** taggedHash("PTM4r2/acc", shape || fold(Z)): the commitment to every accumulator. */
+  readonly accumulatorHash: Uint8Array;
   readonly tensorResultHash: Uint8Array;
   readonly mmlScoreQ16: number;
   readonly pathSignature: Uint8Array;
@@ -62,7 +69,9 @@ export function computeWork(task: TensorTask, minerPublicKey: Uint8Array, nonce:
     task.operation === 'conv'
       ? conv3x3(task.input, asInt8(expand(seed, task.filters * 9)), n, task.filters)
       : matmul(task.input, asInt8(expand(seed, n * n)), n);
-  const bias = (((seed[31]! << 24) >> 24) >> 1) as number;
+  const shape = resultShape(task);
+  const accHash = accumulatorHash(shape, z);
+  const bias = ((accHash[31]! << 24) >> 24) >> 1;
   const pre = normalize(z);
   const result = new Int8Array(pre.length);
   const fired = new Uint8Array(Math.ceil(pre.length / 8));
@@ -72,13 +81,12 @@ export function computeWork(task: TensorTask, minerPublicKey: Uint8Array, nonce:
     if (a > 0) fired[i >> 3]! |= 1 << (i & 7);
     result[i] = act(a);
   }
-  const shape = resultShape(task);
-  const tensorResultHash = resultHash(shape, result);
-  const pathSignature = taggedHash('PTM4/path', fired).subarray(0, 8);
+  const tensorResultHash = resultHash(accHash, result);
+  const pathSignature = pathSignatureOf(accHash, fired);
   const pathDistance = hammingDistance(pathSignature, task.pathTarget);
   const mml = mmlScoreQ16(fired, pre.length);
   const computationHash = taggedHash(
-    'PTM4/computation',
+    'PTM4r2/computation',
     task.challengeHash,
     minerPublicKey,
     u64le(nonce),
@@ -87,19 +95,65 @@ export function computeWork(task: TensorTask, minerPublicKey: Uint8Array, nonce:
     pathSignature,
     u8(pathDistance),
   );
-  return { shape, result, tensorResultHash, mmlScoreQ16: mml, pathSignature, pathDistance, computationHash };
+  return {
+    shape,
+    result,
+    accumulatorHash: accHash,
+    tensorResultHash,
+    mmlScoreQ16: mml,
+    pathSignature,
+    pathDistance,
+    computationHash,
+  };
 }
 
 const ACTIVATION_FUNCTIONS: Readonly<Record<Activation, (a: number) => number>> = { relu, sigmoid, tanh };
 
-/** taggedHash("PTM4/result", u8(rank) || u16le(dim) for each dim || the int8 values as bytes). */
-export function resultHash(shape: readonly number[], values: Int8Array): Uint8Array {
+/** The multiplier of the accumulator fold: odd, so multiplying by it is a bijection mod 2^32. */
+export const ACC_FOLD_MULTIPLIER = 0x9e3779b1;
+
+/**
+ * The accumulator fold: 8 lanes of 32 bits, lane l starting at l; accumulator i goes into
+ * lane i mod 8 as  s = rotl32(s XOR u32(Z[i]), 13) * 0x9E3779B1  (mod 2^32), in output order.
+ * Each step is a bijection of Z[i] (XOR, rotation and an odd multiplier are), so every
+ * accumulator changes the result; XOR, rotation and multiplication mod 2^32 mix three
+ * algebras, so no linear shortcut (computing a combination of Z from fewer
+ * multiply-accumulates, as Freivalds' check does) gives it. It costs three integer operations
+ * per accumulator, against 9 (conv) to 64 (matmul) multiply-accumulates to compute one.
+ */
+export function accumulatorFold(z: Int32Array, count: number = z.length): Uint32Array {
+  const s = Uint32Array.of(0, 1, 2, 3, 4, 5, 6, 7);
+  for (let i = 0; i < count; i++) {
+    const x = s[i & 7]! ^ z[i]!;
+    s[i & 7] = Math.imul((x << 13) | (x >>> 19), ACC_FOLD_MULTIPLIER);
+  }
+  return s;
+}
+
+/**
+ * acc_hash = taggedHash("PTM4r2/acc", u8(rank) || u16le(dim) for each dim || u32le(fold[l]) for
+ * l = 0..7), the fold of every accumulator in output order (row-major; conv: filter-major).
+ */
+export function accumulatorHash(shape: readonly number[], z: Int32Array): Uint8Array {
+  const fold = accumulatorFold(z);
+  const lanes = new Uint8Array(32);
+  const view = new DataView(lanes.buffer);
+  for (let l = 0; l < 8; l++) view.setUint32(4 * l, fold[l]!, true);
+  return taggedHash('PTM4r2/acc', u8(shape.length), concatBytes(...shape.map((d) => u16le(d))), lanes);
+}
+
+/** taggedHash("PTM4r2/result", acc_hash || the int8 activations as bytes). */
+export function resultHash(accHash: Uint8Array, values: Int8Array): Uint8Array {
   return taggedHash(
-    'PTM4/result',
-    u8(shape.length),
-    concatBytes(...shape.map((d) => u16le(d))),
+    'PTM4r2/result',
+    accHash,
     new Uint8Array(values.buffer, values.byteOffset, values.byteLength),
   );
+}
+
+/** taggedHash("PTM4r2/path", acc_hash || fired)[0..8]. */
+export function pathSignatureOf(accHash: Uint8Array, fired: Uint8Array): Uint8Array {
+  return taggedHash('PTM4r2/path', accHash, fired).subarray(0, 8);
 }
 
 export function hammingDistance(a: Uint8Array, b: Uint8Array): number {

@@ -1,17 +1,20 @@
 import {
   assertBodyPubkey,
   type OperationId,
+  REQUEST_REPLAY_WINDOW_MS,
   ROUTES,
   type RouteBody,
   type RouteDefinition,
   type RouteParams,
   type RouteQuery,
   type RouteReply,
+  replayedVerdict,
   routesOf,
   verifySignedRequest,
 } from '@tensormine/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ValidatorContext } from '../context.js';
+import type { StorageTx } from '../store/types.js';
 import { checkAdminToken } from './admin-auth.js';
 import { verdictError } from './errors.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -23,6 +26,12 @@ export interface HandlerRequest<Id extends OperationId> {
   readonly params: RouteParams<Id>;
   /** The verified public key (hex) of a signed route's signer. */
   readonly signer: string | undefined;
+  /**
+   * Signed routes whose handler is listed in {@link NONCE_CLAIMED_BY_HANDLER}: records the
+   * request's (public key, nonce) pair in `tx`, the transaction of the request's effect, and
+   * throws `request_replayed` when it is already recorded (the transaction then rolls back).
+   */
+  readonly claimNonce: (tx: StorageTx) => Promise<void>;
   readonly ip: string;
   readonly raw: FastifyRequest;
   readonly reply: FastifyReply;
@@ -40,6 +49,34 @@ export interface RegisterOptions {
   readonly keyLimiter: RateLimiter;
   /** Routes of these protocol versions are not registered. */
   readonly disabledVersions?: readonly RouteDefinition['version'][];
+}
+
+/**
+ * Signed routes whose handler records the request nonce itself, in the transaction of its
+ * effect (`claimNonce(tx)`). For every other signed route the router records it in its own
+ * transaction after every router check passed and before the handler runs.
+ */
+const NONCE_CLAIMED_BY_HANDLER: ReadonlySet<OperationId> = new Set<OperationId>(['registerDevice']);
+
+/**
+ * Records a signed request's (public key, nonce) pair in storage until its window closes
+ * (docs/validator.md, "Replay protection"); `request_replayed` when it is already there.
+ */
+async function claimRequestNonce(
+  tx: StorageTx,
+  signed: { readonly publicKey: string; readonly nonce: string; readonly timestamp: number },
+  now: number,
+): Promise<void> {
+  const expiresAt = signed.timestamp + REQUEST_REPLAY_WINDOW_MS;
+  // Forget pairs one window after they expired: a clock stepping back by less than that
+  // cannot readmit a forgotten pair.
+  const fresh = await tx.requestNonces.claim(
+    signed.publicKey,
+    signed.nonce,
+    expiresAt,
+    now - REQUEST_REPLAY_WINDOW_MS,
+  );
+  if (!fresh) throw verdictError(replayedVerdict(signed.publicKey, signed.nonce));
 }
 
 /** The public key a request acts for, to rate-limit per key. */
@@ -78,9 +115,22 @@ export function registerRoutes(
         ...(route.auth === 'admin' ? { security: [{ adminToken: [] }] } : {}),
         ...(route.auth === 'signed' ? { security: [{ signedRequest: [] }] } : {}),
       },
+      // The admin token is checked before anything else of the request is looked at: an
+      // unauthenticated caller gets 401, never schema details of the body (onRequest runs
+      // before the body is parsed and validated).
+      ...(route.auth === 'admin'
+        ? {
+            onRequest: async (request: FastifyRequest) => {
+              checkAdminToken(request, options.adminToken);
+            },
+          }
+        : {}),
       handler: async (request, reply) => {
         let signer: string | undefined;
-        if (route.auth === 'admin') checkAdminToken(request, options.adminToken);
+        let signed: { publicKey: string; nonce: string; timestamp: number } | undefined;
+        let claimed = false;
+        // Admin routes: the token is checked in the onRequest hook (admin-auth.ts), before
+        // the body is parsed or validated.
         if (route.auth === 'signed') {
           const verdict = verifySignedRequest({
             method: request.method,
@@ -88,10 +138,10 @@ export function registerRoutes(
             body: request.rawBody ?? new Uint8Array(0),
             headers: request.headers,
             now: ctx.now(),
-            replayCache: ctx.replayCache,
           });
           if (!verdict.ok) throw verdictError(verdict);
           signer = verdict.publicKey;
+          signed = verdict;
           const bodyKey = (request.body as { pubkey?: unknown } | undefined)?.pubkey;
           if (bodyKey !== undefined) {
             const match = assertBodyPubkey(signer, bodyKey);
@@ -100,18 +150,35 @@ export function registerRoutes(
         }
         const key = actingKey(route, request.body, signer);
         if (key) options.keyLimiter.take(key, 'public key');
-        return handler(
+        if (signed && !NONCE_CLAIMED_BY_HANDLER.has(id)) {
+          const pair = signed;
+          await ctx.storage.transaction((tx) => claimRequestNonce(tx, pair, ctx.now()));
+          claimed = true;
+        }
+        const result = await handler(
           {
             body: request.body as never,
             query: request.query as never,
             params: request.params as never,
             signer,
+            claimNonce: async (tx) => {
+              if (!signed) throw new Error(`${id} is not a signed route: there is no nonce to claim`);
+              if (claimed) return; // the router already recorded it (a route not in the set)
+              await claimRequestNonce(tx, signed, ctx.now());
+              claimed = true;
+            },
             ip: request.ip,
             raw: request,
             reply,
           },
           ctx,
         );
+        if (signed && !claimed) {
+          throw new Error(
+            `${id} answered without recording its request nonce (claimNonce in its transaction)`,
+          );
+        }
+        return result;
       },
     });
   }

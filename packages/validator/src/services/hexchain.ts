@@ -212,13 +212,15 @@ export async function createHexchainService(ctx: ValidatorContext): Promise<Hexc
       // original acceptance, also after the challenge expired; never coordinate_occupied.
       const earlier = await acceptedBefore(challenge, body);
       if (earlier !== undefined) return earlier;
-      const now = ctx.now();
-      if (now > challenge.expiresAt * 1000) {
+      // One expiry rule for v4.0 and v4.1: accepted through the second expires_at, in whole
+      // Unix seconds (docs/validator.md).
+      const now = nowSeconds(ctx);
+      if (now > challenge.expiresAt) {
         return rejectBlock(
           new ApiError(
             'challenge_expired',
-            `challenge ${challenge.id} expired at ${challenge.expiresAt} (Unix seconds), it is now ${Math.floor(now / 1000)}; request a new one`,
-            { expires_at: challenge.expiresAt, now: Math.floor(now / 1000) },
+            `challenge ${challenge.id} expired at ${challenge.expiresAt} (Unix seconds), it is now ${now}; request a new one`,
+            { expires_at: challenge.expiresAt, now },
           ),
         );
       }

@@ -1,6 +1,7 @@
 import type { ValidatorContext } from '../context.js';
 import { challengeHandlers } from './mining/challenges.js';
 import { deviceHandlers } from './mining/devices.js';
+import { INVALID_BUDGET, INVALID_BUDGET_PER_ADDRESS, InvalidProofBudgets } from './mining/invalid-budget.js';
 import { accountHandlers } from './mining/ledger.js';
 import { submitHandlers } from './mining/submit.js';
 import type { Service } from './types.js';
@@ -9,7 +10,7 @@ export {
   challengeIdFor,
   deviceIdFor,
   POOL_TERMS,
-  REWARD_PER_LEVEL_MINOR,
+  REWARD_PER_MIMAC_MINOR,
   REWARD_TOKEN,
   rewardFor,
 } from './mining/rules.js';
@@ -19,11 +20,17 @@ export {
  * POST /devices/register, GET /devices, GET /pool, GET /ledger/entries.
  * All state lives in ctx.storage; the service itself keeps none.
  */
-export function createMiningService(_ctx: ValidatorContext): Service {
+export function createMiningService(ctx: ValidatorContext): Service {
   return {
     handlers: {
       ...challengeHandlers(),
-      ...submitHandlers(),
+      ...submitHandlers(
+        new InvalidProofBudgets(
+          ctx.now,
+          { ...INVALID_BUDGET, burst: ctx.config.invalidProofBudget },
+          { ...INVALID_BUDGET_PER_ADDRESS, burst: ctx.config.invalidProofBudgetPerAddress },
+        ),
+      ),
       ...deviceHandlers(),
       ...accountHandlers(),
     },

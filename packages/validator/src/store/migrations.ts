@@ -211,8 +211,26 @@ CREATE TRIGGER blocks_no_delete BEFORE DELETE ON blocks
 BEGIN SELECT RAISE(ABORT, 'blocks are immutable'); END;
 `;
 
+/**
+ * Issue 9: the (public key, nonce) pairs of accepted signed requests, kept until their replay
+ * window closes (plus one window of margin), so that a request replayed after a restart, or to
+ * another process sharing this database, is refused (docs/validator.md, "Replay protection").
+ */
+const V2_REQUEST_NONCES = `
+CREATE TABLE request_nonces (
+  pubkey TEXT NOT NULL,
+  nonce TEXT NOT NULL,
+  expires_at_ms INTEGER NOT NULL,
+  PRIMARY KEY (pubkey, nonce)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX request_nonces_expires_at ON request_nonces (expires_at_ms);
+`;
+
 /** Every step, in order. */
-export const MIGRATIONS: readonly Migration[] = [{ version: 1, name: 'initial schema', sql: V1 }];
+export const MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: 'initial schema', sql: V1 },
+  { version: 2, name: 'signed-request nonces', sql: V2_REQUEST_NONCES },
+];
 
 /** The schema version this code writes. */
 export const LATEST_SCHEMA_VERSION: number = MIGRATIONS.length;

@@ -1,5 +1,6 @@
 import type { SQLInputValue, StatementSync } from 'node:sqlite';
 import { StorageError } from './errors.js';
+import { SqliteRequestNonceRepo } from './sqlite-request-nonces.js';
 import {
   type AcceptedProof,
   type Balance,
@@ -24,6 +25,7 @@ import {
   type MinerStats,
   type NewLedgerEntry,
   type ProofRepo,
+  type RequestNonceRepo,
   type StorageTx,
 } from './types.js';
 
@@ -82,6 +84,7 @@ export class SqliteTx implements StorageTx {
   readonly miners: MinerRepo;
   readonly hexChallenges: HexChallengeRepo;
   readonly blocks: BlockRepo;
+  readonly requestNonces: RequestNonceRepo;
 
   constructor(scope: Scope) {
     this.meta = new SqliteMetaRepo(scope);
@@ -93,6 +96,7 @@ export class SqliteTx implements StorageTx {
     this.miners = new SqliteMinerRepo(scope);
     this.hexChallenges = new SqliteHexChallengeRepo(scope);
     this.blocks = new SqliteBlockRepo(scope);
+    this.requestNonces = new SqliteRequestNonceRepo(scope);
   }
 }
 
@@ -517,7 +521,7 @@ class SqliteChallengeRepo implements ChallengeRepo {
   async countOpen(now: number): Promise<number> {
     const row = this.scope
       .read()
-      .prepare('SELECT count(*) AS n FROM challenges WHERE expires_at > ?')
+      .prepare('SELECT count(*) AS n FROM challenges WHERE expires_at >= ?')
       .get(now);
     return row === undefined ? 0 : int(row, 'n');
   }
@@ -633,7 +637,7 @@ class SqliteHexChallengeRepo implements HexChallengeRepo {
   async countOpen(now: number): Promise<number> {
     const row = this.scope
       .read()
-      .prepare('SELECT count(*) AS n FROM hex_challenges WHERE expires_at > ?')
+      .prepare('SELECT count(*) AS n FROM hex_challenges WHERE expires_at >= ?')
       .get(now);
     return row === undefined ? 0 : int(row, 'n');
   }

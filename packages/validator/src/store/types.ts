@@ -32,6 +32,23 @@ export interface StorageTx {
   readonly miners: MinerRepo;
   readonly hexChallenges: HexChallengeRepo;
   readonly blocks: BlockRepo;
+  readonly requestNonces: RequestNonceRepo;
+}
+
+/**
+ * The (public key, nonce) pairs of accepted signed requests, remembered until their replay
+ * window has closed. A pair is claimed in the transaction of the request's effect, after every
+ * check passed, so a rolled-back request leaves no pair behind and a committed one leaves
+ * exactly one.
+ */
+export interface RequestNonceRepo {
+  /**
+   * Records the pair, valid until `expiresAtMs`; false when it is already recorded (a replay).
+   * Also forgets a bounded batch of pairs whose window closed before `forgetBeforeMs`.
+   */
+  claim(pubkey: string, nonce: string, expiresAtMs: number, forgetBeforeMs: number): Promise<boolean>;
+  /** Pairs currently stored (expired ones included until they are forgotten). */
+  count(): Promise<number>;
 }
 
 /** Small key/value settings that must survive a restart (validator seed, config overrides). */
@@ -194,7 +211,7 @@ export interface ChallengeRepo {
   get(id: string): Promise<ChallengeRecord | undefined>;
   /** The next serial number (starts at 0, never reused). */
   nextSerial(): Promise<number>;
-  /** Challenges with expiresAt > now. */
+  /** Challenges still answerable at `now` (Unix seconds): expiresAt >= now. */
   countOpen(now: number): Promise<number>;
 }
 
@@ -253,6 +270,7 @@ export interface HexChallengeRepo {
   insert(challenge: HexChallengeRecord): Promise<void>;
   get(id: string): Promise<HexChallengeRecord | undefined>;
   nextSerial(): Promise<number>;
+  /** Challenges still answerable at `now` (Unix seconds): expiresAt >= now. */
   countOpen(now: number): Promise<number>;
 }
 

@@ -20,18 +20,21 @@ function deviceType(record: DeviceRecord): DeviceType {
  */
 export function deviceHandlers() {
   return routeHandlers({
-    async registerDevice({ body }, ctx) {
+    async registerDevice({ body, claimNonce }, ctx) {
       const now = nowSeconds(ctx);
-      const device = await ctx.storage.transaction((tx) =>
-        tx.devices.upsert({
+      const device = await ctx.storage.transaction(async (tx) => {
+        // The request's nonce is recorded with the registration, atomically: a replay of this
+        // request (after a restart too) is refused and cannot undo a later registration.
+        await claimNonce(tx);
+        return tx.devices.upsert({
           deviceId: deviceIdFor(body.pubkey),
           pubkey: body.pubkey,
           deviceType: body.device_type,
           port: body.port ?? null,
           registeredAt: now,
           lastSeen: now,
-        }),
-      );
+        });
+      });
       return {
         registered: true as const,
         pubkey: device.pubkey,

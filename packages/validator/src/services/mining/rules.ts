@@ -1,4 +1,4 @@
-import { fromHex, sha256, toHex } from '@tensormine/protocol';
+import { expectedWorkMacs, fromHex, sha256, toHex } from '@tensormine/protocol';
 
 /**
  * The economic and naming rules of the v4.0 mining service, in one place so that the docs
@@ -8,17 +8,32 @@ import { fromHex, sha256, toHex } from '@tensormine/protocol';
 /** The token mining rewards are paid in. */
 export const REWARD_TOKEN = 'PTM';
 
-/** Reward per difficulty level: 0.1 PTM = 100 000 000 minor units (PTM has 9 decimals). */
-export const REWARD_PER_LEVEL_MINOR = 100_000_000n;
+/**
+ * Reward per unit of expected work: 0.1 PTM = 100 000 000 minor units (PTM has 9 decimals)
+ * per 2^20 (1,048,576) expected multiply-accumulates.
+ */
+export const REWARD_PER_MIMAC_MINOR = 100_000_000n;
+const MIMAC = 1n << 20n;
 
 /**
- * The reward of an accepted v4.0 proof, in PTM minor units: 0.1 PTM times the difficulty
- * level the challenge was issued with (level 1 pays 0.1 PTM, level 6 pays 0.6 PTM, level 24
- * pays 2.4 PTM). The level is the one stored with the challenge, so a later change of the
- * difficulty setting changes neither the work nor the reward of an open challenge.
+ * The reward of an accepted v4.0 proof, in PTM minor units, proportional to the expected work
+ * of the challenge it answers (docs/validator.md, "Rewards"):
+ *   reward = floor(REWARD_PER_MIMAC_MINOR * macsPerIteration * E(d) / 2^20)
+ * with E(d) the expected number of nonce iterations at the challenge's level and tensor side
+ * (expectedWorkMacs of the protocol package). Every device type, operation and level pays the
+ * same per expected multiply-accumulate, up to the floor (less than one minor unit per proof,
+ * never paid: the remainder is not minted). The level, side and operation are the ones stored
+ * with the challenge, so a later settings change alters neither the work nor the reward of an
+ * open challenge.
  */
-export function rewardFor(difficulty: number): bigint {
-  return REWARD_PER_LEVEL_MINOR * BigInt(difficulty);
+export function rewardFor(challenge: {
+  operation: string;
+  dim: number;
+  filters: number;
+  difficulty: number;
+}): bigint {
+  const work = expectedWorkMacs(challenge);
+  return (REWARD_PER_MIMAC_MINOR * work.numerator) / (work.denominator * MIMAC);
 }
 
 /** The ledger idempotency key of a proof's reward: one reward per (challenge, key), ever. */

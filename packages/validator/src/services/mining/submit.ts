@@ -14,6 +14,7 @@ import { routeHandlers } from '../../http/handlers.js';
 import type { ChallengeRecord } from '../../store/types.js';
 import { COUNTERS } from '../metrics.js';
 import { challengeFromRecord, notRegistered } from './challenges.js';
+import type { InvalidProofBudgets } from './invalid-budget.js';
 import { REWARD_TOKEN, rewardFor, rewardIdempotencyKey } from './rules.js';
 
 /**
@@ -29,15 +30,18 @@ import { REWARD_TOKEN, rewardFor, rewardIdempotencyKey } from './rules.js';
  *   8. recomputation of the work for the nonce and key, then the thresholds (verifyProof):
  *      tensor_result_mismatch, mml_score_mismatch, path_signature_mismatch,
  *      path_distance_mismatch, computation_hash_mismatch, mml_above_threshold,
- *      path_distance_above_max (422)
+ *      path_distance_above_max (422); each such rejection takes one from the key's and the
+ *      source address's budgets of invalid proofs (invalid-budget.ts), and a key or address
+ *      that spent its budget is refused right after
+ *      step 1 with invalid_submission_backoff (429, Retry-After) until its back-off ends
  * Then one transaction records the proof, credits the reward, counts and signs the receipt.
  */
-export function submitHandlers() {
+export function submitHandlers(budgets: InvalidProofBudgets) {
   return routeHandlers({
-    async submitProof({ body }, ctx) {
+    async submitProof({ body, ip }, ctx) {
       const state = { attributable: false };
       try {
-        return await submit(body.proof, body.signature, ctx, state);
+        return await submit(body.proof, body.signature, ctx, state, budgets, ip);
       } catch (error) {
         if (error instanceof ApiError && error.statusCode < 500) {
           await recordRejection(ctx, error, body.proof.miner_pubkey, state.attributable);
@@ -53,6 +57,8 @@ async function submit(
   signature: readonly number[] | undefined,
   ctx: ValidatorContext,
   state: { attributable: boolean },
+  budgets: InvalidProofBudgets,
+  ip: string,
 ) {
   const parsed = parseProof(proof);
   if (!parsed.ok) {
@@ -61,6 +67,8 @@ async function submit(
   }
   const bytes = parsed.bytes;
   const pubkey = proof.miner_pubkey;
+  // Before any storage read or verification: a key in back-off costs one map lookup.
+  budgets.check(pubkey, ip);
 
   const { record, device, previous } = await ctx.storage.read(async (tx) => ({
     record: await tx.challenges.get(proof.challenge_id),
@@ -88,8 +96,8 @@ async function submit(
   if (proof.challenge_hash !== record.challengeHash) {
     throw new ApiError(
       'challenge_hash_mismatch',
-      `challenge_hash is not the hash of the issued challenge ${record.id}: expected ${record.challengeHash}, got ${proof.challenge_hash}`,
-      { challenge_id: record.id, expected: record.challengeHash, got: proof.challenge_hash },
+      `challenge_hash ${proof.challenge_hash} is not the hash of the issued challenge ${record.id} (its \`hash\`)`,
+      { challenge_id: record.id, got: proof.challenge_hash },
     );
   }
   if (!device) throw notRegistered(pubkey, 'miner_pubkey');
@@ -125,12 +133,17 @@ async function submit(
   }
 
   // The expensive part, outside any transaction: recompute the work for this nonce and key.
-  const verdict = verifyProof(challengeFromRecord(record), proof, { requireSignature: false });
-  if (!verdict.ok) throw verdictError(verdict);
+  const challenge = challengeFromRecord(record);
+  const verdict = verifyProof(challenge, proof, { requireSignature: false });
+  if (!verdict.ok) {
+    // Attributable here (registered key, valid signature or legacy unsigned mode).
+    budgets.recordInvalid(pubkey, ip);
+    throw verdictError(verdict);
+  }
   // The same valid proof again, by the same key: what it was answered the first time.
   if (previous) return acceptance(record, pubkey, previous);
 
-  const reward = rewardFor(record.difficulty);
+  const reward = rewardFor(challenge);
   const acceptedAt = nowSeconds(ctx);
   const accepted = await ctx.storage.transaction(async (tx) => {
     const earlier = await tx.proofs.get(record.id, pubkey);
@@ -174,6 +187,7 @@ async function submit(
     await tx.devices.touch(pubkey, acceptedAt);
     return { earlier: { acceptedAt, ledgerEntryId: entry.id, txSig } };
   });
+  budgets.recordValid(pubkey, ip);
   return acceptance(record, pubkey, accepted.earlier);
 }
 
@@ -188,7 +202,7 @@ function acceptance(
     tx_sig: accepted.txSig,
     challenge_id: record.id,
     miner_pubkey: pubkey,
-    reward: formatAmount(rewardFor(record.difficulty), REWARD_TOKEN),
+    reward: formatAmount(rewardFor(challengeFromRecord(record)), REWARD_TOKEN),
     token: REWARD_TOKEN,
     ledger_entry_id: String(accepted.ledgerEntryId),
     accepted_at: accepted.acceptedAt,
