@@ -750,7 +750,7 @@ static uint32_t per_second(uint64_t nonces, uint32_t ms) {
 }
 
 /* Nonces per second of the block search (a target no hash meets). */
-static uint32_t measure_hex(tm_clock_fn clock, void *cctx, uint32_t ms) {
+static uint32_t measure_hex(const tm_sha_port *port, tm_clock_fn clock, void *cctx, uint32_t ms) {
   uint8_t header[TM_HEX_PREFIX_BYTES], target[32];
   tm_block_solution b;
   uint64_t n = 0;
@@ -759,7 +759,7 @@ static uint32_t measure_hex(tm_clock_fn clock, void *cctx, uint32_t ms) {
   for (i = 0; i < 32; i++) target[i] = 0;
   t0 = clock(cctx);
   do {
-    (void)tm_search_block(header, target, n, 256, &b);
+    (void)tm_search_block_port(port, header, target, n, 256, &b);
     n += b.iterations;
     dt = elapsed(clock(cctx), t0);
   } while (dt < ms);
@@ -811,7 +811,7 @@ int32_t tm_device_boot(tm_device *dev, tm_clock_fn clock, void *clock_ctx, uint3
     send_error(dev, (uint8_t)TM_PERR_INTERNAL, 0, &m);
   } else if (clock != 0 && calibrate_ms > 0) {
     if ((dev->cfg.capabilities & TM_CAP_HEXCHAIN) != 0) {
-      dev->hex_rate = cap_rate(measure_hex(clock, clock_ctx, calibrate_ms), dev->cfg.hex_rate_cap);
+      dev->hex_rate = cap_rate(measure_hex(dev->cfg.sha_port, clock, clock_ctx, calibrate_ms), dev->cfg.hex_rate_cap);
     }
     if ((dev->cfg.capabilities & (TM_CAP_MATMUL | TM_CAP_CONV)) != 0) {
       dev->tensor_rate = cap_rate(measure_tensor(dev, clock, clock_ctx, calibrate_ms), dev->cfg.tensor_rate_cap);
@@ -882,7 +882,7 @@ static uint32_t mine(tm_device *dev, uint32_t budget) {
     tm_tensor_solution t;
     if (chunk > budget - mined) chunk = budget - mined;
     if (dev->job_kind == TM_JOB_HEX) {
-      rc = tm_search_block(dev->header, dev->target, dev->next_nonce, chunk, &b);
+      rc = tm_search_block_port(dev->cfg.sha_port, dev->header, dev->target, dev->next_nonce, chunk, &b);
       iterations = b.iterations;
       found_nonce = b.nonce;
     } else {

@@ -31,6 +31,7 @@
 
 #include "tm_core.h"
 #include "tm_hexchain.h"
+#include "tm_sha_port.h"
 #include "tm_tensor.h"
 
 /* ---- Frames (section 2) ---- */
@@ -229,6 +230,9 @@ typedef struct {
   void (*reboot)(void *ctx);                   /* restart the board (optional; may not return) */
   /* Every valid received frame, before the device acts on it (optional, for logs). */
   void (*on_frame)(void *ctx, const tm_frame *frame);
+  /* The SHA-256 compression of the block search (optional; NULL: software). A board with a
+   * SHA peripheral that can load a midstate implements it: see tm_sha_port.h. */
+  const tm_sha_port *sha_port;
 } tm_device_config;
 
 #define TM_JOB_NONE 0u

@@ -44,7 +44,7 @@ typedef struct {
   const char *board;
   uint32_t hex_cap, tensor_cap;
   uint32_t max_n, max_f, caps, max_baud, calibrate_ms;
-  double garbage_p, drop_p;
+  double garbage_p, drop_p, corrupt_p;
   double disconnect_after, reboot_after; /* seconds; 0: never */
   int wrong_result;
   int verbose;
@@ -219,6 +219,12 @@ static void write_cb(void *ctx, const uint8_t *frame, uint32_t len) {
     logf_("fault: dropped outgoing %s seq %u", type_name(copy[3]), copy[4] | (copy[5] << 8));
     return;
   }
+  if (chance(sim.corrupt_p)) {
+    /* one bit of the frame's body flipped after its CRC: the host must drop it (CRC error) */
+    const uint32_t at = 2u + (uint32_t)(rng_next() % (len - 6u));
+    copy[at] ^= (uint8_t)(1u << (rng_next() % 8u));
+    logf_("fault: corrupted outgoing %s byte %u", type_name(copy[3]), (unsigned)at);
+  }
   if (chance(sim.garbage_p)) {
     uint8_t junk[16];
     const uint32_t n = 1u + (uint32_t)(rng_next() % 16u);
@@ -373,6 +379,7 @@ static void usage(FILE *to) {
           "  --max-baud B             fastest rate SET_BAUD accepts (default 921600)\n"
           "  --calibrate-ms MS        rate measurement at boot, per kind (default 100; 0: none)\n"
           "  --fault garbage:P        random bytes before an outgoing frame with probability P\n"
+          "  --fault corrupt:P        one bit of an outgoing frame flipped after its CRC, with probability P\n"
           "  --fault drop:P           drop an outgoing frame with probability P\n"
           "  --fault disconnect-after:S  exit after S seconds (closing the port)\n"
           "  --fault reboot-after:S   reboot once after S seconds (BOOT reason 1, job lost,\n"
@@ -421,6 +428,9 @@ static void parse_fault(const char *s) {
   if (name == 7 && strncmp(s, "garbage", 7) == 0) {
     sim.garbage_p = parse_number("--fault garbage:P", value);
     if (sim.garbage_p > 1) bad_option("--fault garbage:P", value);
+  } else if (name == 7 && strncmp(s, "corrupt", 7) == 0) {
+    sim.corrupt_p = parse_number("--fault corrupt:P", value);
+    if (sim.corrupt_p > 1) bad_option("--fault corrupt:P", value);
   } else if (name == 4 && strncmp(s, "drop", 4) == 0) {
     sim.drop_p = parse_number("--fault drop:P", value);
     if (sim.drop_p > 1) bad_option("--fault drop:P", value);

@@ -114,6 +114,16 @@ export const JSON_EVENTS = [
     device: Type.String(),
     state: Type.String(),
   }),
+  event('device-notice', 'A board came, went, came back, rebooted, failed its self-test or has a bad link.', {
+    device: Type.String({ description: 'The unit, e.g. `serial:02a1b2c3d4e50000`.' }),
+    backend: Type.String({ description: 'The backend it belongs to (e.g. `serial`).' }),
+    kind: Type.String({
+      description: '`attached`, `lost`, `back`, `rebooted`, `self-test-failed`, `link-degraded`.',
+    }),
+    reason: Type.String({ description: 'Why, in words.' }),
+    chipId: Type.Optional(Type.String()),
+    port: Type.Optional(Type.String()),
+  }),
   event('paused', 'Mining paused (p, or the control API).'),
   event('resumed', 'Mining resumed.'),
   event('error', 'An unexpected problem (mining goes on).', { detail: Type.String() }),

@@ -1,5 +1,5 @@
 import type { EventEmitter } from 'node:events';
-import type { DeviceBackend, FoundResult } from '@tensormine/miner';
+import type { DeviceBackend, DeviceOutcomes, DeviceUnitCounters, FoundResult } from '@tensormine/miner';
 import { CliError } from './errors.js';
 
 /**
@@ -23,6 +23,10 @@ export interface BoardRow {
   /** The hexchain rate the board announced in its HELLO, nonces per second. */
   readonly announcedRate: number;
   readonly lastValidWorkAtMs: number | undefined;
+  /** Found, hardware errors (wrong results), CRC errors, resyncs, retransmissions, reboots, losses. */
+  readonly counters: DeviceUnitCounters;
+  /** Accepted and rejected results, when known (a running miner's boards). */
+  readonly outcomes?: DeviceOutcomes;
 }
 
 /** A port that is open but has no identified board behind it (yet). */
@@ -40,6 +44,8 @@ export interface SerialBoards extends DeviceBackend {
   settled(timeoutMs?: number): Promise<void>;
   /** Board arrivals and departures, for log lines. */
   readonly boardEvents?: EventEmitter;
+  /** With `auto` and no board: what was looked for and how to fix permissions (else empty). */
+  noBoardsHelp(): Promise<string[]>;
 }
 
 export interface SerialBoardsOptions {
@@ -87,6 +93,7 @@ export async function openSerialBoards(options: SerialBoardsOptions): Promise<Se
         rate: b.hashrate['10s'] ?? b.rate,
         announcedRate: b.hexRate,
         lastValidWorkAtMs: b.lastValidWork?.atMs,
+        counters: b.counters,
       }));
     },
     emptyPorts(): PortRow[] {

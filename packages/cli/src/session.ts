@@ -5,6 +5,7 @@ import { createClient, type Signer, type TensormineClient } from '@tensormine/cl
 import {
   type ControlApi,
   type DeviceBackend,
+  type DeviceNoticeKind,
   formatLogEvent,
   Miner,
   type MinerLogEvent,
@@ -12,6 +13,7 @@ import {
   startControlApi,
 } from '@tensormine/miner';
 import { formatCoord } from '@tensormine/protocol';
+import { compactCounters } from './board-counters.js';
 import { type DataLock, takeLock } from './data-lock.js';
 import { CliError, describeError, failureReason, isUnreachable } from './errors.js';
 import { loadOrCreateSigner, loadSigner } from './key-file.js';
@@ -90,6 +92,15 @@ const TONES: Partial<Record<MinerLogEvent['type'], LineTone>> = {
   'device-error': 'warn',
   error: 'bad',
   paused: 'warn',
+};
+
+const NOTICE_TONES: Record<DeviceNoticeKind, LineTone> = {
+  attached: 'good',
+  back: 'good',
+  lost: 'bad',
+  rebooted: 'warn',
+  'self-test-failed': 'bad',
+  'link-degraded': 'warn',
 };
 
 const QUIET_STATES = new Set(['ok', 'idle', 'starting', 'paused', 'stopped']);
@@ -297,12 +308,6 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
     if (this.started) return;
     this.started = true;
     this.miner.on('log', (event) => this.onLog(event));
-    this.boards?.boardEvents?.on('attached', (board: { id: string }, path: string) =>
-      this.line(`${board.id}: attached on ${path}`, 'info'),
-    );
-    this.boards?.boardEvents?.on('detached', (board: { id: string }, path: string) =>
-      this.line(`${board.id}: detached from ${path}`, 'warn'),
-    );
     try {
       await this.miner.start();
     } catch (error) {
@@ -316,6 +321,10 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
         `journal ${journal.path}: ${journal.skippedLines} unreadable line${journal.skippedLines === 1 ? '' : 's'} (a crash during a write?) set aside in ${journal.damagedPath}; the file was repaired`,
         'warn',
       );
+    }
+    if (this.boards) {
+      // --device auto found nothing: say what it looked for and how to fix permissions.
+      for (const help of await this.boards.noBoardsHelp()) this.line(help, 'warn');
     }
     const pending = this.miner.journal?.size ?? 0;
     if (pending > 0)
@@ -393,6 +402,9 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
       }
     }
     if (this.boards) {
+      const units = new Map(
+        stats.devices.find((d) => d.id === this.boards?.id)?.units?.map((u) => [u.id, u]),
+      );
       for (const b of this.boards.rows()) {
         rows.push({
           name: b.id,
@@ -401,7 +413,7 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
           rate10s: b.rate,
           rate60s: undefined,
           lastValidWorkAtMs: b.lastValidWorkAtMs,
-          detail: `${b.port ?? 'unplugged'}, ${b.board} fw ${b.firmware}`,
+          detail: `${b.port ?? 'unplugged'}, ${b.board} fw ${b.firmware} · ${compactCounters(b.counters, units.get(b.id))}`,
         });
       }
       for (const p of this.boards.emptyPorts()) {
@@ -453,6 +465,13 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
       this.lastFound.set(worker === undefined ? device : `${device}#${worker}`, event.found.foundAtMs);
       return; // its accepted / rejected line follows
     }
+    if (event.type === 'device-notice') {
+      this.send({ text: formatLogEvent(event), tone: NOTICE_TONES[event.kind], event });
+      return;
+    }
+    // The boards' own notices say what happens to each; the fleet's aggregate state
+    // (no device while one reconnects) would only repeat them.
+    if (event.type === 'device-state' && event.device === this.boards?.id) return;
     // A device going between ok and idle at every job is routine (the rows show states).
     if (event.type === 'device-state' && QUIET_STATES.has(event.state)) return;
     this.send({ text: formatLogEvent(event), tone: TONES[event.type] ?? 'info', event });

@@ -63,7 +63,7 @@ describe('miner mine (plain lines)', () => {
       /^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] new job h-\w+ \(v4\.1\) diff [\d.]+[kM]? on cpu$/m,
     );
     expect(out).toMatch(
-      /^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] accepted \(1\/0\) diff [\d.]+[kM]? \(\d+ ms\)$/m,
+      /^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] accepted \(1\/0\) diff [\d.]+[kM]? \(\d+ ms\) by cpu#\d+$/m,
     );
     expect(out).toMatch(/stopping: workers, boards, journal\n(.*\n)*.*\] stopped\n$/);
     expect(m.io.stderr.text).toBe('');

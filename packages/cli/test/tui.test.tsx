@@ -295,7 +295,7 @@ describe('the TUI on a mining session', () => {
     await s.start();
     await waitFor(() => /accepted \(2\/0\)/.test(lastFrame()!), 'two accepted results');
     const frame = lastFrame()!;
-    expect(frame).toMatch(/^\d\d:\d\d:\d\d accepted \(1\/0\) diff [\d.]+[kM]? \(\d+ ms\)$/m);
+    expect(frame).toMatch(/^\d\d:\d\d:\d\d accepted \(1\/0\) diff [\d.]+[kM]? \(\d+ ms\) by cpu#\d+$/m);
     expect(frame).toMatch(/│ cpu\s+(ok|idle)\s/);
     expect(frame).toMatch(/│ {3}cpu#0\s+(mining|idle)\s/);
     expect(frame).toMatch(/ v4\.1 /);

@@ -1,9 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { DeviceUnitInfo } from './device.js';
 import { MinerError } from './errors.js';
 import type { HashrateWindows } from './hashrate.js';
-import type { MinerStats } from './miner.js';
+import type { DeviceOutcomes, MinerStats } from './miner.js';
 
 /**
  * The local control API (off by default): node:http on a loopback address, every request
@@ -164,7 +165,47 @@ export function systemInfo(stats: MinerStats, version?: string): Record<string, 
       totalHashes: d.totalHashes,
       expectedHashrate: d.expectedHashrate ?? null,
       lastFoundAt: d.lastFoundAtMs === undefined ? null : new Date(d.lastFoundAtMs).toISOString(),
+      sharesAccepted: d.accepted,
+      sharesRejected: d.rejected,
+      sharesRejectedReasons: d.rejectedReasons.map((r) => ({ message: r.code, count: r.count })),
+      ...(d.units === undefined ? {} : { boards: d.units.map((u) => unitInfo(u, gh)) }),
     })),
+  };
+}
+
+/**
+ * One board of a device (the serial fleet): AxeOS names where AxeOS has them (hashRate in
+ * GH/s, sharesAccepted, sharesRejected, sharesRejectedReasons), cgminer's hardware errors
+ * (results the reference verifier rejected), then the link's counters.
+ */
+function unitInfo(
+  u: DeviceUnitInfo & DeviceOutcomes,
+  gh: (v: number | undefined) => number | null,
+): Record<string, unknown> {
+  return {
+    id: u.id,
+    kind: u.kind,
+    chipId: u.chipId ?? null,
+    port: u.port ?? null,
+    firmware: u.firmware ?? null,
+    board: u.board ?? null,
+    state: u.state,
+    hashRate: gh(u.hashrate['10s']),
+    hashRate_1m: gh(u.hashrate['60s']),
+    expectedHashrate: gh(u.expectedHashrate),
+    sharesAccepted: u.accepted,
+    sharesRejected: u.rejected,
+    sharesRejectedReasons: u.rejectedReasons.map((r) => ({ message: r.code, count: r.count })),
+    hardwareErrors: u.counters.hardwareErrors,
+    hashrate: windows(u.hashrate),
+    totalHashes: u.totalHashes,
+    found: u.counters.found,
+    crcErrors: u.counters.crcErrors,
+    resyncs: u.counters.resyncs,
+    retransmissions: u.counters.retransmissions,
+    reboots: u.counters.reboots,
+    linkLosses: u.counters.linkLosses,
+    lastFoundAt: u.lastFoundAtMs === undefined ? null : new Date(u.lastFoundAtMs).toISOString(),
   };
 }
 

@@ -30,6 +30,65 @@ export interface DeviceHashrate {
   readonly workers: readonly HashrateWindows[];
 }
 
+/**
+ * What happened to one unit of a backend that drives several (a board of the serial fleet),
+ * for log lines an operator reads: `attached` (first seen), `lost` (unplugged, silent, port
+ * gone), `back` (after `lost`), `rebooted` (the board restarted under us), `self-test-failed`
+ * (connected, given no work), `link-degraded` (CRC errors, resyncs or retransmissions piling up).
+ */
+export type DeviceNoticeKind =
+  | 'attached'
+  | 'lost'
+  | 'back'
+  | 'rebooted'
+  | 'self-test-failed'
+  | 'link-degraded';
+
+export interface DeviceNotice {
+  readonly kind: DeviceNoticeKind;
+  /** The unit, e.g. `serial:02a1b2c3d4e50000`. */
+  readonly unit: string;
+  /** The board's chip id (16 hex digits), when the unit is a board. */
+  readonly chipId?: string;
+  /** The port it is (or was last) on. */
+  readonly port?: string;
+  /** Why, in words (`no valid frame for 3000 ms`, `power-on`, `4 CRC errors in 10 s`). */
+  readonly message: string;
+}
+
+/** Per-unit counters, cgminer style: what went wrong on a board and its link. */
+export interface DeviceUnitCounters {
+  /** Verified results the unit found (emitted as `found`). */
+  readonly found: number;
+  /** Results the reference verifier rejected: the board computed wrongly (cgminer's HW errors). */
+  readonly hardwareErrors: number;
+  /** Frames dropped for a bad CRC. */
+  readonly crcErrors: number;
+  /** Times the receiver resynchronised (a false start or a stale partial frame dropped). */
+  readonly resyncs: number;
+  /** Frames sent again: by the host (no ACK in time) and by the board (results resent). */
+  readonly retransmissions: number;
+  readonly reboots: number;
+  readonly linkLosses: number;
+}
+
+/** One unit of a backend that drives several (`DeviceBackend.units()`). */
+export interface DeviceUnitInfo {
+  readonly id: string;
+  readonly kind: string;
+  readonly state: DeviceState;
+  readonly chipId?: string;
+  readonly port?: string;
+  /** What the unit reported about itself (a board's HELLO). */
+  readonly firmware?: string;
+  readonly board?: string;
+  readonly hashrate: HashrateWindows;
+  readonly totalHashes: number;
+  readonly expectedHashrate: number | undefined;
+  readonly lastFoundAtMs: number | undefined;
+  readonly counters: DeviceUnitCounters;
+}
+
 export interface DeviceEvents {
   /** A result, already verified with the reference verifier. */
   found: [found: FoundResult];
@@ -40,6 +99,8 @@ export interface DeviceEvents {
   error: [error: Error];
   /** Every worker reached the end of its nonce range without a result. */
   exhausted: [challengeId: string];
+  /** Something happened to one of the backend's units (a board attached, lost, rebooted...). */
+  notice: [notice: DeviceNotice];
 }
 
 export interface DeviceBackend extends EventEmitter<DeviceEvents> {
@@ -65,4 +126,6 @@ export interface DeviceBackend extends EventEmitter<DeviceEvents> {
   expectedHashrate(): number | undefined;
   /** When it last produced a verified result (Unix ms). */
   readonly lastFoundAtMs: number | undefined;
+  /** The units of a backend that drives several (the boards of the serial fleet), each with its counters. */
+  units?(): readonly DeviceUnitInfo[];
 }

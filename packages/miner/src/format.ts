@@ -1,3 +1,5 @@
+import type { DeviceNoticeKind } from './device.js';
+import type { FoundResult } from './found.js';
 import { formatHashrate } from './hashrate.js';
 import type { MinerLogEvent } from './miner.js';
 
@@ -14,9 +16,9 @@ export function formatLogEvent(e: MinerLogEvent): string {
     case 'found':
       return `found ${e.found.id} by ${e.found.device}${e.found.worker === undefined ? '' : `#${e.found.worker}`} diff ${formatDifficulty(e.found.achievedDifficulty)}`;
     case 'accepted':
-      return `accepted (${e.accepted}/${e.rejected}) diff ${formatDifficulty(e.difficulty)} (${Math.round(e.latencyMs)} ms)`;
+      return `accepted (${e.accepted}/${e.rejected}) diff ${formatDifficulty(e.difficulty)} (${Math.round(e.latencyMs)} ms) by ${finder(e.found)}`;
     case 'rejected':
-      return `rejected (${e.accepted}/${e.rejected}) diff ${formatDifficulty(e.difficulty)} (${Math.round(e.latencyMs)} ms): ${e.code}`;
+      return `rejected (${e.accepted}/${e.rejected}) diff ${formatDifficulty(e.difficulty)} (${Math.round(e.latencyMs)} ms) by ${finder(e.found)}: ${e.code}`;
     case 'journaled':
       return `result ${e.found.id} kept in the journal (${e.reason}); will resubmit`;
     case 'resubmitting':
@@ -33,6 +35,8 @@ export function formatLogEvent(e: MinerLogEvent): string {
       return `${e.device}: ${e.message}`;
     case 'device-state':
       return `${e.device}: ${e.state}`;
+    case 'device-notice':
+      return `${e.device}${e.port === undefined ? '' : ` (${e.port})`}: ${NOTICE_WORDS[e.kind]}${e.reason ? `: ${e.reason}` : ''}`;
     case 'paused':
       return 'paused';
     case 'resumed':
@@ -40,6 +44,20 @@ export function formatLogEvent(e: MinerLogEvent): string {
     case 'error':
       return `error: ${e.message}`;
   }
+}
+
+const NOTICE_WORDS: Record<DeviceNoticeKind, string> = {
+  attached: 'attached',
+  lost: 'lost',
+  back: 'back',
+  rebooted: 'rebooted',
+  'self-test-failed': 'self-test failed',
+  'link-degraded': 'link degraded',
+};
+
+/** The device (and worker) that found a result: `cpu#2`, `serial:02a1b2c3d4e50000`. */
+function finder(found: FoundResult): string {
+  return found.worker === undefined ? found.device : `${found.device}#${found.worker}`;
 }
 
 /** 43118 -> "43118", 1.5e6 -> "1.50M", 4.29e9 -> "4.29G". */

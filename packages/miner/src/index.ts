@@ -14,7 +14,16 @@ export {
   startControlApi,
   systemInfo,
 } from './control-api.js';
-export type { DeviceBackend, DeviceEvents, DeviceHashrate, DeviceState } from './device.js';
+export type {
+  DeviceBackend,
+  DeviceEvents,
+  DeviceHashrate,
+  DeviceNotice,
+  DeviceNoticeKind,
+  DeviceState,
+  DeviceUnitCounters,
+  DeviceUnitInfo,
+} from './device.js';
 export { MiningEngine, type MiningEngineOptions } from './engine.js';
 export { MinerError, type MinerErrorCode } from './errors.js';
 export { formatDifficulty, formatHashrate, formatLogEvent } from './format.js';
@@ -61,6 +70,7 @@ export {
   type TensorSearchResult,
 } from './kernels/tensor.js';
 export {
+  type DeviceOutcomes,
   type DeviceSummary,
   Miner,
   type MinerEvents,

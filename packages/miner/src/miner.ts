@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { DeviceBackend, DeviceHashrate, DeviceState } from './device.js';
+import type { DeviceBackend, DeviceHashrate, DeviceNotice, DeviceState, DeviceUnitInfo } from './device.js';
 import { MinerError } from './errors.js';
 import { type FoundResult, verifyFound } from './found.js';
 import { type HashrateWindows, sumWindows } from './hashrate.js';
@@ -80,6 +80,11 @@ export type MinerLogEvent =
   | { readonly type: 'stale'; readonly reason: string }
   | { readonly type: 'device-error'; readonly device: string; readonly message: string }
   | { readonly type: 'device-state'; readonly device: string; readonly state: DeviceState }
+  /** A unit of a backend (a board) attached, lost, back, rebooted, failed its self-test, or its link degraded. */
+  | ({ readonly type: 'device-notice'; readonly device: string } & Omit<DeviceNotice, 'unit' | 'message'> & {
+        readonly backend: string;
+        readonly reason: string;
+      })
   | { readonly type: 'paused' }
   | { readonly type: 'resumed' }
   | { readonly type: 'error'; readonly message: string };
@@ -88,7 +93,15 @@ export interface MinerEvents {
   log: [event: MinerLogEvent];
 }
 
-export interface DeviceSummary {
+/** Submission outcomes of the results a device (or unit) found. */
+export interface DeviceOutcomes {
+  readonly accepted: number;
+  readonly rejected: number;
+  /** Rejections by validator error code, most frequent first. */
+  readonly rejectedReasons: readonly { readonly code: string; readonly count: number }[];
+}
+
+export interface DeviceSummary extends DeviceOutcomes {
   readonly id: string;
   readonly kind: string;
   readonly state: DeviceState;
@@ -96,6 +109,8 @@ export interface DeviceSummary {
   readonly totalHashes: number;
   readonly expectedHashrate: number | undefined;
   readonly lastFoundAtMs: number | undefined;
+  /** Its units (the boards of the serial fleet), each with its counters and outcomes. */
+  readonly units?: readonly (DeviceUnitInfo & DeviceOutcomes)[];
 }
 
 export interface MinerStats {
@@ -149,6 +164,11 @@ export class Miner extends EventEmitter<MinerEvents> {
   private accepted = 0;
   private rejected = 0;
   private readonly reasons = new Map<string, number>();
+  /** Outcomes per device id (a found result's `device`: a backend, or a board of the fleet). */
+  private readonly outcomes = new Map<
+    string,
+    { accepted: number; rejected: number; reasons: Map<string, number> }
+  >();
   private bestDifficulty: number | undefined;
   private lastLatencyMs: number | undefined;
   private latencyTotal = 0;
@@ -229,11 +249,15 @@ export class Miner extends EventEmitter<MinerEvents> {
       const onExhausted = (challengeId: string) => {
         if (challengeId === this.job?.challengeId) void this.refresh();
       };
+      const onNotice = ({ unit, message, ...notice }: DeviceNotice) =>
+        this.log({ type: 'device-notice', device: unit, backend: backend.id, reason: message, ...notice });
       backend.on('found', onFound);
       backend.on('error', onError);
       backend.on('state', onState);
       backend.on('exhausted', onExhausted);
+      backend.on('notice', onNotice);
       this.detach.push(() => {
+        backend.off('notice', onNotice);
         backend.off('found', onFound);
         backend.off('error', onError);
         backend.off('state', onState);
@@ -288,8 +312,9 @@ export class Miner extends EventEmitter<MinerEvents> {
   }
 
   stats(): MinerStats {
-    const devices = this.backends.map(
-      (b): DeviceSummary => ({
+    const devices = this.backends.map((b): DeviceSummary => {
+      const units = b.units?.().map((u) => ({ ...u, ...this.outcomeSummary([u.id]) }));
+      return {
         id: b.id,
         kind: b.kind,
         state: b.state,
@@ -297,8 +322,10 @@ export class Miner extends EventEmitter<MinerEvents> {
         totalHashes: b.totalHashes(),
         expectedHashrate: b.expectedHashrate(),
         lastFoundAtMs: b.lastFoundAtMs,
-      }),
-    );
+        ...this.outcomeSummary([b.id, ...(units ?? []).map((u) => u.id)]),
+        ...(units === undefined ? {} : { units }),
+      };
+    });
     const expected = devices.reduce<number | undefined>(
       (sum, d) => (d.expectedHashrate === undefined ? sum : (sum ?? 0) + d.expectedHashrate),
       undefined,
@@ -332,6 +359,36 @@ export class Miner extends EventEmitter<MinerEvents> {
       expectedHashrate: expected,
       devices,
       validatorUrl: this.source.url,
+    };
+  }
+
+  private outcomesOf(device: string) {
+    let o = this.outcomes.get(device);
+    if (!o) {
+      o = { accepted: 0, rejected: 0, reasons: new Map() };
+      this.outcomes.set(device, o);
+    }
+    return o;
+  }
+
+  /** The outcomes of these device ids together. */
+  private outcomeSummary(ids: readonly string[]): DeviceOutcomes {
+    let accepted = 0;
+    let rejected = 0;
+    const reasons = new Map<string, number>();
+    for (const id of ids) {
+      const o = this.outcomes.get(id);
+      if (!o) continue;
+      accepted += o.accepted;
+      rejected += o.rejected;
+      for (const [code, n] of o.reasons) reasons.set(code, (reasons.get(code) ?? 0) + n);
+    }
+    return {
+      accepted,
+      rejected,
+      rejectedReasons: [...reasons]
+        .map(([code, count]) => ({ code, count }))
+        .sort((a, b) => b.count - a.count),
     };
   }
 
@@ -485,8 +542,10 @@ export class Miner extends EventEmitter<MinerEvents> {
     const difficulty = found.difficulty;
     // Settled: off the journal first, so that a reported result is never resubmitted.
     await journal.remove(found.id);
+    const mine = this.outcomesOf(found.device);
     if (outcome.status === 'accepted') {
       this.accepted++;
+      mine.accepted++;
       this.log({
         type: 'accepted',
         found,
@@ -499,6 +558,8 @@ export class Miner extends EventEmitter<MinerEvents> {
     } else {
       this.rejected++;
       this.reasons.set(outcome.code, (this.reasons.get(outcome.code) ?? 0) + 1);
+      mine.rejected++;
+      mine.reasons.set(outcome.code, (mine.reasons.get(outcome.code) ?? 0) + 1);
       this.log({
         type: 'rejected',
         found,

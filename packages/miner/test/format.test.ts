@@ -15,7 +15,7 @@ describe('formatLogEvent', () => {
         difficulty: 43118,
         latencyMs: 102.6,
       }),
-    ).toBe('accepted (120/1) diff 43118 (103 ms)');
+    ).toBe('accepted (120/1) diff 43118 (103 ms) by cpu#1');
     expect(
       formatLogEvent({
         type: 'rejected',
@@ -27,7 +27,18 @@ describe('formatLogEvent', () => {
         difficulty: 43118,
         latencyMs: 98,
       }),
-    ).toBe('rejected (120/2) diff 43118 (98 ms): coordinate_occupied');
+    ).toBe('rejected (120/2) diff 43118 (98 ms) by cpu#1: coordinate_occupied');
+    expect(
+      formatLogEvent({
+        type: 'device-notice',
+        device: 'serial:02a1b2c3d4e50000',
+        backend: 'serial',
+        kind: 'lost',
+        chipId: '02a1b2c3d4e50000',
+        port: '/dev/ttyUSB0',
+        reason: 'no valid frame for 3000 ms',
+      }),
+    ).toBe('serial:02a1b2c3d4e50000 (/dev/ttyUSB0): lost: no valid frame for 3000 ms');
     expect(formatLogEvent({ type: 'found', found })).toBe('found hx-1/47 by cpu#1 diff 2.50M');
     expect(formatLogEvent({ type: 'connection-lost', reason: 'ECONNREFUSED', retryInMs: 4000 })).toBe(
       'validator unreachable (ECONNREFUSED); retrying in 4 s',

@@ -3,39 +3,30 @@ import {
   type DeviceBackend,
   type DeviceEvents,
   type DeviceHashrate,
+  type DeviceNotice,
   type DeviceState,
+  type DeviceUnitCounters,
+  type DeviceUnitInfo,
   type FoundResult,
   HashrateMeter,
-  type HashrateWindows,
   type MiningJob,
   resultFromNonce,
   WINDOW_MS,
 } from '@tensormine/miner';
 import { q16ToNumber, toHex } from '@tensormine/protocol';
+import type { BoardInfo, BoardState, BoardStats, ResultJournal } from './board-info.js';
 import {
   ERROR_NAMES,
   type HelloMessage,
   type ProgressMessage,
+  RESET_REASONS,
   type ResultMessage,
 } from './codec/messages.js';
 import { MAX_CHUNK, type NonceChunk, NonceCursor } from './cursor.js';
 import { SerialError } from './errors.js';
 import { boardSupports, capabilityNames, helloRate, jobMessage, rateKey } from './jobs.js';
-import {
-  type BoardSession,
-  chipIdHex,
-  type SelfTestReport,
-  type SessionState,
-  type SessionStats,
-} from './session.js';
-
-/** The state of one board: the miner's DeviceState, with `connecting` for `starting`. */
-export type BoardState = Exclude<DeviceState, 'starting'> | 'connecting';
-
-/** Something that stores a result durably before the board's RESULT is acknowledged (the miner's Journal fits). */
-export interface ResultJournal {
-  add(found: FoundResult): Promise<void>;
-}
+import { LinkHealth } from './link-health.js';
+import { type BoardSession, chipIdHex, type SelfTestReport, type SessionState } from './session.js';
 
 export interface SerialDeviceBackendOptions {
   /** The board's HELLO: its identity (chip id) and abilities. */
@@ -52,57 +43,6 @@ export interface SerialDeviceBackendOptions {
   /** Hashrate sampling interval, ms (default 1000). */
   readonly sampleIntervalMs?: number;
   readonly now?: () => number;
-}
-
-export interface BoardStats {
-  /** RESULT messages handled (after link-level deduplication). */
-  results: number;
-  /** Verified results emitted as `found`. */
-  found: number;
-  /** RESULTs the reference verifier rejected or whose fields differ from the reference. */
-  wrongResults: number;
-  /** RESULTs for a result already emitted (e.g. kept across a reboot and sent again). */
-  duplicates: number;
-  /** RESULTs for a job id this host does not know. */
-  unknownJobs: number;
-  /** Valid RESULTs for a solo challenge that already had its result (not emitted: it takes one). */
-  staleResults: number;
-  /** Jobs sent to the board. */
-  jobsSent: number;
-  /** ERROR messages and refused jobs. */
-  deviceErrors: number;
-  /** Times the board rebooted (BOOT during a session). */
-  reboots: number;
-  /** Times the link was lost. */
-  linkLosses: number;
-}
-
-/** What `miner devices` shows for a board. */
-export interface BoardInfo {
-  readonly id: string;
-  readonly chipId: string;
-  readonly port: string | undefined;
-  readonly state: BoardState;
-  readonly firmware: string;
-  readonly board: string;
-  readonly capabilities: readonly string[];
-  readonly maxDim: number;
-  readonly maxFilters: number;
-  /** Rates the board reported in HELLO, nonces per second. */
-  readonly hexRate: number;
-  readonly tensorRate: number;
-  readonly maxBaud: number;
-  readonly baudRate: number | undefined;
-  /** The rate of the last PROGRESS, nonces per second. */
-  readonly rate: number | undefined;
-  readonly hashrate: HashrateWindows;
-  readonly totalHashes: number;
-  readonly lastFoundAtMs: number | undefined;
-  /** The last job the board verifiably worked on, and when (kept while the board is away). */
-  readonly lastValidWork: { readonly challengeId: string; readonly atMs: number } | undefined;
-  readonly selfTest: SelfTestReport | undefined;
-  readonly stats: BoardStats;
-  readonly link: SessionStats | undefined;
 }
 
 interface BoardJob {
@@ -182,6 +122,13 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
   private timer: NodeJS.Timeout | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private stateValue: DeviceState = 'stopped';
+  /** The link's counters over every session of the board, and the `link-degraded` watch. */
+  private readonly link = new LinkHealth();
+  /** The board has been ready on a session (seen), and is there now (not lost). */
+  private seen = false;
+  private present = false;
+  private lastPort: string | undefined;
+  private lastProgressAtMs = 0;
 
   constructor(options: SerialDeviceBackendOptions) {
     super();
@@ -271,10 +218,10 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
     this.pump();
   }
 
+  /** Pauses: the board's job is cancelled (what it had left is kept for `resume`), the board idles. */
   pause(): void {
     if (this.paused) return;
     this.paused = true;
-    this.saveResume();
     this.updateState();
     this.pump();
   }
@@ -321,8 +268,64 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
       lastValidWork: this.lastValidWork,
       selfTest: this.session?.lastSelfTest,
       stats: { ...this.stats },
+      counters: this.counters(),
       link: this.session?.stats(),
     };
+  }
+
+  /** The board's counters over all its connections. */
+  counters(): DeviceUnitCounters {
+    const link = this.link.totals(this.session?.stats());
+    return {
+      found: this.stats.found,
+      hardwareErrors: this.stats.wrongResults,
+      crcErrors: link.crcErrors,
+      resyncs: link.resyncs,
+      retransmissions: link.retransmissions,
+      reboots: this.stats.reboots,
+      linkLosses: this.stats.linkLosses,
+    };
+  }
+
+  /** The board as a unit of the fleet (the miner's stats and control API). */
+  unitInfo(): DeviceUnitInfo {
+    return {
+      id: this.id,
+      kind: this.kind,
+      state: this.state,
+      chipId: this.chipId,
+      ...(this.port === undefined ? {} : { port: this.port }),
+      firmware: this.hello.firmware,
+      board: this.hello.board,
+      hashrate: this.meter.windows(),
+      totalHashes: this.totalHashes(),
+      expectedHashrate: this.expectedHashrate(),
+      lastFoundAtMs: this.lastFoundAtMs,
+      counters: this.counters(),
+    };
+  }
+
+  private notice(kind: DeviceNotice['kind'], message: string): void {
+    const port = this.session?.path ?? this.lastPort;
+    this.emit('notice', {
+      kind,
+      unit: this.id,
+      chipId: this.chipId,
+      ...(port === undefined ? {} : { port }),
+      message,
+    });
+  }
+
+  /** The board is gone (link lost, port removed): once until it is back. */
+  private markLost(reason: string): void {
+    if (!this.present) return;
+    this.present = false;
+    // The session's messages start with its path; the notice carries the port already.
+    const port = this.session?.path ?? this.lastPort;
+    this.notice(
+      'lost',
+      port !== undefined && reason.startsWith(`${port}: `) ? reason.slice(port.length + 2) : reason,
+    );
   }
 
   /** Attaches the board's session (replacing any previous one); the board mines through it once it is `ready`. */
@@ -330,6 +333,8 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
     if (this.session === session) return;
     this.detach();
     this.session = session;
+    this.lastPort = session.path;
+    this.link.attach(session.stats());
     const onState = (state: SessionState) => this.onSessionState(state);
     const onResult = (result: ResultMessage, ack: () => void) => void this.onResult(result, ack);
     const onProgress = (progress: ProgressMessage) => this.onProgress(progress);
@@ -348,15 +353,26 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
     const onHello = (hello: HelloMessage) => {
       if (chipIdHex(hello) === this.chipId) this.hello = hello;
     };
-    const onBoot = () => {
+    const onBoot = (boot: { reason: number }) => {
+      const s = session.state;
+      if (s !== 'ready' && s !== 'self-test' && s !== 'self-test failed') return; // the handshake's own BOOT
       this.stats.reboots++;
       this.saveResume();
+      this.notice('rebooted', `reset reason: ${RESET_REASONS[boot.reason] ?? `code ${boot.reason}`}`);
     };
-    const onLost = () => {
+    const onLost = (error: Error) => {
       this.stats.linkLosses++;
       this.saveResume();
+      this.markLost(error.message);
     };
-    const onError = (error: Error) => this.report(error);
+    const onSelfTest = (report: SelfTestReport) => {
+      if (!report.ok) this.notice('self-test-failed', report.reason ?? 'wrong answer');
+    };
+    const onError = (error: Error) => {
+      // A failed self-test is the `self-test-failed` notice (with its reason), not an error too.
+      if (error instanceof SerialError && error.code === 'self_test_failed') return;
+      this.report(error);
+    };
     session.on('state', onState);
     session.on('result', onResult);
     session.on('progress', onProgress);
@@ -365,6 +381,7 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
     session.on('hello', onHello);
     session.on('boot', onBoot);
     session.on('lost', onLost);
+    session.on('selfTest', onSelfTest);
     session.on('error', onError);
     this.detachSession = () => {
       session.off('state', onState);
@@ -375,6 +392,7 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
       session.off('hello', onHello);
       session.off('boot', onBoot);
       session.off('lost', onLost);
+      session.off('selfTest', onSelfTest);
       session.off('error', onError);
     };
     this.onSessionState(session.state);
@@ -383,6 +401,8 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
   /** Detaches the session (the board is `no device` until another is attached). */
   detach(): void {
     if (!this.session) return;
+    this.link.detach(this.session.stats());
+    this.markLost(`${this.session.path} is gone`);
     this.saveResume();
     this.detachSession?.();
     this.detachSession = undefined;
@@ -393,6 +413,16 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
   // ---- work ----
 
   private onSessionState(state: SessionState): void {
+    if (state === 'ready' || state === 'self-test' || state === 'self-test failed') {
+      if (!this.seen) {
+        this.seen = true;
+        this.present = true;
+        this.notice('attached', `${this.hello.board} fw ${this.hello.firmware}`);
+      } else if (!this.present) {
+        this.present = true;
+        this.notice('back', `${this.hello.board} fw ${this.hello.firmware}, same chip id`);
+      }
+    }
     if (state !== 'ready') this.saveResume();
     this.updateState();
     this.pump();
@@ -416,6 +446,7 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
     const job = this.running && !this.paused ? this.current : undefined;
     if (job === undefined) {
       if (this.active) {
+        this.saveResume(); // paused: resume where the board stopped
         this.active = undefined;
         this.sending = true;
         session
@@ -515,6 +546,7 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
     if (hashes < this.lastBootHashes) this.hashBase += this.lastBootHashes; // the board rebooted
     this.lastBootHashes = hashes;
     this.meter.record(now, this.totalHashes());
+    this.lastProgressAtMs = now;
     const a = this.active;
     if (p.jobId !== 0 && a?.jobId === p.jobId) {
       a.done = Math.min(a.chunk.count, Number(p.noncesDone));
@@ -555,6 +587,7 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
       return;
     }
     const found = verdict.found;
+    this.advancePast(entry, result.nonce);
     if (this.foundIds.has(found.id)) {
       this.stats.duplicates++;
       ack();
@@ -594,6 +627,28 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
     }
     this.emit('found', found);
     ack();
+  }
+
+  /**
+   * A board mines its range in order: a result at `nonce` means it is done up to there, even
+   * when no PROGRESS said so yet. What is left to resume after a replug or a pause starts
+   * after it, so a board unplugged soon after each result still moves forward.
+   */
+  private advancePast(entry: BoardJob, nonce: number): void {
+    entry.done = Math.max(entry.done, Math.min(entry.chunk.count, nonce - entry.chunk.start + 1));
+    const left = this.leftover;
+    if (
+      left &&
+      left.job === entry.job &&
+      nonce >= left.chunk.start &&
+      nonce < left.chunk.start + left.chunk.count
+    ) {
+      const skip = nonce - left.chunk.start + 1;
+      this.leftover =
+        skip >= left.chunk.count
+          ? undefined
+          : { job: left.job, chunk: { start: nonce + 1, count: left.chunk.count - skip } };
+    }
   }
 
   private verify(
@@ -647,6 +702,12 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
   // ---- state and reporting ----
 
   private sample(): void {
+    const now = this.now();
+    // A board that stopped reporting (lost, unplugged, rebooting) hashes nothing: its rate decays to zero.
+    if (now - this.lastProgressAtMs > 2 * this.sampleIntervalMs + 1000)
+      this.meter.record(now, this.totalHashes());
+    const degraded = this.link.watch(now, this.session?.stats());
+    if (degraded !== undefined) this.notice('link-degraded', degraded);
     const r60 = this.meter.rate(WINDOW_MS['60s']);
     if (r60 !== undefined && (this.best60 === undefined || r60 > this.best60)) this.best60 = r60;
     this.emit('hashrate', this.hashrate());

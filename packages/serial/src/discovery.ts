@@ -1,4 +1,5 @@
-import { readdir, readFile, realpath } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, readdir, readFile, realpath } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { BindingInterface, PortInfo } from './binding.js';
 import { defaultBinding } from './transport.js';
@@ -121,4 +122,60 @@ export async function listLinuxSysfs(root = '/sys/class/tty'): Promise<PortInfo[
     ports.push(info);
   }
   return ports;
+}
+
+/** The udev rules file of the repository (docs/udev/99-tensormine.rules), for messages. */
+export const UDEV_RULES_PATH = 'docs/udev/99-tensormine.rules';
+
+/**
+ * What `--device auto` says when it finds no board: the USB chips it looked for, the serial
+ * ports it did see (with their USB ids, so a board on another bridge can be named with
+ * --device), and how to fix the usual cause on Linux, permissions (the `dialout` group, udev
+ * rules). `ports` is what `listPorts` returned; `canOpen` tells whether a path may be opened
+ * read-write by this user (default: fs.access).
+ */
+export async function noBoardsHelp(
+  ports: readonly PortInfo[],
+  table: readonly UsbSerialChip[] = ESP32_USB_SERIAL_CHIPS,
+  canOpen: (path: string) => Promise<boolean> = writable,
+): Promise<string[]> {
+  const chips = [...new Map(table.map((c) => [c.chip, c])).values()]
+    .map(
+      (c) =>
+        `${c.chip} (${table
+          .filter((t) => t.chip === c.chip)
+          .map((t) => `${t.vendorId}:${t.productId}`)
+          .join(', ')})`,
+    )
+    .join('; ');
+  const lines = [`no ESP32 board found: --device auto looks for USB serial bridges ${chips}`];
+  const usb = ports.filter((p) => p.vendorId !== undefined);
+  if (usb.length === 0) {
+    lines.push(
+      'no USB serial port is present: check the cable (a charge-only cable has no data lines) and `dmesg | tail`',
+    );
+  } else {
+    lines.push(
+      `USB serial ports present, none of them a known bridge: ${usb.map((p) => `${p.path} (${p.vendorId}:${p.productId}${p.manufacturer ? ` ${p.manufacturer}` : ''})`).join(', ')}; name one with --device <path>`,
+    );
+  }
+  const denied: string[] = [];
+  for (const p of ports) if (p.vendorId !== undefined && !(await canOpen(p.path))) denied.push(p.path);
+  if (denied.length > 0) lines.push(`you may not open ${denied.join(', ')}: permission denied`);
+  if (process.platform === 'linux') {
+    lines.push(
+      'permissions on Linux: add yourself to the dialout group (`sudo usermod -aG dialout $USER`, then log out and in), ' +
+        `or install the udev rules for the supported bridges: \`sudo cp ${UDEV_RULES_PATH} /etc/udev/rules.d/ && sudo udevadm control --reload-rules && sudo udevadm trigger\``,
+    );
+  }
+  return lines;
+}
+
+async function writable(path: string): Promise<boolean> {
+  try {
+    await access(path, constants.R_OK | constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -4,15 +4,23 @@ import {
   type DeviceEvents,
   type DeviceHashrate,
   type DeviceState,
+  type DeviceUnitInfo,
   type FoundResult,
   type MiningJob,
   sumWindows,
 } from '@tensormine/miner';
-import { type BoardInfo, type ResultJournal, SerialDeviceBackend } from './backend.js';
+import { SerialDeviceBackend } from './backend.js';
 import type { BindingInterface } from './binding.js';
+import type { BoardInfo, ResultJournal } from './board-info.js';
 import type { HelloMessage } from './codec/messages.js';
 import { NonceCursor } from './cursor.js';
-import { ESP32_USB_SERIAL_CHIPS, listBoardPorts, type UsbSerialChip } from './discovery.js';
+import {
+  ESP32_USB_SERIAL_CHIPS,
+  listBoardPorts,
+  listPorts,
+  noBoardsHelp,
+  type UsbSerialChip,
+} from './discovery.js';
 import { SerialError } from './errors.js';
 import { BoardSession, chipIdHex, type SerialTiming, type SessionState } from './session.js';
 
@@ -125,6 +133,11 @@ export class SerialFleet extends EventEmitter<DeviceEvents> implements DeviceBac
     return this.byChip.get(chipId.toLowerCase());
   }
 
+  /** Every board seen, as units of this backend (the miner's stats, the control API). */
+  units(): DeviceUnitInfo[] {
+    return this.backends().map((b) => b.unitInfo());
+  }
+
   /** Every board seen, for `miner devices`. */
   boards(): BoardInfo[] {
     return this.backends().map((b) => b.info());
@@ -139,6 +152,17 @@ export class SerialFleet extends EventEmitter<DeviceEvents> implements DeviceBac
       explicit: this.explicit.has(s.path),
       lastError: s.lastError?.message,
     }));
+  }
+
+  /**
+   * When `auto` finds no board port and none is open: what it looked for, the ports it saw and
+   * how to fix permissions (docs/udev/99-tensormine.rules); otherwise nothing.
+   */
+  async noBoardsHelp(): Promise<string[]> {
+    if (!this.auto || this.sessions.size > 0 || this.byChip.size > 0) return [];
+    const chips = this.options.chips ?? ESP32_USB_SERIAL_CHIPS;
+    const ports = await listPorts(this.options.binding).catch(() => []);
+    return noBoardsHelp(ports, chips);
   }
 
   /** A board can run the job, or no board is known yet (a board that arrives later gets it). */
@@ -340,6 +364,7 @@ export class SerialFleet extends EventEmitter<DeviceEvents> implements DeviceBac
       if (job && found.challengeId === job.challengeId && (job.stopOnFound ?? true)) this.setJob(undefined);
     });
     board.on('error', (error) => this.report(error));
+    board.on('notice', (notice) => this.emit('notice', notice));
     board.on('state', () => this.updateState());
     board.on('exhausted', (challengeId) => {
       const job = this.current;

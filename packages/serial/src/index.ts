@@ -7,15 +7,9 @@
  * before it is reported.
  */
 
-export {
-  type BoardInfo,
-  type BoardState,
-  type BoardStats,
-  type ResultJournal,
-  SerialDeviceBackend,
-  type SerialDeviceBackendOptions,
-} from './backend.js';
+export { SerialDeviceBackend, type SerialDeviceBackendOptions } from './backend.js';
 export type { BindingInterface, PortInfo } from './binding.js';
+export type { BoardInfo, BoardState, BoardStats, ResultJournal } from './board-info.js';
 export { type DecoderStats, FrameDecoder, type FrameDecoderOptions } from './codec/decoder.js';
 export {
   encodeFrame,
@@ -69,6 +63,8 @@ export {
   listBoardPorts,
   listLinuxSysfs,
   listPorts,
+  noBoardsHelp,
+  UDEV_RULES_PATH,
   type UsbSerialChip,
   usbSerialChip,
 } from './discovery.js';
@@ -80,6 +76,7 @@ export {
   type SerialFleetOptions,
 } from './fleet.js';
 export { boardSupports, capabilityNames, jobMessage } from './jobs.js';
+export { LINK_DEGRADED_EVENTS, type LinkCounts, LinkHealth } from './link-health.js';
 export {
   hexKnownAnswer,
   type KnownAnswer,

@@ -23,7 +23,7 @@ export function devicesCommand(program: Command, ctx: CommandContext): void {
     .option('--limit <n>', 'registered devices per page, 1..500', '50')
     .option('--cursor <cursor>', 'the next_cursor of the previous page')
     .option('--json', 'machine-readable output');
-  addSettings(command, ['urls', 'devices']);
+  addSettings(command, ['urls', 'devices', 'apiPort', 'apiToken']);
   command.action(
     async (
       options: { localBoards?: boolean; wait: string; limit: string; cursor?: string; json?: boolean },
@@ -39,20 +39,26 @@ export function devicesCommand(program: Command, ctx: CommandContext): void {
         (page) => ({ ok: true as const, page }),
         (error: unknown) => ({ ok: false as const, error: toCliError(error) }),
       );
-      const boards = options.localBoards
-        ? await localBoards(settings.devices.length > 0 ? settings.devices : ['auto'], wait)
-        : undefined;
+      // A running `miner mine` holds the ports: with its control API (--api-port, MINER_API_TOKEN)
+      // its boards are read from there, with their accepted and rejected results.
+      const running =
+        options.localBoards && settings.apiPort !== undefined && settings.apiToken !== undefined
+          ? await minerBoards(settings.apiPort, settings.apiToken)
+          : undefined;
+      const boards = !options.localBoards
+        ? undefined
+        : (running ?? (await localBoards(settings.devices.length > 0 ? settings.devices : ['auto'], wait)));
       const validator = await registered;
       if (options.json) {
         writeJson(io, {
           registered: validator.ok
             ? validator.page
             : { error: validator.error.code, message: validator.error.message },
-          ...(boards ? { boards: boards.boards, ports: boards.ports } : {}),
+          ...(boards ? { boards: boards.boards, ports: boards.ports, help: boards.help } : {}),
         });
       } else {
         if (validator.ok) printRegistered(io, validator.page, limit);
-        if (boards) printBoards(io, boards.boards, boards.ports);
+        if (boards) printBoards(io, boards.boards, boards.ports, boards.help, boards.from);
       }
       if (!validator.ok) {
         if (!boards) throw validator.error;
@@ -88,8 +94,14 @@ function printRegistered(io: CliIo, page: DevicesPage, limit: number): void {
     writeLine(io.stdout, `next page: miner devices --limit ${limit} --cursor ${page.next_cursor}`);
 }
 
-function printBoards(io: CliIo, boards: readonly BoardRow[], ports: readonly PortRow[]): void {
-  writeLine(io.stdout, `serial boards here: ${boards.length}`);
+function printBoards(
+  io: CliIo,
+  boards: readonly BoardRow[],
+  ports: readonly PortRow[],
+  help: readonly string[],
+  from?: string,
+): void {
+  writeLine(io.stdout, `serial boards here: ${boards.length}${from ? ` (${from})` : ''}`);
   if (boards.length > 0) {
     const now = Date.now();
     const rows = boards.map((b) => [
@@ -100,9 +112,39 @@ function printBoards(io: CliIo, boards: readonly BoardRow[], ports: readonly Por
       b.chipId,
       b.port ?? 'unplugged',
       formatAgo(b.lastValidWorkAtMs, now),
+      ...(b.outcomes
+        ? [
+            String(b.outcomes.accepted),
+            `${b.outcomes.rejected}${b.outcomes.rejectedReasons.length > 0 ? ` (${b.outcomes.rejectedReasons.map((r) => `${r.code} ${r.count}`).join(', ')})` : ''}`,
+          ]
+        : []),
+      String(b.counters.found),
+      String(b.counters.hardwareErrors),
+      String(b.counters.crcErrors),
+      String(b.counters.resyncs),
+      String(b.counters.retransmissions),
+      String(b.counters.reboots),
+      String(b.counters.linkLosses),
     ]);
+    const outcomes = boards.some((b) => b.outcomes) ? ['accepted', 'rejected'] : [];
     for (const line of table([
-      ['board', 'state', 'rate', 'firmware', 'chip id', 'port', 'last valid work'],
+      [
+        'board',
+        'state',
+        'rate',
+        'firmware',
+        'chip id',
+        'port',
+        'last valid work',
+        ...outcomes,
+        'found',
+        'hw err',
+        'crc',
+        'resync',
+        'retx',
+        'reboots',
+        'lost',
+      ],
       ...rows,
     ])) {
       writeLine(io.stdout, line);
@@ -111,23 +153,106 @@ function printBoards(io: CliIo, boards: readonly BoardRow[], ports: readonly Por
   for (const p of ports) {
     writeLine(io.stdout, `port ${p.path}: ${p.state}${p.lastError ? ` (${p.lastError})` : ''}`);
   }
+  for (const line of help) writeLine(io.stdout, line);
 }
 
 /** Opens the boards, waits for them to connect and self-test, lists them, closes them. */
 async function localBoards(
   devices: readonly string[],
   waitMs: number,
-): Promise<{ boards: BoardRow[]; ports: PortRow[] }> {
+): Promise<{ boards: BoardRow[]; ports: PortRow[]; help: string[]; from?: string }> {
   const { openSerialBoards } = await import('../serial-boards.js');
   const fleet = await openSerialBoards({ devices });
   fleet.on('error', () => {}); // a board's failure shows in its state
   try {
     await fleet.start();
     await fleet.settled(waitMs);
-    return { boards: fleet.rows(), ports: fleet.emptyPorts() };
+    return { boards: fleet.rows(), ports: fleet.emptyPorts(), help: await fleet.noBoardsHelp() };
   } finally {
     await fleet.stop();
   }
+}
+
+/**
+ * The boards of a `miner mine` running here, from its control API (GET /api/system/info on
+ * 127.0.0.1); undefined when nothing answers there (then the ports are opened instead).
+ * @throws CliError when the API answers with an error (a wrong token).
+ */
+async function minerBoards(
+  port: number,
+  token: string,
+): Promise<{ boards: BoardRow[]; ports: PortRow[]; help: string[]; from: string } | undefined> {
+  const url = `http://127.0.0.1:${port}/api/system/info`;
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      headers: { authorization: `Bearer ${token}` },
+      signal: AbortSignal.timeout(3000),
+    });
+  } catch {
+    return undefined;
+  }
+  const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+  if (!res.ok) {
+    throw new CliError(
+      'failure',
+      `the running miner's control API at ${url} answered ${res.status}: ${String(body.message ?? '')}`,
+      ['check --api-token (or MINER_API_TOKEN): it must be the one the miner was started with'],
+    );
+  }
+  const devices = (body.devices ?? []) as { boards?: ApiBoard[] }[];
+  const boards = devices
+    .flatMap((d) => d.boards ?? [])
+    .map(
+      (b): BoardRow => ({
+        id: b.id,
+        chipId: b.chipId ?? '',
+        port: b.port ?? undefined,
+        state: b.state,
+        firmware: b.firmware ?? '',
+        board: b.board ?? '',
+        rate: b.hashrate['10s'] ?? undefined,
+        announcedRate: 0,
+        lastValidWorkAtMs: b.lastFoundAt === null ? undefined : Date.parse(b.lastFoundAt),
+        counters: {
+          found: b.found,
+          hardwareErrors: b.hardwareErrors,
+          crcErrors: b.crcErrors,
+          resyncs: b.resyncs,
+          retransmissions: b.retransmissions,
+          reboots: b.reboots,
+          linkLosses: b.linkLosses,
+        },
+        outcomes: {
+          accepted: b.sharesAccepted,
+          rejected: b.sharesRejected,
+          rejectedReasons: b.sharesRejectedReasons.map((r) => ({ code: r.message, count: r.count })),
+        },
+      }),
+    );
+  return { boards, ports: [], help: [], from: `the running miner, control API 127.0.0.1:${port}` };
+}
+
+/** A board as GET /api/system/info lists it (packages/miner/src/control-api.ts). */
+interface ApiBoard {
+  id: string;
+  chipId: string | null;
+  port: string | null;
+  firmware: string | null;
+  board: string | null;
+  state: string;
+  hashrate: Record<string, number | null>;
+  sharesAccepted: number;
+  sharesRejected: number;
+  sharesRejectedReasons: { message: string; count: number }[];
+  hardwareErrors: number;
+  found: number;
+  crcErrors: number;
+  resyncs: number;
+  retransmissions: number;
+  reboots: number;
+  linkLosses: number;
+  lastFoundAt: string | null;
 }
 
 function waitMs(text: string): number {
