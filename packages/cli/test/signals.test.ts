@@ -123,75 +123,97 @@ async function expectAllGone(tree: number[]): Promise<void> {
 
 const MINE = ['mine', '--local', '--threads', '1'];
 
-describe('signals to the process tree', () => {
-  test('one process on a Node new enough: SIGTERM, SIGINT, SIGHUP each stop it cleanly', async () => {
-    for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
-      const { env } = await tempHome();
-      const run = await startMining(process.execPath, [bin, ...MINE], env);
-      expect(run.tree.filter(isNode)).toEqual([run.child.pid]);
-      process.kill(run.child.pid!, signal);
-      expect(await run.exited).toBe(0);
-      expect(run.output()).toMatch(/\] stopped\n$/);
-      await expectAllGone(run.tree);
-    }
-  });
+// Each test starts real miners one after the other: minutes on a loaded 2-core machine.
+const SLOW = 300_000;
 
-  test('the wrapper on an older Node: a signal to the wrapper or to the child stops both cleanly', async () => {
-    const node = oldNode();
-    // Without an old Node here, the wrapper path is forced on this one.
-    const command = node ?? process.execPath;
-    const extra: Record<string, string> = node ? {} : { TENSORMINE_MINER_SPAWN: '1' };
-    for (const [target, signal] of [
-      ['wrapper', 'SIGTERM'],
-      ['wrapper', 'SIGINT'],
-      ['wrapper', 'SIGHUP'],
-      ['child', 'SIGTERM'],
-      ['child', 'SIGINT'],
-    ] as const) {
-      {
+describe('signals to the process tree', () => {
+  test(
+    'one process on a Node new enough: SIGTERM, SIGINT, SIGHUP each stop it cleanly',
+    async () => {
+      for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
         const { env } = await tempHome();
-        const run = await startMining(command, [bin, ...MINE], { ...env, ...extra });
-        const nodes = run.tree.filter(isNode);
-        expect(nodes).toHaveLength(2);
-        process.kill(target === 'wrapper' ? run.child.pid! : nodes[1]!, signal);
-        const code = await run.exited;
-        expect(code, `${signal} to the ${target}`).toBe(0);
+        const run = await startMining(process.execPath, [bin, ...MINE], env);
+        expect(run.tree.filter(isNode)).toEqual([run.child.pid]);
+        process.kill(run.child.pid!, signal);
+        expect(await run.exited).toBe(0);
         expect(run.output()).toMatch(/\] stopped\n$/);
         await expectAllGone(run.tree);
       }
-    }
-  });
+    },
+    SLOW,
+  );
 
-  test('the wrapper killed outright (SIGKILL): the child stops cleanly instead of mining on', async () => {
-    const { env } = await tempHome();
-    const run = await startMining(process.execPath, [bin, ...MINE], { ...env, TENSORMINE_MINER_SPAWN: '1' });
-    process.kill(run.child.pid!, 'SIGKILL');
-    await expectAllGone(run.tree);
-    expect(run.output()).toMatch(/\] stopped\n$/);
-  });
+  test(
+    'the wrapper on an older Node: a signal to the wrapper or to the child stops both cleanly',
+    async () => {
+      const node = oldNode();
+      // Without an old Node here, the wrapper path is forced on this one.
+      const command = node ?? process.execPath;
+      const extra: Record<string, string> = node ? {} : { TENSORMINE_MINER_SPAWN: '1' };
+      for (const [target, signal] of [
+        ['wrapper', 'SIGTERM'],
+        ['wrapper', 'SIGINT'],
+        ['wrapper', 'SIGHUP'],
+        ['child', 'SIGTERM'],
+        ['child', 'SIGINT'],
+      ] as const) {
+        {
+          const { env } = await tempHome();
+          const run = await startMining(command, [bin, ...MINE], { ...env, ...extra });
+          const nodes = run.tree.filter(isNode);
+          expect(nodes).toHaveLength(2);
+          process.kill(target === 'wrapper' ? run.child.pid! : nodes[1]!, signal);
+          const code = await run.exited;
+          expect(code, `${signal} to the ${target}`).toBe(0);
+          expect(run.output()).toMatch(/\] stopped\n$/);
+          await expectAllGone(run.tree);
+        }
+      }
+    },
+    SLOW,
+  );
 
-  test('npx miner mine: SIGTERM or SIGHUP to npx, or a signal to its shell, stops every process, the miner cleanly', async () => {
-    for (const [target, signal] of [
-      ['npx', 'SIGTERM'],
-      ['npx', 'SIGHUP'],
-      ['sh', 'SIGTERM'],
-      ['miner', 'SIGINT'],
-    ] as const) {
+  test(
+    'the wrapper killed outright (SIGKILL): the child stops cleanly instead of mining on',
+    async () => {
       const { env } = await tempHome();
-      const run = await startMining('npx', ['miner', ...MINE], {
+      const run = await startMining(process.execPath, [bin, ...MINE], {
         ...env,
-        npm_config_cache: join(env.HOME!, '.npm'),
-        npm_config_update_notifier: 'false',
+        TENSORMINE_MINER_SPAWN: '1',
       });
-      const pid =
-        target === 'npx'
-          ? run.child.pid!
-          : run.tree.find((p) => (target === 'sh' ? commandLine(p).startsWith('sh ') : isNode(p)))!;
-      process.kill(pid, signal);
+      process.kill(run.child.pid!, 'SIGKILL');
       await expectAllGone(run.tree);
-      expect(run.output(), `${signal} to ${target}`).toMatch(/\] stopped\n/);
-    }
-  });
+      expect(run.output()).toMatch(/\] stopped\n$/);
+    },
+    SLOW,
+  );
+
+  test(
+    'npx miner mine: SIGTERM or SIGHUP to npx, or a signal to its shell, stops every process, the miner cleanly',
+    async () => {
+      for (const [target, signal] of [
+        ['npx', 'SIGTERM'],
+        ['npx', 'SIGHUP'],
+        ['sh', 'SIGTERM'],
+        ['miner', 'SIGINT'],
+      ] as const) {
+        const { env } = await tempHome();
+        const run = await startMining('npx', ['miner', ...MINE], {
+          ...env,
+          npm_config_cache: join(env.HOME!, '.npm'),
+          npm_config_update_notifier: 'false',
+        });
+        const pid =
+          target === 'npx'
+            ? run.child.pid!
+            : run.tree.find((p) => (target === 'sh' ? commandLine(p).startsWith('sh ') : isNode(p)))!;
+        process.kill(pid, signal);
+        await expectAllGone(run.tree);
+        expect(run.output(), `${signal} to ${target}`).toMatch(/\] stopped\n/);
+      }
+    },
+    SLOW,
+  );
 });
 
 describe('a closed pipe', () => {
@@ -229,24 +251,28 @@ describe('a closed pipe', () => {
 });
 
 describe('one miner per data directory', () => {
-  test('a second miner mine --local on the same data directory stops, naming the process that holds it', async () => {
-    const { env } = await tempHome();
-    const first = await startMining(process.execPath, [bin, ...MINE], env);
-    const second = await runCli(['mine', '--local', '--threads', '1'], env);
-    expect(second.code).toBe(2);
-    expect(second.stderr).toContain(
-      `miner: the data directory ${join(env.XDG_DATA_HOME!, 'tensormine', 'miner')} (its --local validator) is in use by another miner: pid ${first.child.pid} (miner mine --local --threads 1)`,
-    );
-    expect(second.stderr).toContain('stop that miner first, or give this one another --data-dir');
-    process.kill(first.child.pid!, 'SIGTERM');
-    expect(await first.exited).toBe(0);
-    // A lock left by a process that is gone (kill -9) is taken over.
-    await writeFile(
-      join(env.XDG_DATA_HOME!, 'tensormine', 'miner', 'local-validator.lock'),
-      JSON.stringify({ pid: 2 ** 22 + 12345, startedAt: 'then', command: 'miner mine --local' }),
-    );
-    const third = await startMining(process.execPath, [bin, ...MINE], env);
-    process.kill(third.child.pid!, 'SIGTERM');
-    expect(await third.exited).toBe(0);
-  });
+  test(
+    'a second miner mine --local on the same data directory stops, naming the process that holds it',
+    async () => {
+      const { env } = await tempHome();
+      const first = await startMining(process.execPath, [bin, ...MINE], env);
+      const second = await runCli(['mine', '--local', '--threads', '1'], env);
+      expect(second.code).toBe(2);
+      expect(second.stderr).toContain(
+        `miner: the data directory ${join(env.XDG_DATA_HOME!, 'tensormine', 'miner')} (its --local validator) is in use by another miner: pid ${first.child.pid} (miner mine --local --threads 1)`,
+      );
+      expect(second.stderr).toContain('stop that miner first, or give this one another --data-dir');
+      process.kill(first.child.pid!, 'SIGTERM');
+      expect(await first.exited).toBe(0);
+      // A lock left by a process that is gone (kill -9) is taken over.
+      await writeFile(
+        join(env.XDG_DATA_HOME!, 'tensormine', 'miner', 'local-validator.lock'),
+        JSON.stringify({ pid: 2 ** 22 + 12345, startedAt: 'then', command: 'miner mine --local' }),
+      );
+      const third = await startMining(process.execPath, [bin, ...MINE], env);
+      process.kill(third.child.pid!, 'SIGTERM');
+      expect(await third.exited).toBe(0);
+    },
+    SLOW,
+  );
 });
