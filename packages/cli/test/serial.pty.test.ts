@@ -14,17 +14,16 @@ import { cleanup, runCli, tempHome, testIo, testKey, testValidator, waitFor } fr
 const TM_SIM = fileURLToPath(new URL('../../../firmware-sim/build/tm-sim', import.meta.url));
 const unavailable = (() => {
   if (spawnSync('socat', ['-V'], { stdio: 'ignore' }).status !== 0) return 'socat is not installed';
-  if (!existsSync(TM_SIM)) {
-    // Build it, as the serial package's tests do (make and a C compiler, like CI has).
-    spawnSync(
-      'make',
-      ['-C', fileURLToPath(new URL('../../../firmware-sim', import.meta.url)), 'build/tm-sim'],
-      {
-        stdio: 'ignore',
-        timeout: 120_000,
-      },
-    );
-  }
+  // Build it, or rebuild it when the C sources changed (make is incremental), as the serial
+  // package's tests do (make and a C compiler, like CI has).
+  spawnSync(
+    'make',
+    ['-C', fileURLToPath(new URL('../../../firmware-sim', import.meta.url)), 'build/tm-sim'],
+    {
+      stdio: 'ignore',
+      timeout: 120_000,
+    },
+  );
   if (!existsSync(TM_SIM)) return `${TM_SIM} is not built (make -C firmware-sim build/tm-sim)`;
   return undefined;
 })();
