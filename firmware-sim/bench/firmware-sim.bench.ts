@@ -130,38 +130,45 @@ for (const deviceType of Object.keys(DEVICE_PROFILES) as DeviceType[]) {
     // The kernel checks the MML score first and the path distance second (the C core the other
     // way round): MML_ANY_Q16 lets every nonce through to the path signature and distance, and a
     // distance is never <= -1, so no nonce is a result and each one is a full iteration.
-    const kernel = new TensorSearch(
-      { ...c, mmlThresholdQ16: MML_ANY_Q16, pathDistanceMax: -1 },
-      miner.publicKey,
-    );
-    let kernelNonce = 1_000_000;
-    const kernelCase: Case = {
-      name: 'TensorSearch.search',
-      run: () => {
-        const r = kernel.search(kernelNonce, TENSOR_BATCH);
-        kernelNonce += TENSOR_BATCH;
-        if (r.found !== undefined || r.iterations !== TENSOR_BATCH)
-          throw new Error('kernel search stopped early');
-        return r.iterations;
-      },
+    const searchCase = (kind: 'js' | 'wasm'): Case => {
+      const kernel = new TensorSearch(
+        { ...c, mmlThresholdQ16: MML_ANY_Q16, pathDistanceMax: -1 },
+        miner.publicKey,
+        kind,
+      );
+      let kernelNonce = 1_000_000;
+      return {
+        name: `TensorSearch.search (${kind})`,
+        run: () => {
+          const r = kernel.search(kernelNonce, TENSOR_BATCH);
+          kernelNonce += TENSOR_BATCH;
+          if (r.found !== undefined || r.iterations !== TENSOR_BATCH)
+            throw new Error('kernel search stopped early');
+          return r.iterations;
+        },
+      };
     };
+    const kernelCase = searchCase('js');
+    const wasmCase = searchCase('wasm');
     let nonce = 1_000_000;
     const referenceCase: Case = {
       name: 'computeWork',
       run: () => computeWork(c, miner.publicKey, nonce++).pathDistance,
     };
-    warmUp([kernelCase, referenceCase]);
-    const [cSearch, tsKernelCalls, tsWork, cWork, tsVerify] = (await sideBySide([
+    warmUp([kernelCase, wasmCase, referenceCase]);
+    const [cSearch, tsKernelCalls, wasmCalls, tsWork, cWork, tsVerify] = (await sideBySide([
       cRound(`tensor search ${task} ${ROUND_MS}`),
       tsRound(kernelCase),
+      tsRound(wasmCase),
       tsRound(referenceCase),
       cRound(`tensor work ${task} ${ROUND_MS}`),
       tsRound({ name: 'verifyProof', run: () => verifyProof(c, proof, { signature }).ok }),
-    ])) as [number, number, number, number, number];
+    ])) as [number, number, number, number, number, number];
     const tsKernel = tsKernelCalls * TENSOR_BATCH;
+    const wasmKernel = wasmCalls * TENSOR_BATCH;
     const scratchBytes = (await core.run(`tensor work ${task} 1`))[1]!;
     const dims = operation === 'conv' ? `${c.filters}x${c.dim}x${c.dim}` : `${c.dim}x${c.dim}`;
-    const row = `| ${deviceType} ${operation} ${dims} | ${formatRate(cSearch)} | ${formatRate(tsKernel)} | ${formatRate(tsWork)} | **${ratio(cSearch, tsKernel)}** | **${ratio(tsKernel, tsWork)}** | ${formatRate(cWork)} | ${formatRate(tsVerify)} | ${ratio(cSearch, tsWork)} | ${ratio(cWork, tsWork)} |`;
+    const row = `| ${deviceType} ${operation} ${dims} | ${formatRate(cSearch)} | ${formatRate(tsKernel)} | ${formatRate(wasmKernel)} | **${ratio(wasmKernel, cSearch)}** | **${ratio(wasmKernel, tsKernel)}** | ${formatRate(tsWork)} | ${ratio(cSearch, tsKernel)} | **${ratio(tsKernel, tsWork)}** | ${formatRate(cWork)} | ${formatRate(tsVerify)} | ${ratio(cSearch, tsWork)} | ${ratio(cWork, tsWork)} |`;
     tensorRows.push(row);
     console.log(row);
     const inputBytes = c.dim * c.dim;
@@ -177,23 +184,28 @@ const coord = { q: 3, r: -1, s: -2 };
 const header = encodeHeader({ coord, challengeHash, minerPublicKey, nonce: 0 });
 const prefix = toHex(header.subarray(0, 80));
 const batch = 256;
-// The kernel on the same header and the reference's target (a hit is about 2^-45 likely).
-const prepared = prepareHexchain({ header, target: targetToBytes(MIN_HEX_TARGET) });
-let blockNonce = 0;
-const blockKernelCase: Case = {
-  name: 'searchBlock',
-  run: () => {
-    const r = searchBlock(prepared, blockNonce, BLOCK_BATCH);
-    blockNonce += BLOCK_BATCH;
-    if (r.found !== undefined || r.hashes !== BLOCK_BATCH)
-      throw new Error('kernel block search stopped early');
-    return r.hashes;
-  },
+// The kernels on the same header and the reference's target (a hit is about 2^-45 likely).
+const blockCase = (kind: 'js' | 'wasm'): Case => {
+  const prepared = prepareHexchain({ header, target: targetToBytes(MIN_HEX_TARGET) }, kind);
+  let blockNonce = 0;
+  return {
+    name: `searchBlock (${kind})`,
+    run: () => {
+      const r = searchBlock(prepared, blockNonce, BLOCK_BATCH);
+      blockNonce += BLOCK_BATCH;
+      if (r.found !== undefined || r.hashes !== BLOCK_BATCH)
+        throw new Error('kernel block search stopped early');
+      return r.hashes;
+    },
+  };
 };
-warmUp([blockKernelCase]);
-const [cBlock, tsBlockCalls, tsSolve, cPow, tsNode] = (await sideBySide([
+const blockKernelCase = blockCase('js');
+const blockWasmCase = blockCase('wasm');
+warmUp([blockKernelCase, blockWasmCase]);
+const [cBlock, tsBlockCalls, wasmBlockCalls, tsSolve, cPow, tsNode] = (await sideBySide([
   cRound(`block search ${prefix} ${ROUND_MS}`),
   tsRound(blockKernelCase),
+  tsRound(blockWasmCase),
   // At the hardest target a hit is about 2^-45 likely: the solver hashes `batch` nonces.
   tsRound({
     name: 'solveBlock',
@@ -202,11 +214,12 @@ const [cBlock, tsBlockCalls, tsSolve, cPow, tsNode] = (await sideBySide([
   }),
   cRound(`block pow ${prefix} ${ROUND_MS}`),
   tsRound({ name: 'crypto.hash', run: () => hash('sha256', header, 'buffer') }),
-])) as [number, number, number, number, number];
+])) as [number, number, number, number, number, number];
 core.close();
 const tsBlock = tsBlockCalls * BLOCK_BATCH;
+const wasmBlock = wasmBlockCalls * BLOCK_BATCH;
 const tsSolveRate = tsSolve * batch;
-const blockSearchRow = `| hexchain, hardest target | ${formatRate(cBlock)} | ${formatRate(tsBlock)} | ${formatRate(tsSolveRate)} | **${ratio(cBlock, tsBlock)}** | **${ratio(tsBlock, tsSolveRate)}** | ${ratio(cBlock, tsSolveRate)} |`;
+const blockSearchRow = `| hexchain, hardest target | ${formatRate(cBlock)} | ${formatRate(tsBlock)} | ${formatRate(wasmBlock)} | **${ratio(wasmBlock, cBlock)}** | ${formatRate(tsSolveRate)} | **${ratio(cBlock, tsBlock)}** | **${ratio(tsBlock, tsSolveRate)}** | ${ratio(cBlock, tsSolveRate)} |`;
 const powRow = `| tm_hex_pow_hash (whole 88-byte header) | ${formatRate(cPow)} | crypto.hash('sha256'), 88 B ${formatRate(tsNode)} | ${ratio(cPow, tsNode)} |`;
 console.log(blockSearchRow);
 console.log(powRow);
@@ -241,14 +254,18 @@ What each column measures (per nonce, one thread):
   normalisation, fired bitmap and its MML score, path signature and distance.
 - **TS reference**: \`computeWork\` of \`@tensormine/protocol\`, the reference solver's cost per
   nonce (it also computes the activations, the result hash and the computation hash).
+- **wasm kernel search**: the same search with the multiply-accumulates in the miner's
+  WebAssembly SIMD core (\`new TensorSearch(task, key, 'wasm')\`, the miner's default); the TS
+  kernel search column is the JavaScript kernel (\`'js'\`). **wasm / C** is the WebAssembly
+  kernel's rate over the C core's, **wasm / TS kernel** over the JavaScript kernel's.
 - **C / TS kernel** and **TS kernel / reference**: the ratios of those rates.
 - **C compute_work**: \`tm_compute_work\`, one iteration with the activations, result hash and
   computation hash (what a validator recomputes); **TS verifyProof**: the reference
   verification of a signed proof (the figure of the protocol section); **C search / reference**
   and **C compute_work / reference**: C over \`computeWork\`.
 
-| device tensor | C search, nonces/s | TS kernel search, nonces/s | TS reference computeWork, nonces/s | C / TS kernel | TS kernel / reference | C compute_work /s | TS verifyProof /s | C search / reference | C compute_work / reference |
-|---|---|---|---|---|---|---|---|---|---|
+| device tensor | C search, nonces/s | TS kernel search (js), nonces/s | wasm kernel search, nonces/s | wasm / C | wasm / TS kernel | TS reference computeWork, nonces/s | C / TS kernel | TS kernel / reference | C compute_work /s | TS verifyProof /s | C search / reference | C compute_work / reference |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|
 ${tensorRows.join('\n')}
 
 Neither search computes the activations or the result hash for a nonce that is not a
@@ -268,8 +285,8 @@ Both searches compress only the second block per nonce; the kernel's generated c
 hoists out of the loop everything that does not depend on the nonce, where \`tm_search_block\`
 runs the whole compression, so a C / TS kernel ratio below 1 means the kernel is the faster.
 
-| search | C tm_search_block | TS kernel searchBlock | TS reference solveBlock | C / TS kernel | TS kernel / reference | C / reference |
-|---|---|---|---|---|---|---|
+| search | C tm_search_block | TS kernel searchBlock (js) | wasm kernel searchBlock | wasm / C | TS reference solveBlock | C / TS kernel | TS kernel / reference | C / reference |
+|---|---|---|---|---|---|---|---|---|
 ${blockSearchRow}
 
 Whole-header hashing (no midstate), the same rounds:

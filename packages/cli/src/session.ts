@@ -13,6 +13,7 @@ import {
   startControlApi,
 } from '@tensormine/miner';
 import { formatCoord } from '@tensormine/protocol';
+import type { StatusProxy } from '@tensormine/status-proxy';
 import { compactCounters } from './board-counters.js';
 import { type DataLock, takeLock } from './data-lock.js';
 import { CliError, describeError, failureReason, isUnreachable } from './errors.js';
@@ -118,6 +119,9 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
   /** What `mine` prints before the first event (xmrig's start-up summary). */
   readonly banner: string[];
   api: ControlApi | undefined;
+  /** The status proxy serving the dashboard (--dashboard). */
+  dashboard: StatusProxy | undefined;
+  dashboardUrl: string | undefined;
   private readonly lastFound = new Map<string, number>();
   private readonly locks: DataLock[];
   private backlog: SessionLine[] = [];
@@ -237,6 +241,7 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
       if (settings.cpu) {
         engine = new MiningEngine({
           threads: settings.threads,
+          kernel: settings.kernel,
           intensity: settings.intensity,
           ...(options.engine?.batchMs === undefined ? {} : { batchMs: options.engine.batchMs }),
           ...(options.engine?.sampleIntervalMs === undefined
@@ -351,6 +356,13 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
       }
       this.line(`control API on ${this.api.url} (Authorization: Bearer <token>)`, 'info');
     }
+    if (this.settings.dashboard) {
+      const { createStatusProxy } = await import('@tensormine/status-proxy');
+      const validators = this.client.endpoints().map((e) => e.url);
+      this.dashboard = await createStatusProxy({ validators, logger: false });
+      this.dashboardUrl = `${await this.dashboard.listen({ host: '127.0.0.1', port: 0 })}/`;
+      this.line(`dashboard on ${this.dashboardUrl} (live lattice of ${validators.join(', ')})`, 'info');
+    }
   }
 
   pause(): void {
@@ -366,6 +378,8 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
     this.closing ??= (async () => {
       await this.miner.stop();
       await this.api?.close();
+      await this.dashboard?.close();
+      this.source.close();
       await this.client.close();
       await this.local?.validator.close();
       for (const lock of this.locks) await lock.release().catch(() => {});

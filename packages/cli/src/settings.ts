@@ -20,6 +20,8 @@ export interface MinerSettings {
   /** The device type `register` registers (and v4.0 challenges are sized for). */
   readonly deviceType: DeviceType;
   readonly threads: number;
+  /** The CPU kernels: WebAssembly SIMD, JavaScript, or auto (SIMD where supported). */
+  readonly kernel: 'auto' | 'wasm' | 'js';
   /** The CPU duty cycle, 0 < x <= 1. */
   readonly intensity: number;
   /** Mine on the CPU. */
@@ -34,6 +36,8 @@ export interface MinerSettings {
   /** The local control API's port (0: any free port); off when unset. */
   readonly apiPort: number | undefined;
   readonly apiToken: string | undefined;
+  /** Serve the live lattice dashboard (a status proxy in this process) on 127.0.0.1. */
+  readonly dashboard: boolean;
   /** The terminal UI when stdout is a terminal (false: plain log lines). */
   readonly tui: boolean;
   /** Also append the log lines (plain, timestamped) to this file; off when unset. */
@@ -195,6 +199,14 @@ export const SETTINGS: { readonly [K in SettingName]: Setting<MinerSettings[K]> 
     defaultText: 'one per core',
     parse: integer(1, 1024),
   },
+  kernel: {
+    flag: '--kernel <auto|wasm|js>',
+    env: 'MINER_KERNEL',
+    description: 'CPU kernels: wasm (WebAssembly SIMD), js, or auto (wasm where supported)',
+    default: () => 'auto',
+    defaultText: 'auto',
+    parse: oneOf(['auto', 'wasm', 'js'] as const),
+  },
   intensity: {
     flag: '--intensity <x>',
     env: 'MINER_INTENSITY',
@@ -260,6 +272,15 @@ export const SETTINGS: { readonly [K in SettingName]: Setting<MinerSettings[K]> 
     defaultText: 'none',
     parse: token,
     secret: true,
+  },
+  dashboard: {
+    flag: '--dashboard',
+    env: 'MINER_DASHBOARD',
+    description:
+      'serve the live lattice dashboard (a status proxy in this process, 127.0.0.1, a free port) and print its URL',
+    default: () => false,
+    defaultText: 'off',
+    parse: boolean,
   },
   tui: {
     flag: '--no-tui',

@@ -15,7 +15,14 @@ import {
   type WorkSource,
   type WorkSourceEvents,
 } from '@tensormine/miner';
-import { type ChallengeWire, type DeviceType, decodeHeader, fromHex } from '@tensormine/protocol';
+import {
+  type ChallengeWire,
+  type Coord,
+  coordEquals,
+  type DeviceType,
+  decodeHeader,
+  fromHex,
+} from '@tensormine/protocol';
 import { describeError, failureReason, isUnreachable } from './errors.js';
 
 /**
@@ -43,6 +50,12 @@ export interface ClientWorkSourceOptions {
    * instead of at its expiry.
    */
   readonly latticeWatchMs?: number;
+  /**
+   * Follow the validator's push channel (GET /api/hexchain/events, default true): a block on
+   * the job's cell makes the work stale as soon as it is accepted. While the stream is open the
+   * cell watch does not poll; it takes over whenever the stream is down.
+   */
+  readonly latticeEvents?: boolean;
 }
 
 /** A failed submission as an outcome: a 4xx is a rejection, anything else is "try later" at `endpoint`. */
@@ -71,6 +84,11 @@ export class ClientWorkSource extends EventEmitter<WorkSourceEvents> implements 
   private readonly autoRegistered = new Set<string>();
   /** The watch of the current v4.1 job's target cell. */
   private watch: NodeJS.Timeout | undefined;
+  /** The current v4.1 job's cell, which the event stream compares blocks with. */
+  private cell: { readonly challengeId: string; readonly coord: Coord } | undefined;
+  /** The event stream: open (the watch rests) or not; aborted at close. */
+  private streamOpen = false;
+  private stream: AbortController | undefined;
 
   constructor(options: ClientWorkSourceOptions) {
     super();
@@ -121,7 +139,11 @@ export class ClientWorkSource extends EventEmitter<WorkSourceEvents> implements 
     this.works.set(job.challengeId, work);
     if (this.works.size > RECENT_WORK) this.works.delete(this.works.keys().next().value!);
     this.stopWatch();
-    if (work.version === '4.1') this.watchCell(work.challenge.id, work.challenge.coord);
+    if (work.version === '4.1') {
+      this.cell = { challengeId: work.challenge.id, coord: work.challenge.coord };
+      this.followEvents();
+      this.watchCell(work.challenge.id, work.challenge.coord);
+    }
     return job;
   }
 
@@ -135,7 +157,7 @@ export class ClientWorkSource extends EventEmitter<WorkSourceEvents> implements 
     if (every <= 0) return;
     let checking = false;
     const timer = setInterval(() => {
-      if (checking) return;
+      if (checking || this.streamOpen) return;
       checking = true;
       this.options.client.hexchain
         .block(coord)
@@ -164,11 +186,50 @@ export class ClientWorkSource extends EventEmitter<WorkSourceEvents> implements 
   private stopWatch(): void {
     if (this.watch !== undefined) clearInterval(this.watch);
     this.watch = undefined;
+    this.cell = undefined;
   }
 
-  /** Stops the lattice watch (call at shutdown). */
+  /** Starts following the event stream once (it reconnects and fails over by itself). */
+  private followEvents(): void {
+    if (this.stream !== undefined || this.options.latticeEvents === false) return;
+    const controller = new AbortController();
+    this.stream = controller;
+    const events = this.options.client.hexchain.events({
+      signal: controller.signal,
+      onOpen: () => {
+        this.streamOpen = true;
+      },
+      onReconnect: () => {
+        this.streamOpen = false;
+      },
+    });
+    void (async () => {
+      try {
+        for await (const e of events) {
+          if (e.event !== 'block' || this.cell === undefined) continue;
+          const { coord, challengeId } = this.cell;
+          const block = e.data.block;
+          if (!coordEquals(block.coord, coord)) continue;
+          this.stopWatch();
+          if (block.miner_pubkey !== this.options.signer.publicKeyHex) {
+            this.emit(
+              'stale',
+              `the lattice moved: cell q=${coord.q} r=${coord.r} s=${coord.s} of ${challengeId} was taken by block ${block.block_hash.slice(0, 16)}`,
+            );
+          }
+        }
+      } catch {
+        // A validator without the stream (404) or another refusal: the cell watch polls.
+      } finally {
+        this.streamOpen = false;
+      }
+    })();
+  }
+
+  /** Stops the lattice watch and the event stream (call at shutdown). */
   close(): void {
     this.stopWatch();
+    this.stream?.abort();
   }
 
   async submit(found: FoundResult): Promise<SubmitOutcome> {

@@ -182,10 +182,10 @@ describe('miner devices', () => {
 });
 
 describe('miner bench', () => {
-  test('prints a rate and a checksum per kernel; the checksum does not depend on the threads', async () => {
+  test('prints a rate and a checksum per kernel; the checksum depends on neither the threads nor the kernel', async () => {
     const { env } = await tempHome();
     const args = ['bench', '--amount', '64k', '--tensor-iterations', '0'];
-    const one = await runCli([...args, '--threads', '1'], env);
+    const one = await runCli([...args, '--threads', '1', '--kernel', 'js'], env);
     const two = await runCli([...args, '--threads', '2'], env);
     expect(one.code).toBe(0);
     const lines = one.stdout.trimEnd().split('\n');
@@ -194,6 +194,8 @@ describe('miner bench', () => {
       /^hexchain\s+[\d.]+ [kMG]?H\/s\s+\d+ results\s+checksum [0-9a-f]{16}\s+\([\d.]+ s\)$/,
     );
     expect(lines[3]).toBe('kernel errors 0');
+    expect(lines[4]).toBe('kernel js');
+    expect(two.stdout.trimEnd().split('\n').at(-1)).toBe('kernel wasm');
     const checksum = (out: string) => /^checksum ([0-9a-f]{64})$/m.exec(out)![1];
     expect(checksum(two.stdout)).toBe(checksum(one.stdout));
   });
@@ -231,8 +233,14 @@ describe('miner bench', () => {
       env,
     );
     expect(code).toBe(0);
-    const result = JSON.parse(stdout) as { threads: number; cases: { name: string }[]; kernelErrors: number };
+    const result = JSON.parse(stdout) as {
+      threads: number;
+      kernel: string;
+      cases: { name: string }[];
+      kernelErrors: number;
+    };
     expect(result.threads).toBe(1);
+    expect(result.kernel).toBe('wasm');
     expect(result.kernelErrors).toBe(0);
     expect(result.cases.every((c) => c.name.startsWith('tensor '))).toBe(true);
   });
@@ -242,6 +250,13 @@ describe('miner bench', () => {
     const { code, stderr } = await runCli(['bench', '--amount', 'lots'], env);
     expect(code).toBe(2);
     expect(stderr).toBe('miner: option --amount: expected a count like 4194304, 256k or 1M, got "lots"\n');
+  });
+
+  test('refuses an unknown kernel (exit 2)', async () => {
+    const { env } = await tempHome();
+    const { code, stderr } = await runCli(['bench', '--kernel', 'simd'], env);
+    expect(code).toBe(2);
+    expect(stderr).toBe('miner: option --kernel: expected one of auto, wasm, js, got "simd"\n');
   });
 });
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { createClient, Signer } from '@tensormine/client';
-import { createValidator, type Validator } from '@tensormine/validator';
+import { type CreateValidatorOptions, createValidator, type Validator } from '@tensormine/validator';
 import { afterEach } from 'vitest';
 import { type RunOptions, run } from '../src/index.js';
 import type { CliIo } from '../src/io.js';
@@ -92,7 +92,7 @@ export async function runCli(
 
 /** A validator in memory listening on a free port, with low difficulties; closed after the test. */
 export async function testValidator(
-  options: { hexDifficulty?: bigint; hexchain?: boolean } = {},
+  options: { hexDifficulty?: bigint; hexchain?: boolean; genesis?: CreateValidatorOptions['genesis'] } = {},
 ): Promise<{ validator: Validator; url: string }> {
   const validator = await createValidator({
     dataDir: ':memory:',
@@ -104,6 +104,7 @@ export async function testValidator(
     keyRateLimitPerSecond: 100_000,
     keyRateLimitBurst: 100_000,
     logger: false,
+    ...(options.genesis ? { genesis: options.genesis } : {}),
   });
   cleanup(() => validator.close());
   const url = await validator.listen({ host: '127.0.0.1', port: 0 });

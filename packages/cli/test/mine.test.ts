@@ -430,6 +430,28 @@ describe('miner mine (plain lines)', () => {
     expect(await m.stop()).toBe(0);
     await expect(fetch(`${local![1]}/health`)).rejects.toThrow();
   });
+
+  test('mine --local --dashboard serves the live lattice dashboard and prints its URL', async () => {
+    const { env } = await tempHome();
+    const m = startMine(['--local', '--dashboard'], { ...env, TENSORMINE_HEX_DIFFICULTY: '4096' });
+    await waitFor(() => m.io.stdout.text.includes('accepted (1/0)'), 'an accepted result');
+    const shown =
+      /dashboard on (http:\/\/127\.0\.0\.1:\d+\/) \(live lattice of (http:\/\/127\.0\.0\.1:\d+)\)/.exec(
+        m.io.stdout.text,
+      );
+    expect(shown, m.io.stdout.text).not.toBeNull();
+    const page = await fetch(shown![1]!);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<canvas id="lattice"');
+    const live = (await (await fetch(`${shown![1]}api/live`)).json()) as {
+      blocks: number;
+      validator_url: string;
+    };
+    expect(live.validator_url).toBe(shown![2]);
+    expect(live.blocks).toBeGreaterThanOrEqual(1);
+    expect(await m.stop()).toBe(0);
+    await expect(fetch(shown![1]!)).rejects.toThrow();
+  });
 });
 
 describe('miner mine: what the user got wrong', () => {

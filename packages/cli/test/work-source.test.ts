@@ -5,7 +5,7 @@ import { describe, expect, test } from 'vitest';
 import { ClientWorkSource } from '../src/work-source.js';
 import { cleanup, closedUrl, testValidator } from './helpers.js';
 
-function source(urls: string[], signer: Signer, latticeWatchMs = 0): ClientWorkSource {
+function source(urls: string[], signer: Signer, latticeWatchMs = 0, latticeEvents = false): ClientWorkSource {
   const client = createClient({ urls, signer, healthCheckIntervalMs: 0 });
   cleanup(() => client.close());
   const s = new ClientWorkSource({
@@ -14,6 +14,7 @@ function source(urls: string[], signer: Signer, latticeWatchMs = 0): ClientWorkS
     urls,
     registerCommand: (url) => `miner register --url ${url}`,
     latticeWatchMs,
+    latticeEvents,
   });
   cleanup(async () => s.close());
   return s;
@@ -84,13 +85,39 @@ describe('ClientWorkSource', () => {
     );
   });
 
+  test("hears of another miner's block on its cell from the event stream (no polling)", async () => {
+    const { url } = await testValidator({ hexDifficulty: 16n });
+    const me = Signer.generate();
+    const rival = Signer.generate();
+    for (const signer of [me, rival]) {
+      const c = createClient({ url, signer });
+      await c.miners.register();
+      await c.close();
+    }
+    const mine = source([url], me, 0, true);
+    const theirs = source([url], rival);
+    const stale = new Promise<string>((resolve) => mine.once('stale', resolve));
+    const job = (await mine.getWork()) as HexchainJob;
+    await new Promise((resolve) => setTimeout(resolve, 200)); // the stream opens
+    let rivalJob = (await theirs.getWork()) as HexchainJob;
+    while (rivalJob.coord.q !== job.coord.q || rivalJob.coord.r !== job.coord.r) {
+      rivalJob = (await theirs.getWork()) as HexchainJob;
+    }
+    expect(await theirs.submit(solve(rivalJob))).toMatchObject({ status: 'accepted' });
+    expect(await stale).toMatch(
+      new RegExp(
+        `^the lattice moved: cell q=${job.coord.q} r=${job.coord.r} s=${job.coord.s} of ${job.challengeId}`,
+      ),
+    );
+  });
+
   test('does not call its own accepted block a lattice move', async () => {
     const { url } = await testValidator({ hexDifficulty: 16n });
     const signer = Signer.generate();
     const c = createClient({ url, signer });
     await c.miners.register();
     await c.close();
-    const s = source([url], signer, 20);
+    const s = source([url], signer, 20, true);
     let stale = 0;
     s.on('stale', () => stale++);
     const job = (await s.getWork()) as HexchainJob;

@@ -1,12 +1,14 @@
 import {
   type Coord,
   fromHex,
+  type HexEvent,
   proofFromWork,
   type RouteBody,
   type RouteQuery,
   type RouteReply,
 } from '@tensormine/protocol';
 import { InvalidInputError, NetworkError, ProtocolMismatchError } from './errors.js';
+import { type EventStreamOptions, hexEventStream } from './event-stream.js';
 import {
   checkNonce,
   defaultSlot,
@@ -55,6 +57,7 @@ export const CLIENT_METHODS = {
     status: 'hexStatus',
     lattice: 'hexLattice',
     block: 'hexBlock',
+    events: 'hexEvents',
   },
   miners: { get: 'getMiner', register: 'registerDevice', devices: 'listDevices' },
   pool: { info: 'getPool', status: 'getPoolStatus', join: 'poolJoin', leave: 'poolLeave' },
@@ -71,7 +74,11 @@ export const CLIENT_METHODS = {
     vaults: 'getVaults',
     orders: 'listOrders',
     placeOrder: 'placeOrder',
+    cancelOrder: 'cancelOrder',
     ledger: 'getLedgerEntries',
+    transfer: 'transfer',
+    getTransfer: 'getTransfer',
+    balances: 'getBalances',
   },
   admin: { metrics: 'getAdminMetrics', config: 'getAdminConfig', setConfig: 'setAdminConfig' },
 } as const satisfies Record<string, Record<string, ValidatorOperationId>>;
@@ -110,6 +117,15 @@ export interface HexchainMethods {
   lattice(query?: RouteQuery<'hexLattice'>, options?: CallOptions): Reply<'hexLattice'>;
   /** The block at a coordinate (checked locally: q + r + s = 0). */
   block(coord: Coord, options?: CallOptions): Reply<'hexBlock'>;
+  /**
+   * The push channel (GET /api/hexchain/events): accepted blocks, retargets and difficulty
+   * changes as they happen, reconnected and resumed (Last-Event-ID) across breaks and failover.
+   *
+   * ```ts
+   * for await (const e of client.hexchain.events({ signal })) if (e.event === 'block') ...
+   * ```
+   */
+  events(options?: EventStreamOptions): AsyncGenerator<HexEvent, void, undefined>;
 }
 
 /** Miner accounts and devices. */
@@ -148,9 +164,23 @@ export interface EconomyMethods {
   vaults(pubkey?: string, options?: CallOptions): Reply<'getVaults'>;
   orders(query?: RouteQuery<'listOrders'>, options?: CallOptions): Reply<'listOrders'>;
   placeOrder(body: ActingBody<'placeOrder'>, options?: CallOptions): Reply<'placeOrder'>;
+  /** Cancels a resting order of the signer; the unfilled escrow is returned (signed). */
+  cancelOrder(body: ActingBody<'cancelOrder'>, options?: CallOptions): Reply<'cancelOrder'>;
   /** Ledger entries, newest first (filters: pubkey, token, type; pages). */
   ledger(query?: RouteQuery<'getLedgerEntries'>, options?: CallOptions): Reply<'getLedgerEntries'>;
+  /**
+   * Sends tokens from the signer to `to` (signed; `from` defaults to the signer). Resending the
+   * same signed request (same headers and body) returns the same transfer and moves nothing again.
+   */
+  transfer(body: TransferBody, options?: CallOptions): Reply<'transfer'>;
+  /** A transfer by id. */
+  getTransfer(transferId: string, options?: CallOptions): Reply<'getTransfer'>;
+  /** Balances per token (available, staked, in vaults, in orders); default the signer's key. */
+  balances(pubkey?: string, options?: CallOptions): Reply<'getBalances'>;
 }
+
+/** The body of a transfer: `from` may be left out (the signer's key). */
+export type TransferBody = Omit<RouteBody<'transfer'>, 'from'> & { readonly from?: string };
 
 /** /admin/*: needs the admin token (client option `adminToken`). */
 export interface AdminMethods {
@@ -222,6 +252,7 @@ export class TensormineClient extends ServiceClient<'validator'> {
           },
           o,
         ),
+      events: (o) => hexEventStream(this.transport, o),
     };
     this.miners = {
       get: (pubkey, o) => call(m.miners.get, key(pubkey, o, 'miners.get'), o),
@@ -248,7 +279,14 @@ export class TensormineClient extends ServiceClient<'validator'> {
       vaults: (pubkey, o) => call(m.economy.vaults, key(pubkey, o, 'economy.vaults'), o),
       orders: (query, o) => call(m.economy.orders, query === undefined ? {} : { query }, o),
       placeOrder: (body, o) => call(m.economy.placeOrder, { body: acting(body, o) }, o),
+      cancelOrder: (body, o) => call(m.economy.cancelOrder, { body: acting(body, o) }, o),
       ledger: (query, o) => call(m.economy.ledger, query === undefined ? {} : { query }, o),
+      transfer: (body, o) => {
+        const from = body.from ?? (o?.signer ?? this.transport.signer)?.publicKeyHex;
+        return call(m.economy.transfer, { body: { ...(from === undefined ? {} : { from }), ...body } }, o);
+      },
+      getTransfer: (transferId, o) => call(m.economy.getTransfer, { params: { transfer_id: transferId } }, o),
+      balances: (pubkey, o) => call(m.economy.balances, key(pubkey, o, 'economy.balances'), o),
     };
     this.admin = {
       metrics: (o) => call(m.admin.metrics, {}, o),

@@ -13,12 +13,14 @@ export {
   type NodeMethods,
   type PoolMethods,
   TensormineClient,
+  type TransferBody,
   type V40Methods,
   type ValidatorClientOptions,
   type ValidatorOperationId,
 } from './client.js';
 export { type EndpointState, normalizeBaseUrl } from './endpoints.js';
 export * from './errors.js';
+export { type EventStreamOptions, hexEventStream } from './event-stream.js';
 export type {
   ClientEventListener,
   ClientEventMap,

@@ -2,9 +2,14 @@ import type { Dispatcher } from 'undici';
 import { InvalidInputError } from './errors.js';
 import type { Signer } from './signer.js';
 
-/** Retries of idempotent requests (GETs and submissions). Other POSTs are never retried. */
+/**
+ * Retries of idempotent requests: GETs, the submissions (the validator answers an identical
+ * resubmission with the original acceptance), and the exactly-once signed operations of the
+ * economy (transfer, stake, swap execute...: EXACTLY_ONCE_OPERATIONS), which are resent with
+ * the same signature to the same validator. Other POSTs are never retried.
+ */
 export interface RetryOptions {
-  /** How many times a GET is tried again after a network error, a timeout, a 5xx or a 429 (default 2). */
+  /** How many times such a request is tried again after a network error, a timeout, a 5xx or a 429 (default 2). */
   readonly retries?: number;
   /** The first backoff, doubled at each retry (default 200 ms). */
   readonly baseDelayMs?: number;
@@ -47,7 +52,7 @@ export interface CallOptions {
   readonly signal?: AbortSignal;
   /** Milliseconds per attempt, overriding the client's. */
   readonly timeoutMs?: number;
-  /** Retries of this GET or submission, overriding the client's (0: none). Ignored for other POSTs. */
+  /** Retries of this GET, submission or exactly-once operation, overriding the client's (0: none). Ignored for other POSTs. */
   readonly retries?: number;
   /** Send to this base URL only (no failover): one of the client's URLs, e.g. `work.endpoint`. */
   readonly endpoint?: string;

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
+  EXACTLY_ONCE_OPERATIONS,
   type OperationId,
   ROUTES,
   type RouteDefinition,
@@ -81,6 +82,8 @@ export class Transport {
   readonly #validateResponses: boolean;
   readonly #headers: Readonly<Record<string, string>>;
   #closed = false;
+  /** Aborts the open streams at close (an endless response would hold the dispatcher's close). */
+  readonly #closing = new AbortController();
 
   constructor(service: Service, options: ClientOptions) {
     this.service = service;
@@ -110,6 +113,7 @@ export class Transport {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#closing.abort(new Error('the client was closed'));
     this.pool.close();
     if (this.#ownsDispatcher) await this.#dispatcher.close();
   }
@@ -157,17 +161,24 @@ export class Transport {
     const body = input.body === undefined ? undefined : JSON.stringify(input.body);
     const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
     checkCount(timeoutMs, 'options.timeoutMs');
-    const idempotent = route.method === 'GET';
+    // A GET may be retried; so may an exactly-once signed operation, resent with the SAME
+    // signature to the SAME validator, which answers a copy with the stored result of the first
+    // (it never executes twice); another validator would execute it anew, so it is not asked.
+    const exactlyOnce = signer !== undefined && EXACTLY_ONCE_OPERATIONS.has(operationId);
+    const idempotent = route.method === 'GET' || exactlyOnce;
+    // A submission too (RESENDABLE), after a connection error or a timeout (below).
     const resendable = RESENDABLE.has(operationId);
     const retries = idempotent || resendable ? (options.retries ?? this.#retry.retries) : 0;
     checkCount(retries, 'options.retries');
 
     let retried = 0;
     let resent = 0;
+    let signed: Record<string, string> | undefined;
+    let sentTo: string | undefined;
     /** A submission resent after a connection error goes to the same validator (it issued the work). */
     let sticky: string | undefined;
     for (let attempt = 1; ; attempt++) {
-      const endpoint = pinned ?? sticky ?? this.pool.active();
+      const endpoint = pinned ?? sentTo ?? sticky ?? this.pool.active();
       const url = `${endpoint}${target}`;
       const sentPath = new URL(url);
       const info: RequestInfo = { operationId, method: route.method, url, endpoint };
@@ -181,9 +192,13 @@ export class Transport {
       if (body !== undefined) headers['content-type'] = 'application/json';
       if (adminToken !== undefined) headers.authorization = `Bearer ${adminToken}`;
       if (signer !== undefined) {
-        // Signed per attempt: a fresh nonce and timestamp, and the path exactly as sent.
+        // Signed per attempt (a fresh nonce and timestamp, the path exactly as sent), except the
+        // resend of an exactly-once operation, which must be the identical request.
         const path = sentPath.pathname + sentPath.search;
-        Object.assign(headers, signer.signRequest({ method: route.method, path, body }));
+        if (signed === undefined || !exactlyOnce) {
+          signed = { ...signer.signRequest({ method: route.method, path, body }) };
+        }
+        Object.assign(headers, signed);
       }
       if (!probe) {
         this.events.safeEmit('request', { operationId, method: route.method, url, endpoint, attempt });
@@ -204,7 +219,8 @@ export class Transport {
         // Health probes report to the pool themselves.
         if (!probe && unwell) this.pool.markDown(endpoint, error);
         else if (!probe) this.pool.markUp(endpoint);
-        const next = pinned ?? this.pool.active();
+        if (exactlyOnce && !(error instanceof NetworkError && !error.requestSent)) sentTo = endpoint;
+        const next = pinned ?? sentTo ?? this.pool.active();
         if (idempotent && (unwell || error.status === 429) && retried < retries) {
           retried++;
           const retryAfter = error instanceof ValidatorError ? (error.retryAfterMs ?? 0) : 0;
@@ -266,6 +282,63 @@ export class Transport {
         throw error;
       }
     }
+  }
+
+  /**
+   * Opens a long-lived streaming GET (an event stream) on the active endpoint, or `endpoint`.
+   * Resolves once the 200 headers arrive; `idleTimeoutMs` bounds the wait between chunks. A
+   * failure marks the endpoint down, so the next call goes to the next one (failover).
+   */
+  async stream(
+    operationId: OperationId,
+    input: RouteInput,
+    options: { headers?: Record<string, string>; signal: AbortSignal; idleTimeoutMs: number },
+  ): Promise<{ body: AsyncIterable<Uint8Array>; endpoint: string }> {
+    const route = ROUTES[operationId] as RouteDefinition;
+    const endpoint = this.pool.active();
+    const url = `${endpoint}${requestTarget(route, input)}`;
+    const info: RequestInfo = { operationId, method: route.method, url, endpoint };
+    const target = new URL(url);
+    const signal = AbortSignal.any([options.signal, this.#closing.signal]);
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await this.#dispatcher.request({
+        origin: target.origin,
+        path: target.pathname + target.search,
+        method: 'GET',
+        headers: {
+          'user-agent': USER_AGENT,
+          accept: route.produces?.[0] ?? 'application/json',
+          ...this.#headers,
+          ...options.headers,
+        },
+        signal,
+        headersTimeout: Math.min(this.#timeoutMs || 30_000, 30_000),
+        bodyTimeout: options.idleTimeoutMs,
+      });
+    } catch (error) {
+      if (signal.aborted) throw new AbortedError(info, signal.reason);
+      const failure = new NetworkError(info, error, !notSent(error));
+      this.pool.markDown(endpoint, failure);
+      throw failure;
+    }
+    const status = response.statusCode;
+    if (status !== 200) {
+      const text = await response.body.text().catch(() => '');
+      const contentType = String(response.headers['content-type'] ?? '');
+      const retryAfter = response.headers['retry-after'];
+      const error = errorFromResponse(
+        status,
+        text,
+        contentType,
+        Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
+        info,
+      );
+      if (status >= 500) this.pool.markDown(endpoint, error);
+      throw error;
+    }
+    this.pool.markUp(endpoint);
+    return { body: response.body, endpoint };
   }
 
   async #attempt(

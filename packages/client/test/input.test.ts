@@ -138,8 +138,11 @@ describe('amounts (parseAmount)', () => {
 
   it('lets a valid amount through to the network', async () => {
     const { c, requests } = offline();
-    // No interceptor: the MockAgent refuses the request, after the checks passed.
-    await expect(c.economy.stake({ amount: '12.5', lock_period_days: 30 })).rejects.toMatchObject({
+    // No interceptor: the MockAgent refuses the request, after the checks passed. (A stake is an
+    // exactly-once operation, which the client would resend identically: no retries here.)
+    await expect(
+      c.economy.stake({ amount: '12.5', lock_period_days: 30 }, { retries: 0 }),
+    ).rejects.toMatchObject({
       name: 'NetworkError',
     });
     expect(requests).toHaveLength(1);

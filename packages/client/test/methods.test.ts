@@ -76,6 +76,15 @@ const CALLS: Record<string, [Call, string]> = {
       ),
     'POST /api/hexchain/submit',
   ],
+  'hexchain.events': [
+    async (c) => {
+      const controller = new AbortController();
+      const first = c.hexchain.events({ signal: controller.signal, reconnectDelayMs: 5000 }).next();
+      setTimeout(() => controller.abort(), 100);
+      return first;
+    },
+    'GET /api/hexchain/events',
+  ],
   'hexchain.status': [(c, o) => c.hexchain.status(o), 'GET /api/hexchain/status'],
   'hexchain.lattice': [
     (c, o) => c.hexchain.lattice({ limit: 2, cursor: 'abc' }, o),
@@ -120,7 +129,17 @@ const CALLS: Record<string, [Call, string]> = {
     (c, o) => c.economy.placeOrder({ type: 'sell', token: 'PTM', amount: '3', price: '0.25' }, o),
     'POST /marketplace/order signed',
   ],
+  'economy.cancelOrder': [
+    (c, o) => c.economy.cancelOrder({ order_id: 'o-1' }, o),
+    'POST /marketplace/cancel signed',
+  ],
   'economy.ledger': [(c, o) => c.economy.ledger({ token: 'PTM' }, o), 'GET /ledger/entries?token=PTM'],
+  'economy.transfer': [
+    (c, o) => c.economy.transfer({ to: KEY, token: 'PTM', amount: '1.5', memo: 'hi' }, o),
+    'POST /transfer signed',
+  ],
+  'economy.getTransfer': [(c, o) => c.economy.getTransfer('t-1', o), 'GET /transfers/t-1'],
+  'economy.balances': [(c, o) => c.economy.balances(KEY, o), `GET /balances/${KEY}`],
   'admin.metrics': [(c, o) => c.admin.metrics(o), 'GET /admin/metrics admin'],
   'admin.config': [(c, o) => c.admin.config(o), 'GET /admin/config admin'],
   'admin.setConfig': [(c, o) => c.admin.setConfig({ pool_strategy: 'pplns' }, o), 'POST /admin/config admin'],
@@ -156,7 +175,9 @@ describe('named methods', () => {
             now: Date.now(),
           });
           expect(verdict).toMatchObject({ ok: true, publicKey: signer.publicKeyHex });
-          expect(JSON.parse(body ?? '{}').pubkey).toBe(signer.publicKeyHex);
+          const sent = JSON.parse(body ?? '{}');
+          // A transfer names its sender in from; every other signed body in pubkey.
+          expect(sent.pubkey ?? sent.from).toBe(signer.publicKeyHex);
           line += ' signed';
         }
         if (headers.authorization === 'Bearer admin-token-0123456789') line += ' admin';

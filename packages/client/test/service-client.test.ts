@@ -56,6 +56,8 @@ describe('createServiceClient', () => {
     expect(hub.routes.map((r) => r.operationId)).toEqual([
       'listGames',
       'getGameStatus',
+      'listAds',
+      'getGamePage',
       'getHubHealth',
       'getSitemap',
       'getRobots',
@@ -101,7 +103,7 @@ describe('createServiceClient', () => {
 
   it('types request() per service', () => {
     expectTypeOf<ServiceOperationId<'hub'>>().toEqualTypeOf<
-      'listGames' | 'getGameStatus' | 'getHubHealth' | 'getSitemap' | 'getRobots'
+      'listGames' | 'getGameStatus' | 'listAds' | 'getGamePage' | 'getHubHealth' | 'getSitemap' | 'getRobots'
     >();
     const games = (hub: ServiceClient<'hub'>) => hub.request('listGames');
     expectTypeOf<Awaited<ReturnType<typeof games>>['games'][number]['category']>().toEqualTypeOf<string>();

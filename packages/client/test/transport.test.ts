@@ -469,6 +469,51 @@ describe('retries', () => {
     expect(retries).toEqual([]);
   });
 
+  it('resends an exactly-once signed operation identically, to the same validator, after a lost answer', async () => {
+    const V2 = 'http://v2.test';
+    const agent = mockAgent();
+    const signer = Signer.generate();
+    const seen: { endpoint: string; nonce: string; signature: string }[] = [];
+    const record = (endpoint: string) => (opts: { headers?: unknown }) => {
+      const h = opts.headers as Record<string, string>;
+      seen.push({ endpoint, nonce: h['x-tm-nonce']!, signature: h['x-tm-signature']! });
+    };
+    const transfer = {
+      transfer_id: 't-1',
+      from: signer.publicKeyHex,
+      to: KEY,
+      token: 'PTM',
+      amount: '1',
+      memo: null,
+      timestamp: 1,
+    };
+    const one = agent.get(V1);
+    one.intercept({ path: '/transfer', method: 'POST' }).reply((opts) => {
+      record(V1)(opts);
+      return {
+        statusCode: 502,
+        data: errorBody('internal_error', 'proxy lost it'),
+        responseOptions: JSON_HEADERS,
+      };
+    });
+    one.intercept({ path: '/transfer', method: 'POST' }).reply((opts) => {
+      record(V1)(opts);
+      return { statusCode: 200, data: transfer, responseOptions: JSON_HEADERS };
+    });
+    agent
+      .get(V2)
+      .intercept({ path: '/transfer', method: 'POST' })
+      .reply((opts) => {
+        record(V2)(opts);
+        return { statusCode: 200, data: transfer, responseOptions: JSON_HEADERS };
+      });
+    const c = client({ urls: [V1, V2], dispatcher: agent, signer, retry: { retries: 2, baseDelayMs: 1 } });
+    expect(await c.economy.transfer({ to: KEY, token: 'PTM', amount: '1' })).toEqual(transfer);
+    expect(seen).toHaveLength(2);
+    expect(seen[1]).toEqual(seen[0]);
+    expect(seen.every((s) => s.endpoint === V1)).toBe(true);
+  });
+
   it('never retries a 4xx', async () => {
     const agent = mockAgent();
     agent

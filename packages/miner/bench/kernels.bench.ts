@@ -1,9 +1,11 @@
 /**
  * Miner benchmarks, as ratios measured side by side in one run (interleaved rounds, median):
- * - the hexchain kernel against crypto.hash('sha256') over the same 88-byte header, and against
- *   OpenSSL's own SHA-256 (`openssl speed -evp sha256 -bytes 64`) when the binary is present;
+ * - the hexchain kernels (WebAssembly SIMD and JavaScript) against crypto.hash('sha256') over
+ *   the same 88-byte header, and against the machine's SHA-256 compression rate: OpenSSL's
+ *   `openssl speed -bytes 16384 sha256` (SHA-NI where the CPU has it), bytes/s / 64;
  * - the engine's scaling from 1 to 2 worker threads (throughput with every worker busy);
- * - the v4.0 kernel at each device type's largest tensor against the reference computeWork.
+ * - the v4.0 kernels at each device type's largest tensor against the reference computeWork,
+ *   and the reference with the WebAssembly SIMD multiply-accumulate core (the verifier's).
  *
  *   npm run bench -w @tensormine/miner      (writes the `miner` section of docs/benchmarks.md)
  */
@@ -13,8 +15,8 @@ import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { computeWork, encodeHeader, sha256, targetFromDifficulty, utf8 } from '@tensormine/protocol';
-import { formatRate, machineLine, measure, writeSection } from '../../protocol/bench/harness.js';
+import { computeWork, encodeHeader, sha256, targetFromDifficulty, utf8, wasmMac } from '@tensormine/protocol';
+import { formatRate, machineLine, writeSection } from '../../protocol/bench/harness.js';
 import { benchJobs } from '../src/bench.js';
 import { MiningEngine } from '../src/engine.js';
 import type { HexchainJob, MiningJob } from '../src/job.js';
@@ -34,16 +36,26 @@ const header = encodeHeader({
   nonce: 0,
 });
 // Target 0: a nonce passes only if its hash is 0, so every call hashes all PER_CALL nonces.
-const job = prepareHexchain({ header, target: new Uint8Array(32) });
+const wasmJob = prepareHexchain({ header, target: new Uint8Array(32) }, 'wasm');
+const jsJob = prepareHexchain({ header, target: new Uint8Array(32) }, 'js');
 const headerView = new DataView(header.buffer);
-let kernelNonce = 0;
+let wasmNonce = 0;
+let jsNonce = 0;
 let cryptoNonce = 0;
 const hexCases = [
   {
-    name: 'kernel',
+    name: 'wasm',
     run: () => {
-      const r = searchBlock(job, kernelNonce, PER_CALL);
-      kernelNonce += PER_CALL;
+      const r = searchBlock(wasmJob, wasmNonce, PER_CALL);
+      wasmNonce += PER_CALL;
+      return r.hashes;
+    },
+  },
+  {
+    name: 'js',
+    run: () => {
+      const r = searchBlock(jsJob, jsNonce, PER_CALL);
+      jsNonce += PER_CALL;
       return r.hashes;
     },
   },
@@ -60,14 +72,18 @@ const hexCases = [
   },
 ];
 
-/** OpenSSL's single-thread SHA-256 rate on 64-byte messages, or why there is none. */
+/**
+ * The machine's single-thread SHA-256 compression rate: OpenSSL on 16 KiB messages (SHA-NI
+ * where the CPU has it; the padding block is negligible), bytes per second / 64, or why there
+ * is none.
+ */
 function openssl(): { rate: number } | { missing: string } {
   try {
-    const out = execFileSync('openssl', ['speed', '-evp', 'sha256', '-bytes', '64', '-seconds', '1'], {
+    const out = execFileSync('openssl', ['speed', '-bytes', '16384', '-seconds', '1', 'sha256'], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'ignore'],
     });
-    // "sha256   426057.60k": thousands of bytes per second at 64-byte blocks.
+    // "sha256   1762333.26k": thousands of bytes per second at 16384-byte messages.
     const m = /^sha256\s+([\d.]+)k/m.exec(out);
     if (!m) return { missing: 'openssl speed printed no sha256 line' };
     return { rate: (Number(m[1]) * 1000) / 64 };
@@ -84,25 +100,67 @@ function warmUp(cases: readonly { run: () => unknown }[], ms = 500): void {
   }
 }
 
-warmUp(hexCases);
-const kernelRates: number[] = [];
-const cryptoRates: number[] = [];
-const opensslRates: number[] = [];
-let opensslMissing: string | undefined;
-for (let round = 0; round < 3; round++) {
-  const [k, c] = measure(hexCases, { rounds: 5, roundMs: 200 });
-  kernelRates.push(k!.opsPerSecond * PER_CALL);
-  cryptoRates.push(c!.opsPerSecond * PER_CALL);
-  const o = openssl();
-  if ('rate' in o) opensslRates.push(o.rate);
-  else opensslMissing = o.missing;
+/**
+ * Nonces per second of CPU time of this thread (process.threadCpuUsage), running `run` (which
+ * does `perCall` nonces) for `ms` of wall time: `openssl speed` divides by its CPU user time too, so the two compare on a
+ * machine whose other processes take cores away.
+ */
+function cpuRate(run: () => unknown, ms: number, perCall = PER_CALL): { cpu: number; wall: number } {
+  const c0 = process.threadCpuUsage();
+  const t0 = performance.now();
+  let calls = 0;
+  while (performance.now() - t0 < ms) {
+    run();
+    calls++;
+  }
+  const wall = performance.now() - t0;
+  const c1 = process.threadCpuUsage(c0);
+  return {
+    cpu: (calls * perCall * 1e6) / (c1.user + c1.system),
+    wall: (calls * perCall * 1000) / wall,
+  };
 }
-const kernelRate = median(kernelRates);
+
+warmUp(hexCases);
+const wasmRates: number[] = [];
+const jsRates: number[] = [];
+const cryptoRates: number[] = [];
+const wallRates: number[][] = [[], [], []];
+const opensslRates: number[] = [];
+/** Per round: the WebAssembly kernel over OpenSSL's compression rate measured just after. */
+const shaNiRatios: number[] = [];
+let opensslMissing: string | undefined;
+for (let round = 0; round < 7; round++) {
+  const [w, j, c] = hexCases.map((h) => cpuRate(h.run, 300)) as [
+    { cpu: number; wall: number },
+    { cpu: number; wall: number },
+    { cpu: number; wall: number },
+  ];
+  wasmRates.push(w.cpu);
+  jsRates.push(j.cpu);
+  cryptoRates.push(c.cpu);
+  [w, j, c].forEach((r, i) => {
+    wallRates[i]!.push(r.wall);
+  });
+  const o = openssl();
+  if ('rate' in o) {
+    opensslRates.push(o.rate);
+    shaNiRatios.push(wasmRates.at(-1)! / o.rate);
+  } else opensslMissing = o.missing;
+}
+const wasmRate = median(wasmRates);
+const jsRate = median(jsRates);
 const cryptoRate = median(cryptoRates);
-console.log(`hexchain kernel ${formatRate(kernelRate)}, crypto.hash ${formatRate(cryptoRate)}`);
-const opensslLine = opensslMissing
-  ? `OpenSSL: not measured: ${opensslMissing}.`
-  : `OpenSSL (\`openssl speed -evp sha256 -bytes 64 -seconds 1\`, one thread, alternated with the rounds above): ${formatRate(median(opensslRates))} 64-byte messages, so the kernel runs at **${ratio(kernelRate, median(opensslRates))}** of OpenSSL's message rate. A 64-byte message is two compressions (the data and the padding block) where a midstate nonce is one, so per compression the kernel does ${ratio(kernelRate, 2 * median(opensslRates))} of OpenSSL's work rate (SHA-NI).`;
+console.log(
+  `hexchain wasm ${formatRate(wasmRate)}, js ${formatRate(jsRate)}, crypto.hash ${formatRate(cryptoRate)}`,
+);
+const opensslRate = opensslMissing ? undefined : median(opensslRates);
+const opensslLine =
+  opensslRate === undefined
+    ? `OpenSSL: not measured: ${opensslMissing}.`
+    : `The machine's SHA-256 compression rate, \`openssl speed -bytes 16384 -seconds 1 sha256\` (one thread, SHA-NI on this CPU, spawned by the bench after each round of the kernels, rate per second of its CPU user time): ${formatRate(opensslRate)} compressions (bytes/s / 64). The WebAssembly kernel (one compression per nonce, rate per second of this thread's CPU time) runs at **${ratio(wasmRate, opensslRate)}** of it (median of the per-round ratios ${median(shaNiRatios).toFixed(2)}x, best ${Math.max(...shaNiRatios).toFixed(2)}x); the JavaScript kernel at ${ratio(jsRate, opensslRate)}.`;
+const wallLine = `Per second of wall time instead (what the load of other processes also weighs on): wasm ${formatRate(median(wallRates[0]!))}, js ${formatRate(median(wallRates[1]!))}, crypto.hash ${formatRate(median(wallRates[2]!))}.`;
+console.log(opensslLine);
 
 // 2. Scaling from 1 to 2 workers: the engine's throughput with every worker busy (hashes
 // counted over a fixed time after a warm-up), the two engines alternated round by round.
@@ -189,23 +247,36 @@ const efficiency = median(efficiencies);
 console.log(`engine scaling / machine scaling, median of rounds: ${efficiency.toFixed(2)}`);
 await Promise.all(engines.map((e) => e.stop()));
 
-// 3. The v4.0 kernel at each device type's largest tensor vs the reference computeWork.
+// 3. The v4.0 kernels at each device type's largest tensor vs the reference computeWork.
 const tensorRows: string[] = [];
+const mac = wasmMac();
+if (mac === undefined) throw new Error('this runtime lacks WebAssembly SIMD');
 for (const { name, job: t } of benchJobs(0, 1)) {
   if (t.kind !== 'tensor') continue;
-  const kernel = new TensorSearch(t.task, t.minerPublicKey);
-  let a = 0;
-  let b = 0;
-  let c = 0;
+  const wasm = new TensorSearch(t.task, t.minerPublicKey, 'wasm');
+  const js = new TensorSearch(t.task, t.minerPublicKey, 'js');
+  const n = [0, 0, 0, 0, 0];
   const cases = [
-    { name: 'search', run: () => kernel.tryNonce(a++) },
-    { name: 'work', run: () => kernel.work(b++).pathDistance },
-    { name: 'reference', run: () => computeWork(t.task, t.minerPublicKey, c++).pathDistance },
+    { name: 'wasm search', run: () => wasm.tryNonce(n[0]!++) },
+    { name: 'js search', run: () => js.tryNonce(n[1]!++) },
+    { name: 'wasm work', run: () => wasm.work(n[2]!++).pathDistance },
+    { name: 'reference', run: () => computeWork(t.task, t.minerPublicKey, n[3]!++).pathDistance },
+    {
+      name: 'reference + wasm MAC',
+      run: () => computeWork(t.task, t.minerPublicKey, n[4]!++, mac).pathDistance,
+    },
   ];
   warmUp(cases, 300);
-  const [search, work, reference] = measure(cases, { rounds: 5, roundMs: 200 });
+  // Rounds of 150 ms per case, interleaved; rates per second of this thread's CPU time, median.
+  const samples = cases.map(() => [] as number[]);
+  for (let round = 0; round < 5; round++) {
+    cases.forEach((c, i) => {
+      samples[i]!.push(cpuRate(c.run, 150, 1).cpu);
+    });
+  }
+  const [ws, js1, ww, ref, refMac] = samples.map(median) as [number, number, number, number, number];
   tensorRows.push(
-    `| ${name.replace('tensor ', '')} | ${formatRate(search!.opsPerSecond)} | ${formatRate(work!.opsPerSecond)} | ${formatRate(reference!.opsPerSecond)} | **${ratio(search!.opsPerSecond, reference!.opsPerSecond)}** | ${ratio(work!.opsPerSecond, reference!.opsPerSecond)} |`,
+    `| ${name.replace('tensor ', '')} | ${formatRate(ws)} | ${formatRate(js1)} | **${ratio(ws, js1)}** | ${formatRate(ww)} | ${formatRate(ref)} | ${ratio(ws, ref)} | ${formatRate(refMac)} | **${ratio(refMac, ref)}** |`,
   );
   console.log(tensorRows.at(-1));
 }
@@ -222,13 +293,20 @@ offline benchmark's checksum (\`bench()\`), which is the same on every machine.
 
 ### Hexchain: nonces per second on one thread
 
-| kernel (midstate, precomputed rounds, unrolled) | crypto.hash('sha256') of the 88-byte header | ratio |
-|---|---|---|
-| ${formatRate(kernelRate)} | ${formatRate(cryptoRate)} | **${ratio(kernelRate, cryptoRate)}** |
+| WebAssembly SIMD kernel (4 lanes) | JavaScript kernel (generated) | crypto.hash('sha256') of the 88-byte header | wasm / js | wasm / crypto.hash | js / crypto.hash |
+|---|---|---|---|---|---|
+| ${formatRate(wasmRate)} | ${formatRate(jsRate)} | ${formatRate(cryptoRate)} | **${ratio(wasmRate, jsRate)}** | **${ratio(wasmRate, cryptoRate)}** | ${ratio(jsRate, cryptoRate)} |
+
+Both kernels start from the midstate of the header's first block and compute one compression
+per nonce with everything that does not depend on the nonce hoisted out of the loop (the
+first 4 rounds, part of the 5th, 3 schedule words and the constant parts of others); the
+WebAssembly one runs 4 nonces per 128-bit vector and compares the first digest word with the
+target inside the loop (scripts/generate-wasm.ts). Rates are nonces per second of the bench
+thread's CPU time, 7 rounds of 300 ms per kernel, median. ${wallLine}
 
 ${opensslLine}
 
-### Engine scaling, 1 to ${threads} worker threads
+### Engine scaling, 1 to ${threads} worker threads (kernel ${engines[0]!.kernel})
 
 | work | engine, 1 thread | engine, ${threads} threads | engine scaling (median of rounds) | machine scaling, same rounds |
 |---|---|---|---|---|
@@ -243,11 +321,18 @@ divided by the machine's, median over all rounds: **${efficiency.toFixed(2)}**.
 
 ### v4.0: nonce iterations per second at each device type's largest tensor
 
-\`search\` is the kernel's per-nonce path (up to the thresholds: the result hash and commitment
-are computed only for a nonce that passes); \`work\` is the kernel's complete WorkResult, the
-same fields as the reference \`computeWork\`.
+\`search\` is a kernel's per-nonce path (up to the thresholds: the result hash and commitment
+are computed only for a nonce that passes), with the multiply-accumulates in WebAssembly SIMD
+(\`wasm\`, int8 widened to int16, 8 products per \`i32x4.dot_i16x8_s\` or 2 x 4 per extended
+multiply) or in JavaScript (\`js\`, two products per float64 multiply-add); \`work\` is the
+wasm kernel's complete WorkResult, the same fields as the reference \`computeWork\`. The last
+two columns are what a validator's verification costs: the reference \`computeWork\` with the
+WebAssembly SIMD multiply-accumulate core (\`wasmMac()\`, the validator's \`verifyKernel\`).
 
-| task | kernel search | kernel work | computeWork | search / reference | work / reference |
-|---|---|---|---|---|---|
+Rates per second of the bench thread's CPU time (5 interleaved rounds of 150 ms per case,
+median), as for the hexchain kernels.
+
+| task | wasm search | js search | wasm / js | wasm work | computeWork | wasm search / reference | computeWork, wasm MAC | wasm MAC / reference |
+|---|---|---|---|---|---|---|---|---|
 ${tensorRows.join('\n')}`,
 );

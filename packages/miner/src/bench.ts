@@ -12,6 +12,7 @@ import {
 import { MiningEngine } from './engine.js';
 import type { FoundResult } from './found.js';
 import type { MiningJob } from './job.js';
+import type { KernelChoice, KernelName } from './kernels/wasm.js';
 
 /**
  * An offline benchmark, xmrig `--bench` style: hashes a fixed amount of fixed work (a fixed
@@ -24,6 +25,8 @@ import type { MiningJob } from './job.js';
 export interface BenchOptions {
   /** Worker threads (default os.availableParallelism()). */
   readonly threads?: number;
+  /** The kernels (default `auto`); the checksum is the same whichever runs. */
+  readonly kernel?: KernelChoice;
   /** Hexchain hashes (default 2^22); 0 skips hexchain. */
   readonly hexchainHashes?: number;
   /** Nonce iterations per tensor task (default 4096); 0 skips tensor. */
@@ -48,6 +51,8 @@ export interface BenchCase {
 
 export interface BenchResult {
   readonly threads: number;
+  /** The kernel that ran (`wasm` or `js`). */
+  readonly kernel: KernelName;
   readonly cases: readonly BenchCase[];
   /** SHA-256 over the case checksums, hex. */
   readonly checksum: string;
@@ -148,6 +153,7 @@ export async function bench(options: BenchOptions = {}): Promise<BenchResult> {
   const threads = options.threads ?? availableParallelism();
   const engine = new MiningEngine({
     threads,
+    ...(options.kernel === undefined ? {} : { kernel: options.kernel }),
     // No sampling needed: rates come from the elapsed time of each case.
     sampleIntervalMs: 3_600_000,
     ...(options.workerUrl ? { workerUrl: options.workerUrl } : {}),
@@ -200,6 +206,7 @@ export async function bench(options: BenchOptions = {}): Promise<BenchResult> {
   kernelErrors = engine.kernelErrors;
   return {
     threads,
+    kernel: engine.kernel,
     cases,
     checksum: toHex(sha256(utf8(cases.map((c) => `${c.name}:${c.checksum}`).join('\n')))),
     kernelErrors,

@@ -6,6 +6,7 @@ import { MinerError } from './errors.js';
 import { resultFromNonce } from './found.js';
 import { HashrateMeter, WINDOW_MS } from './hashrate.js';
 import { checkJob, kernelJob, type MiningJob, nonceRange } from './job.js';
+import { type KernelChoice, type KernelName, resolveKernel } from './kernels/wasm.js';
 import { WorkerPool } from './worker/pool.js';
 import type { FromWorker, WorkerState } from './worker/protocol.js';
 
@@ -14,6 +15,11 @@ export interface MiningEngineOptions {
   readonly id?: string;
   /** Worker threads (default `os.availableParallelism()`). */
   readonly threads?: number;
+  /**
+   * The kernels (default `auto`): `wasm` (WebAssembly SIMD), `js` (generated JavaScript), or
+   * `auto`, `wasm` where the runtime supports WebAssembly SIMD. Results are identical.
+   */
+  readonly kernel?: KernelChoice;
   /** Duty cycle, 0 < intensity <= 1 (default 1): each worker sleeps (1 - x) / x of its batch time. */
   readonly intensity?: number;
   /** Target duration of one batch, ms (default 25): the longest a new job or a stop waits. */
@@ -45,6 +51,8 @@ export class MiningEngine extends EventEmitter<DeviceEvents> implements DeviceBa
   readonly id: string;
   readonly kind = 'cpu';
   readonly threads: number;
+  /** The kernel the workers run. */
+  readonly kernel: KernelName;
   /** Results that the reference verifier rejected (or kernel output that disagreed with it). */
   kernelErrors = 0;
   /** Verified results emitted. */
@@ -77,8 +85,10 @@ export class MiningEngine extends EventEmitter<DeviceEvents> implements DeviceBa
     this.respawnDelayMs = options.respawnDelayMs ?? 1000;
     if (!(this.batchMs > 0))
       throw new MinerError('invalid_option', `batchMs: expected > 0, got ${this.batchMs}`);
+    this.kernel = resolveKernel(options.kernel);
     this.pool = new WorkerPool({
       threads: this.threads,
+      kernel: this.kernel,
       ...(options.workerUrl ? { workerUrl: options.workerUrl } : {}),
       onMessage: (m) => this.onWorkerMessage(m),
       onExit: (index, code) => this.onWorkerExit(index, code),

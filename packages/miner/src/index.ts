@@ -70,6 +70,13 @@ export {
   type TensorSearchResult,
 } from './kernels/tensor.js';
 export {
+  KERNEL_CHOICES,
+  type KernelChoice,
+  type KernelName,
+  resolveKernel,
+  wasmSimdSupported,
+} from './kernels/wasm.js';
+export {
   type DeviceOutcomes,
   type DeviceSummary,
   Miner,

@@ -41,9 +41,12 @@ function referenceChecksums(): Map<string, string> {
 }
 
 describe('bench', () => {
-  test('hashes a fixed amount and returns checksums the reference agrees with, for 1 and 2 threads', async () => {
-    const one = await bench({ threads: 1, hexchainHashes: HEX, tensorIterations: TENSOR });
-    const two = await bench({ threads: 2, hexchainHashes: HEX, tensorIterations: TENSOR });
+  test('hashes a fixed amount and returns checksums the reference agrees with, for 1 and 2 threads and either kernel', async () => {
+    // One thread on the JavaScript kernels, two on WebAssembly SIMD: the same checksums.
+    const one = await bench({ threads: 1, kernel: 'js', hexchainHashes: HEX, tensorIterations: TENSOR });
+    const two = await bench({ threads: 2, kernel: 'auto', hexchainHashes: HEX, tensorIterations: TENSOR });
+    expect(one.kernel).toBe('js');
+    expect(two.kernel).toBe('wasm');
     expect(one.cases.map((c) => c.name)).toEqual([
       'hexchain',
       'tensor native matmul 64x64',

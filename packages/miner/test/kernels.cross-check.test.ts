@@ -51,11 +51,15 @@ function headerOf(h: { coord: { q: number; r: number; s: number }; ch: Uint8Arra
   return encodeHeader({ coord: h.coord, challengeHash: h.ch, minerPublicKey: h.key, nonce: n });
 }
 
-describe('hexchain kernel', () => {
+describe.each(['js', 'wasm'] as const)('hexchain kernel (%s)', (kernel) => {
   test('hashes every header as hexPowHash does', () => {
     fc.assert(
       fc.property(coord, bytes32, bytes32, nonce, (c, ch, key, n) => {
-        const job = prepareHexchain({ header: headerOf({ coord: c, ch, key }), target: new Uint8Array(32) });
+        const job = prepareHexchain(
+          { header: headerOf({ coord: c, ch, key }), target: new Uint8Array(32) },
+          kernel,
+        );
+        expect(job.kernel).toBe(kernel);
         expect(toHex(hexchainHash(job, n))).toBe(toHex(hexPowHash(headerOf({ coord: c, ch, key }, n))));
       }),
       { numRuns: 300 },
@@ -85,7 +89,10 @@ describe('hexchain kernel', () => {
             maxIterations: count,
           });
           const got = searchBlock(
-            { header: headerOf({ coord: c, ch, key }), target: targetToBytes(target) },
+            prepareHexchain(
+              { header: headerOf({ coord: c, ch, key }), target: targetToBytes(target) },
+              kernel,
+            ),
             start,
             count,
           );
@@ -112,19 +119,21 @@ describe('hexchain kernel', () => {
     const hash = BigInt(`0x${toHex(solved.powHash)}`);
     const asBytes = (v: bigint) => fromHex(v.toString(16).padStart(64, '0'));
     const header = headerOf(h);
-    expect(searchBlock({ header, target: asBytes(hash) }, solved.nonce, 1).found).toBe(solved.nonce);
-    expect(searchBlock({ header, target: asBytes(hash - 1n) }, solved.nonce, 1).found).toBeUndefined();
-    expect(searchBlock({ header, target: asBytes(hash + 1n) }, solved.nonce, 1).found).toBe(solved.nonce);
+    const search = (target: Uint8Array) =>
+      searchBlock(prepareHexchain({ header, target }, kernel), solved.nonce, 1);
+    expect(search(asBytes(hash)).found).toBe(solved.nonce);
+    expect(search(asBytes(hash - 1n)).found).toBeUndefined();
+    expect(search(asBytes(hash + 1n)).found).toBe(solved.nonce);
   });
 
   test('matches the protocol vectors (headers and solved blocks)', () => {
     for (const v of hexVectors.headers) {
-      const job = prepareHexchain({ header: fromHex(v.header), target: new Uint8Array(32) });
+      const job = prepareHexchain({ header: fromHex(v.header), target: new Uint8Array(32) }, kernel);
       expect(toHex(hexchainHash(job, v.nonce))).toBe(v.pow_hash);
     }
     for (const v of hexVectors.solved) {
       const r = searchBlock(
-        { header: fromHex(v.header), target: fromHex(v.target) },
+        prepareHexchain({ header: fromHex(v.header), target: fromHex(v.target) }, kernel),
         v.start_nonce,
         1_000_000,
       );
@@ -206,11 +215,11 @@ const randomTask = fc
     return task({ ...shape, challengeHash, pathTarget, input, level });
   });
 
-describe('tensor kernel', () => {
+describe.each(['js', 'wasm'] as const)('tensor kernel (%s)', (kind) => {
   test('computes the same work as computeWork on random tasks of every shape', () => {
     fc.assert(
       fc.property(randomTask, bytes32, fc.array(nonce, { minLength: 1, maxLength: 3 }), (t, key, nonces) => {
-        const kernel = new TensorSearch(t, key);
+        const kernel = new TensorSearch(t, key, kind);
         for (const n of nonces) expectSameWork(kernel.work(n), computeWork(t, key, n));
       }),
       { numRuns: 120 },
@@ -226,7 +235,7 @@ describe('tensor kernel', () => {
         (t, key, start) => {
           const max = 48;
           const ref = solveProof(t, key, { startNonce: start, maxIterations: max });
-          const got = new TensorSearch(t, key).search(start, max);
+          const got = new TensorSearch(t, key, kind).search(start, max);
           expect(got.found?.nonce).toBe(ref?.nonce);
           expect(got.iterations).toBe(ref?.iterations ?? max);
           if (ref && got.found) expectSameWork(got.found.work, ref.work);
@@ -249,7 +258,7 @@ describe('tensor kernel', () => {
         pathTarget: fromHex(c.path_target),
         level: c.input.difficulty,
       });
-      const kernel = new TensorSearch(t, key);
+      const kernel = new TensorSearch(t, key, kind);
       for (const v of c.nonces) {
         const w = kernel.work(v.nonce);
         expect(w.shape).toEqual(v.result_shape);

@@ -1,5 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 
 /**
  * A small side-by-side benchmark harness. Candidates are measured in interleaved rounds
@@ -50,7 +50,9 @@ export function formatRate(opsPerSecond: number): string {
 
 export function machineLine(): string {
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
-  return `${cpu}, ${cpus().length} cores, Node ${process.version}`;
+  const [one, five] = loadavg();
+  // The machine is shared: how busy it was says how far the absolute figures are from quiet.
+  return `${cpu}, ${cpus().length} cores, Node ${process.version}, load average ${one!.toFixed(1)} (1 min) / ${five!.toFixed(1)} (5 min) at the end of the run`;
 }
 
 /**

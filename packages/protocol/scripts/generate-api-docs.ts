@@ -26,7 +26,6 @@ const PATTERNS: Record<string, string> = {
   [(S.SlotHashSchema as J).pattern]: 'SlotHash',
   [(S.ProtocolVersionSchema as J).pattern]: 'ProtocolVersion',
   [(S.WalletAddressSchema as J).pattern]: 'WalletAddress',
-  [(S.ChainTxSignatureSchema as J).pattern]: 'ChainTxSignature',
 };
 const named = new Map<object, string>();
 for (const [k, v] of Object.entries(S as Record<string, unknown>)) {
@@ -147,7 +146,12 @@ out.push(
   'Every object a route takes or returns, with every field. Types name the primitives of the conventions above.',
   '',
 );
-const extra = [S.ErrorResponseSchema, S.AdsListSchema, S.SignedRequestHeadersSchema];
+const extra = [
+  S.ErrorResponseSchema,
+  S.AdsListSchema,
+  S.SignedRequestHeadersSchema,
+  ...Object.values(S.HEX_EVENT_SCHEMAS),
+];
 for (const e of extra) typeOf(e as J);
 for (let i = 0; i < queue.length; i++) {
   const [name, s] = queue[i]!;

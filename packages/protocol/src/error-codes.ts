@@ -116,6 +116,29 @@ export const ERROR_CODES = {
   pool_already_member: { status: 409, description: 'The key is already a member of the pool.' },
   stake_below_minimum: { status: 422, description: 'The stake amount is below the minimum.' },
   order_not_found: { status: 404, description: 'No order with this id belongs to this key.' },
+  transfer_not_found: { status: 404, description: 'No transfer with this id exists.' },
+  swap_pool_not_found: { status: 404, description: 'No swap pool trades this pair of tokens.' },
+  order_not_open: {
+    status: 409,
+    description: 'The order is already filled or cancelled; nothing is left to cancel.',
+  },
+  unlock_time_invalid: {
+    status: 422,
+    description: 'unlock_at is not in the future or is beyond the maximum vault horizon.',
+  },
+  amount_too_small: {
+    status: 422,
+    description: 'The amount is 0 or too small to move anything after rounding (e.g. a swap output of 0).',
+  },
+  market_unsupported: {
+    status: 422,
+    description: 'The marketplace does not trade this token against this quote token.',
+  },
+  idempotency_conflict: {
+    status: 409,
+    description:
+      'The signed request reuses the nonce of an earlier, different request by this key; sign it with a fresh nonce.',
+  },
 
   // Malformed HTTP (answered before any route runs)
   bad_request: {
@@ -130,6 +153,49 @@ export const ERROR_CODES = {
   // Server side
   service_unavailable: { status: 503, description: 'The validator is starting or shutting down.' },
   internal_error: { status: 500, description: 'An unexpected server error (a bug: please report it).' },
+
+  // Hub and terminal backend (issue 13)
+  game_not_found: { status: 404, description: 'No game with this id is in the hub directory.' },
+  oauth_failed: {
+    status: 400,
+    description:
+      'The sign-in could not complete: consent refused, state missing, wrong or already used, or the provider refused the code.',
+  },
+  session_required: {
+    status: 401,
+    description:
+      'Sign in (social account) and prove the wallet in this browser first; or the claim session does not match.',
+  },
+  wallet_proof_invalid: {
+    status: 401,
+    description:
+      'The wallet challenge is missing or expired, or the signature does not verify with the wallet key.',
+  },
+  wallet_mismatch: {
+    status: 403,
+    description: 'The request names another wallet than the one this browser proved.',
+  },
+  already_claimed: {
+    status: 409,
+    description:
+      'The welcome tokens were already claimed by this social account or to this wallet (with another wallet or account).',
+  },
+  treasury_empty: {
+    status: 503,
+    description: 'The treasury cannot pay the welcome tokens now; nothing was sent. Try again later.',
+  },
+  treasury_not_configured: { status: 503, description: 'This terminal has no treasury key: claims are off.' },
+  payment_invalid: {
+    status: 422,
+    description: 'The transfer does not pay this purchase: another sender, recipient or token.',
+  },
+  payment_too_small: { status: 422, description: 'The transfer is below the price of the product.' },
+  payment_already_used: { status: 409, description: 'The transfer already paid for a purchase.' },
+  upstream_unavailable: {
+    status: 502,
+    description:
+      'The validator behind this service (status proxy, terminal) could not be reached or answered unexpectedly (network error, timeout or 5xx).',
+  },
 } as const satisfies Record<string, { status: number; description: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -8,9 +8,13 @@
 export * from './amount.js';
 // Primitives
 export * from './bytes.js';
+// Economy rules (pure bigint functions)
+export * from './economy/index.js';
 export * from './ed25519.js';
 export * from './error-codes.js';
 export * from './errors.js';
+// Server-sent events (hub and parser, no I/O)
+export * from './events/sse.js';
 export * from './hash.js';
 // v4.1 hexchain
 export * from './hexchain/cell.js';
@@ -39,6 +43,7 @@ export * from './tensor/challenge.js';
 export * from './tensor/devices.js';
 export * from './tensor/difficulty.js';
 export * from './tensor/fixed-point.js';
+export * from './tensor/mac.js';
 export * from './tensor/mml.js';
 export * from './tensor/proof.js';
 export * from './tensor/receipt.js';

@@ -475,7 +475,7 @@ describe('ROUTES', () => {
 
   it('declares a params schema for every path parameter, and none without', () => {
     for (const route of ROUTE_LIST) {
-      const names = [...route.url.matchAll(/:([A-Za-z]+)/g)].map((m) => m[1]);
+      const names = [...route.url.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1]);
       const params = route.schema.params as { properties?: Record<string, unknown> } | undefined;
       expect(Object.keys(params?.properties ?? {}).sort(), route.operationId).toEqual(names.sort());
     }

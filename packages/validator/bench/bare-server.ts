@@ -18,7 +18,8 @@ app.get('/health', async () => ({
   uptime_s: Math.floor((Date.now() - startedAt) / 1000),
 }));
 
-const url = await app.listen({ host: '127.0.0.1', port: 0 });
+// The validator's accept queue (4096), so that 1,000 connections compare servers, not backlogs.
+const url = await app.listen({ host: '127.0.0.1', port: 0, backlog: 4096 });
 console.log(`bare fastify listening on ${url}`);
 
 let closing = false;

@@ -2,7 +2,18 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import swagger from '@fastify/swagger';
-import { fromHex, keyPairFromSecret, type OperationId, taggedHash, toHex } from '@tensormine/protocol';
+import {
+  checkedWasmMac,
+  fromHex,
+  keyPairFromSecret,
+  type MacCore,
+  type OperationId,
+  referenceMac,
+  type SseHub,
+  type SseHubOptions,
+  taggedHash,
+  toHex,
+} from '@tensormine/protocol';
 import Fastify, {
   type FastifyInstance,
   type InjectOptions,
@@ -10,6 +21,7 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import {
+  ConfigError,
   type ConfigSource,
   type ResolvedConfig,
   RUNTIME_SETTINGS,
@@ -27,6 +39,7 @@ import { keepRawJsonBodies } from './http/raw-body.js';
 import { type Handlers, registerRoutes } from './http/routes.js';
 import { validatorCompiler } from './http/validator-compiler.js';
 import { adminHandlers } from './services/admin.js';
+import { createEconomyService, type EconomyGenesis, readGenesisFile } from './services/economy.js';
 import { createHexchainService } from './services/hexchain.js';
 import { Metrics } from './services/metrics.js';
 import { createMiningService } from './services/mining.js';
@@ -47,6 +60,10 @@ export interface CreateValidatorOptions extends Partial<Record<SettingName, unkn
   readonly now?: () => number;
   /** Fastify logger options; default: the configured level to stdout, silent under tests. */
   readonly logger?: boolean | Record<string, unknown>;
+  /** GET /api/hexchain/events: replay ring, heartbeat and per-reader buffer (tests shorten them). */
+  readonly events?: SseHubOptions;
+  /** The economy's genesis (written once, at the first start of a data directory); default DEFAULT_GENESIS. */
+  readonly genesis?: EconomyGenesis;
 }
 
 export interface Validator {
@@ -59,6 +76,8 @@ export interface Validator {
   /** Where the generated admin token is stored (undefined when configured or in memory). */
   readonly adminTokenFile: string | undefined;
   readonly registeredRoutes: readonly OperationId[];
+  /** The hub of GET /api/hexchain/events (its subscribers, what it published). */
+  readonly events: SseHub;
   /** Runs a request in process (no socket). */
   inject(options: InjectOptions | string): Promise<LightMyRequestResponse>;
   /** Starts listening (host and port from the config unless given); resolves to the base URL. */
@@ -71,13 +90,24 @@ export interface Validator {
  * The returned instance is not listening: use `inject()` in tests, or `listen()`.
  */
 export async function createValidator(options: CreateValidatorOptions = {}): Promise<Validator> {
-  const { env, configFile, storage: givenStorage, now = Date.now, logger, ...flags } = options;
+  const {
+    env,
+    configFile,
+    storage: givenStorage,
+    now = Date.now,
+    logger,
+    events,
+    genesis,
+    ...flags
+  } = options;
   const resolved: ResolvedConfig = resolveConfig({
     flags,
     ...(env ? { env } : {}),
     ...(configFile ? { configFile } : {}),
   });
   const config = resolved.config;
+  // Read before anything is opened: a bad file stops here, with nothing to clean up.
+  const economyGenesis = genesis ?? (config.genesisFile ? readGenesisFile(config.genesisFile) : undefined);
   const inMemory = config.dataDir === ':memory:';
   if (!inMemory) mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   // Before the storage opens: a refused token file must not leave a database open.
@@ -115,6 +145,7 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
     identity,
     nodeId,
     metrics,
+    mac: verifyMac(config.verifyKernel),
     log: app.log,
     startedAt: now(),
   };
@@ -165,12 +196,17 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
     metrics.observeResponse(reply.elapsedTime);
   });
 
-  const hexchain = await createHexchainService(context);
+  const hexchain = await createHexchainService(context, events);
+  // Open event streams would hold the server's close: end them first.
+  app.addHook('preClose', async () => hexchain.close());
   const mining = createMiningService(context);
+  const economy = await createEconomyService(context, economyGenesis);
+  app.addHook('preHandler', economy.replayHook);
   const handlers: Handlers = {
     ...nodeHandlers({ softwareVersion: SOFTWARE_VERSION, hexchain }),
     ...adminHandlers({ hexchain }),
     ...mining.handlers,
+    ...economy.handlers,
     ...hexchain.handlers,
   };
   const registeredRoutes = registerRoutes(app, context, handlers, {
@@ -196,6 +232,7 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
     adminToken,
     adminTokenFile,
     registeredRoutes,
+    events: hexchain.events,
     inject: (injectOptions) => app.inject(injectOptions as InjectOptions),
     async listen(listenOptions = {}) {
       // A deep accept queue: with Node's default (511) a burst of a thousand miners overflows it
@@ -210,6 +247,7 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
       if (closed) return;
       closed = true;
       clearInterval(beat);
+      economy.close();
       await app.close();
       await metrics.beat().catch(() => {});
       if (!givenStorage) await storage.close();
@@ -248,4 +286,20 @@ async function loadRuntime(storage: Storage, resolved: ResolvedConfig): Promise<
     }
   });
   return runtime as RuntimeConfig;
+}
+
+/**
+ * The multiply-accumulate core of v4.0 verification: the WebAssembly SIMD one after its
+ * self-check against the reference (`auto` falls back to the reference without it).
+ */
+function verifyMac(choice: ValidatorConfig['verifyKernel']): MacCore {
+  if (choice === 'reference') return referenceMac;
+  const wasm = checkedWasmMac();
+  if (wasm !== undefined) return wasm;
+  if (choice === 'wasm') {
+    throw new ConfigError(
+      'verifyKernel: wasm was requested but WebAssembly SIMD is unavailable or failed its self-check',
+    );
+  }
+  return referenceMac;
 }

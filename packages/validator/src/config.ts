@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -10,6 +9,18 @@ import {
   MIN_HEX_DIFFICULTY,
   MIN_TENSOR_DIM,
 } from '@tensormine/protocol';
+import {
+  bigSetting as big,
+  boolSetting as bool,
+  ConfigError,
+  intSetting as int,
+  oneOfSetting as oneOf,
+  resolveSettings,
+  type SettingSpec,
+  textSetting as text,
+} from './settings.js';
+
+export { ConfigError, settingFlag } from './settings.js';
 
 /**
  * Validator configuration. Every setting has one entry in SETTINGS: its environment
@@ -46,6 +57,11 @@ export interface ValidatorConfig {
   readonly requireSignatures: boolean;
   /** Serve the v4.1 /api/hexchain/ endpoints. */
   readonly hexchain: boolean;
+  /**
+   * The multiply-accumulate core that recomputes v4.0 work: `wasm` (WebAssembly SIMD, checked
+   * against the reference at start), `reference`, or `auto` (wasm where supported).
+   */
+  readonly verifyKernel: 'auto' | 'wasm' | 'reference';
   /** Largest accepted request body in bytes. */
   readonly bodyLimitBytes: number;
   /** Per client address: sustained requests per second and burst. */
@@ -59,68 +75,14 @@ export interface ValidatorConfig {
   /** Invalid v4.0 proofs one client address may send before its back-off (one more per 6 s). */
   readonly invalidProofBudgetPerAddress: number;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** A JSON file with the economy's genesis, read at the first start of a data directory. */
+  readonly genesisFile: string | undefined;
 }
 
 export type SettingName = keyof ValidatorConfig;
 export type ConfigSource = 'flag' | 'env' | 'file' | 'persisted' | 'default';
 
-interface Setting<T> {
-  readonly env: string;
-  readonly description: string;
-  readonly default: () => T;
-  /** Parses a string (env) or a JSON value (file, flags); throws ConfigError with a clear message. */
-  readonly parse: (value: unknown, where: string) => T;
-}
-
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-}
-
-function int(min: number, max: number) {
-  return (value: unknown, where: string): number => {
-    const n = typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
-    if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) {
-      throw new ConfigError(
-        `${where}: expected an integer in [${min}, ${max}], got ${JSON.stringify(value)}`,
-      );
-    }
-    return n;
-  };
-}
-
-function big(min: bigint, max: bigint) {
-  return (value: unknown, where: string): bigint => {
-    let n: bigint | undefined;
-    if (typeof value === 'bigint') n = value;
-    else if (typeof value === 'number' && Number.isSafeInteger(value)) n = BigInt(value);
-    else if (typeof value === 'string' && /^\d+$/.test(value.trim())) n = BigInt(value.trim());
-    if (n === undefined || n < min || n > max) {
-      throw new ConfigError(
-        `${where}: expected an integer in [${min}, ${max}], got ${JSON.stringify(String(value))}`,
-      );
-    }
-    return n;
-  };
-}
-
-function bool(value: unknown, where: string): boolean {
-  if (typeof value === 'boolean') return value;
-  if (typeof value === 'string' && /^(1|true|yes|on)$/i.test(value.trim())) return true;
-  if (typeof value === 'string' && /^(0|false|no|off)$/i.test(value.trim())) return false;
-  throw new ConfigError(`${where}: expected true or false, got ${JSON.stringify(value)}`);
-}
-
-function oneOf<T extends string>(values: readonly T[]) {
-  return (value: unknown, where: string): T => {
-    if (typeof value === 'string' && (values as readonly string[]).includes(value)) return value as T;
-    throw new ConfigError(`${where}: expected one of ${values.join(', ')}, got ${JSON.stringify(value)}`);
-  };
-}
-
-function text(value: unknown, where: string): string {
-  if (typeof value === 'string' && value.length > 0 && value.length <= 4096) return value;
-  throw new ConfigError(`${where}: expected a non-empty string, got ${JSON.stringify(value)}`);
-}
+type Setting<T> = SettingSpec<T>;
 
 function token(value: unknown, where: string): string {
   const s = text(value, where);
@@ -206,6 +168,12 @@ export const SETTINGS: { readonly [K in SettingName]: Setting<ValidatorConfig[K]
     default: () => true,
     parse: bool,
   },
+  verifyKernel: {
+    env: 'TENSORMINE_VERIFY_KERNEL',
+    description: 'v4.0 recomputation core: auto, wasm (WebAssembly SIMD) or reference',
+    default: () => 'auto',
+    parse: oneOf(['auto', 'wasm', 'reference'] as const),
+  },
   bodyLimitBytes: {
     env: 'TENSORMINE_BODY_LIMIT_BYTES',
     description: 'largest request body in bytes',
@@ -256,14 +224,16 @@ export const SETTINGS: { readonly [K in SettingName]: Setting<ValidatorConfig[K]
     default: () => 'info',
     parse: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
   },
+  genesisFile: {
+    env: 'TENSORMINE_GENESIS_FILE',
+    description:
+      "a JSON file with the economy's genesis (reserve, pools, allocations; docs/economy.md), written once at the first start of a data directory; default the built-in genesis",
+    default: () => undefined,
+    parse: text,
+  },
 };
 
 export const SETTING_NAMES = Object.keys(SETTINGS) as SettingName[];
-
-/** The command-line flag of a setting, without the dashes: `maxTensorDim` is `max-tensor-dim`. */
-export function settingFlag(name: SettingName): string {
-  return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-}
 
 /** Settings `POST /admin/config` may change at run time (persisted). */
 export const RUNTIME_SETTINGS = [
@@ -290,56 +260,5 @@ export interface ResolvedConfig {
 }
 
 export function resolveConfig(input: ResolveInput = {}): ResolvedConfig {
-  const file = input.configFile ? readConfigFile(input.configFile) : {};
-  const config: Record<string, unknown> = {};
-  const sources: Record<string, ConfigSource> = {};
-  for (const name of SETTING_NAMES) {
-    const setting = SETTINGS[name] as Setting<unknown>;
-    const flag = input.flags?.[name];
-    const env = input.env?.[setting.env];
-    if (flag !== undefined) {
-      config[name] = setting.parse(flag, `option ${name}`);
-      sources[name] = 'flag';
-    } else if (env !== undefined && env !== '') {
-      config[name] = setting.parse(env, `environment ${setting.env}`);
-      sources[name] = 'env';
-    } else if (file[name] !== undefined) {
-      config[name] = setting.parse(file[name], `config file ${input.configFile} key ${name}`);
-      sources[name] = 'file';
-    } else {
-      config[name] = setting.default();
-      sources[name] = 'default';
-    }
-  }
-  return {
-    config: config as unknown as ValidatorConfig,
-    sources: sources as Record<SettingName, ConfigSource>,
-  };
-}
-
-function readConfigFile(path: string): Record<string, unknown> {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new ConfigError(
-      `config file ${path}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
-    );
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    throw new ConfigError(`config file ${path}: not valid JSON (${(error as Error).message})`);
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new ConfigError(`config file ${path}: expected a JSON object of settings`);
-  }
-  const unknown = Object.keys(parsed).filter((k) => !(SETTING_NAMES as string[]).includes(k));
-  if (unknown.length > 0) {
-    throw new ConfigError(
-      `config file ${path}: unknown settings ${unknown.join(', ')} (known: ${SETTING_NAMES.join(', ')})`,
-    );
-  }
-  return parsed as Record<string, unknown>;
+  return resolveSettings<ValidatorConfig>(SETTINGS, input);
 }

@@ -1,4 +1,4 @@
-import type { KeyPair } from '@tensormine/protocol';
+import type { KeyPair, MacCore } from '@tensormine/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import type { RuntimeSettingName, ValidatorConfig } from './config.js';
 import type { Metrics } from './services/metrics.js';
@@ -25,6 +25,8 @@ export interface ValidatorContext {
   /** Public, stable identifier of this node (derived from its signing key). */
   readonly nodeId: string;
   readonly metrics: Metrics;
+  /** The multiply-accumulate core of v4.0 verification (config verifyKernel). */
+  readonly mac: MacCore;
   readonly log: FastifyBaseLogger;
   /** Unix milliseconds when this process started serving. */
   readonly startedAt: number;

@@ -18,7 +18,39 @@ export {
   type ValidatorConfig,
 } from './config.js';
 export type { RuntimeConfig, ValidatorContext } from './context.js';
-export { ApiError } from './http/errors.js';
+// The HTTP plumbing the companion services (hub, terminal backend) share with the validator:
+// one error shape, one strict schema compiler, one rate limiter.
+export { ApiError, errorBody, installErrorHandling } from './http/errors.js';
+export { RateLimiter } from './http/rate-limit.js';
+export { validatorCompiler } from './http/validator-compiler.js';
+export {
+  createServiceApp,
+  registerServiceRoutes,
+  runServiceBin,
+  type ServiceAppOptions,
+  type ServiceBin,
+  type ServiceHandler,
+} from './service-kit.js';
 export { REWARD_PER_MIMAC_MINOR, REWARD_TOKEN, rewardFor } from './services/mining.js';
+export {
+  bigSetting,
+  boolSetting,
+  intSetting,
+  LOG_LEVELS,
+  type LogLevel,
+  oneOfSetting,
+  type ResolvedSettings,
+  type ResolveSettingsInput,
+  readJsonFile,
+  resolveSettings,
+  type ServiceBaseConfig,
+  type SettingSource,
+  type SettingSpec,
+  type SettingSpecs,
+  serviceBaseSettings,
+  settingsUsage,
+  textSetting,
+  urlSetting,
+} from './settings.js';
 export { openSqliteStorage, SqliteStorage } from './store/sqlite.js';
 export * from './store/types.js';

@@ -13,7 +13,11 @@ import { type CreateValidatorOptions, createValidator, type Validator } from '..
 
 const open: Validator[] = [];
 
-/** A validator in memory (closed after each test), with low difficulties so tests mine fast. */
+/**
+ * A validator in memory (closed after each test), with low difficulties so tests mine fast and
+ * an empty economy genesis (no pools, no reserve) unless `genesis` is given, so that ledger
+ * listings hold only what a test wrote.
+ */
 export async function testValidator(options: CreateValidatorOptions = {}): Promise<Validator> {
   const v = await createValidator({
     dataDir: ':memory:',
@@ -23,6 +27,7 @@ export async function testValidator(options: CreateValidatorOptions = {}): Promi
     rateLimitBurst: 100_000,
     keyRateLimitPerSecond: 100_000,
     keyRateLimitBurst: 100_000,
+    genesis: { reserve: '0', pools: [] },
     ...options,
   });
   open.push(v);

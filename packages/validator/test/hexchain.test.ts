@@ -10,6 +10,7 @@ import {
   type HexBlock,
   type HexChallenge,
   type HexStatus,
+  HexStatusSchema,
   hashMeetsTarget,
   hexBlockHash,
   hexPowHash,
@@ -678,5 +679,36 @@ describe('hexchain disabled', () => {
     expect((await v.inject('/api/hexchain/status')).statusCode).toBe(404);
     const node = (await v.inject('/status')).json() as { hexchain: unknown };
     expect(node.hexchain).toEqual({ enabled: false, difficulty: 0, occupied: 1 });
+  });
+});
+
+describe('in-memory lattice state', () => {
+  it('serves status and lattice reads that match the storage, and counts open challenges', async () => {
+    let now = Date.now();
+    const v = await testValidator({ now: () => now });
+    const key = testKey('state');
+    await register(v, key);
+    for (let i = 0; i < 5; i++) await mineBlock(v, key);
+    await issue(v);
+    await issue(v);
+    const s = await status(v);
+    expect(s.open_challenges).toBe(
+      await v.context.storage.read((tx) => tx.hexChallenges.countOpen(Math.floor(now / 1000))),
+    );
+    expect(s.occupied).toBe(6);
+    const stored = await v.context.storage.read((tx) => tx.blocks.all());
+    const page = (await v.inject('/api/hexchain/lattice?limit=3')).json() as LatticePage;
+    expect(page.blocks.map((b) => b.block_hash)).toEqual(stored.slice(0, 3).map((b) => b.blockHash));
+    const rest = (await v.inject(`/api/hexchain/lattice?cursor=${page.next_cursor}`)).json() as LatticePage;
+    expect(rest).toMatchObject({ next_cursor: null, total: 5 });
+    expect(rest.blocks.map((b) => b.block_hash)).toEqual(stored.slice(3).map((b) => b.blockHash));
+    now += 10 * 60_000; // every challenge expired
+    expect((await status(v)).open_challenges).toBe(0);
+    // The kept bytes are the status as the schema has it, answered as JSON.
+    const res = await v.inject('/api/hexchain/status');
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(Object.keys(res.json() as object).sort()).toEqual(Object.keys(HexStatusSchema.properties).sort());
+    await mineBlock(v, key);
+    expect((await status(v)).occupied).toBe(7);
   });
 });

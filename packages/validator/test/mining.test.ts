@@ -1,4 +1,5 @@
 import {
+  computeWork,
   DEVICE_PROFILES,
   DEVICE_TYPES,
   difficultyParams,
@@ -7,6 +8,7 @@ import {
   parseAmount,
   q16ToNumber,
   receiptMessage,
+  taskFromWire,
   toHex,
   u64le,
   utf8,
@@ -15,7 +17,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { rewardFor } from '../src/services/mining.js';
 import { register, testKey, testValidator } from './helpers.js';
-import { expectError, issue, mine, rewardOf, submit } from './mining-fixtures.js';
+import { expectError, issue, mine, proofFor, rewardOf, submit } from './mining-fixtures.js';
 
 describe('POST /challenge', () => {
   it('issues a challenge with the thresholds of the difficulty in force and a lifetime', async () => {
@@ -114,6 +116,32 @@ describe('device types', () => {
     expect((await issue(v, { device_type: 'native' })).input_tensor.shape).toEqual([12, 12]);
     expect((await issue(v, { device_type: 'esp32' })).input_tensor.shape).toEqual([12, 12]);
     expect((await issue(v, { device_type: 'esp8266' })).input_tensor.shape).toEqual([12, 12]);
+  });
+});
+
+describe('verifyKernel: the multiply-accumulate core of the recomputation', () => {
+  it('is the WebAssembly SIMD core by default (auto) and the reference when asked', async () => {
+    expect((await testValidator()).context.mac.name).toBe('wasm');
+    expect((await testValidator({ verifyKernel: 'wasm' })).context.mac.name).toBe('wasm');
+    expect((await testValidator({ verifyKernel: 'reference' })).context.mac.name).toBe('reference');
+  });
+
+  it('gives the same verdicts with either core: a native proof accepted, a wrong result rejected', async () => {
+    for (const verifyKernel of ['reference', 'wasm'] as const) {
+      const v = await testValidator({ difficulty: 1, maxTensorDim: 64, verifyKernel });
+      const alice = testKey('alice');
+      await register(v, alice, 'native');
+      const c = await issue(v);
+      expect(c.input_tensor.shape[1], verifyKernel).toBe(64);
+      const honest = mine(c, alice);
+      const res = await submit(v, honest.proof, honest.signature);
+      expect(res.statusCode, `${verifyKernel}: ${res.body}`).toBe(200);
+      // Another challenge, a signed proof whose tensor_result_hash is not its nonce's.
+      const d = await issue(v);
+      const work = computeWork(taskFromWire(d), alice.publicKey, 5);
+      const forged = proofFor(d, alice, 5, { ...work, tensorResultHash: new Uint8Array(32).fill(1) });
+      expectError(await submit(v, forged.proof, forged.signature), 422, 'tensor_result_mismatch');
+    }
   });
 });
 

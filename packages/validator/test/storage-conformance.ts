@@ -440,6 +440,9 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
         expect(await read((tx) => tx.hexChallenges.countOpen(T + 10))).toBe(2);
         expect(await read((tx) => tx.hexChallenges.countOpen(T + 11))).toBe(1);
         expect(await read((tx) => tx.hexChallenges.countOpen(T + 21))).toBe(0);
+        expect((await read((tx) => tx.hexChallenges.openExpiries(T + 10))).sort()).toEqual([T + 10, T + 20]);
+        expect(await read((tx) => tx.hexChallenges.openExpiries(T + 11))).toEqual([T + 20]);
+        expect(await read((tx) => tx.hexChallenges.openExpiries(T + 21))).toEqual([]);
       });
     });
 

@@ -17,7 +17,7 @@ export function benchCommand(program: Command, ctx: CommandContext): void {
     .option('--amount <n>', 'hexchain hashes to compute (suffixes k, M, G: 1M = 1000000)', '4194304')
     .option('--tensor-iterations <n>', 'nonce iterations per v4.0 tensor case (0 skips them)', '4096')
     .option('--json', 'machine-readable output');
-  addSettings(command, ['threads']);
+  addSettings(command, ['threads', 'kernel']);
   command.addHelpText(
     'after',
     '\nThe same amounts give the same checksums on every machine and thread count.\nExample: miner bench --amount 1M --threads 2',
@@ -46,6 +46,7 @@ export function benchCommand(program: Command, ctx: CommandContext): void {
       };
       const result = await bench({
         threads: settings.threads,
+        kernel: settings.kernel,
         hexchainHashes,
         tensorIterations,
         onCase: (c) => {
@@ -78,6 +79,7 @@ export function benchCommand(program: Command, ctx: CommandContext): void {
             : '';
         writeLine(io.stdout, `checksum ${result.checksum}${overall}`);
         writeLine(io.stdout, `kernel errors ${result.kernelErrors}`);
+        writeLine(io.stdout, `kernel ${result.kernel}`);
       }
       if (mismatches > 0) {
         writeLine(

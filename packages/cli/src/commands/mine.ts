@@ -13,6 +13,7 @@ const MINE_SETTINGS: readonly SettingName[] = [
   'key',
   'deviceType',
   'threads',
+  'kernel',
   'intensity',
   'cpu',
   'devices',
@@ -20,6 +21,7 @@ const MINE_SETTINGS: readonly SettingName[] = [
   'journal',
   'apiPort',
   'apiToken',
+  'dashboard',
   'tui',
   'logFile',
 ];
@@ -27,6 +29,7 @@ const MINE_SETTINGS: readonly SettingName[] = [
 const EXAMPLES = `
 Examples:
   miner mine --local                                   a validator in this process, the CPU, the TUI
+  miner mine --local --dashboard                       ... and the live lattice dashboard (URL printed)
   miner mine --url http://a:8420 --url http://b:8420   two validators, failover in this order
   miner mine --url http://a:8420 --url http://b:8420 --save   ... and remember them
   miner mine --device auto --no-cpu                    ESP32 boards on USB only

@@ -1,6 +1,7 @@
 import { MinerError } from '../errors.js';
 import { scanHexchain } from './sha256.generated.js';
 import { bswap32, compress, IV, loadBlock, storeWords } from './sha256.js';
+import { type KernelChoice, type KernelName, resolveKernel, wasmKernels } from './wasm.js';
 
 /**
  * The v4.1 hexchain kernel: the nonce search over SHA-256 of the 88-byte block header
@@ -9,6 +10,10 @@ import { bswap32, compress, IV, loadBlock, storeWords } from './sha256.js';
  * block, generated in `sha256.generated.ts` with everything that does not depend on the nonce
  * hoisted out of the loop. The first digest word is compared with the first target word inside
  * the loop; only a hash that gets past it (1 in 2^32 at equal words) is compared in full.
+ *
+ * Two implementations of that loop, with one contract: the generated JavaScript one and the
+ * WebAssembly SIMD one (wasm.ts, 4 nonces per vector). `prepareHexchain` picks one: `auto`
+ * (the default) takes WebAssembly SIMD where the runtime supports it.
  *
  * The kernel imports nothing from @tensormine/protocol at run time: it is an independent
  * implementation, cross-checked against the reference `hexPowHash` / `solveBlock` in the tests.
@@ -32,6 +37,10 @@ export interface PreparedHexchain {
   /** Scratch for the full hash of a candidate. */
   readonly state: Int32Array;
   readonly schedule: Int32Array;
+  /** The kernel that runs the search. */
+  readonly kernel: KernelName;
+  /** The scan loop of that kernel (see `scanHexchain` in sha256.generated.ts). */
+  readonly scan: (p: Int32Array, loStart: number, loEnd: number, t0: number) => number;
 }
 
 export interface BlockSearchResult {
@@ -46,8 +55,9 @@ const TWO_32 = 0x1_0000_0000;
 /** The largest nonce, 2^53 - 1 (exact as a JSON number). */
 export const MAX_NONCE = Number.MAX_SAFE_INTEGER;
 
-/** Computes the midstate and the fixed words of a job. */
-export function prepareHexchain(job: HexchainKernelJob): PreparedHexchain {
+/** Computes the midstate and the fixed words of a job, for the kernel `kernel` selects. */
+export function prepareHexchain(job: HexchainKernelJob, kernel: KernelChoice = 'auto'): PreparedHexchain {
+  const name = resolveKernel(kernel);
   if (!(job.header instanceof Uint8Array) || job.header.length !== HEADER_BYTES) {
     throw new MinerError('invalid_job', `header: expected ${HEADER_BYTES} bytes, got ${job.header?.length}`);
   }
@@ -70,7 +80,20 @@ export function prepareHexchain(job: HexchainKernelJob): PreparedHexchain {
     const t = job.target;
     targetWords[i] = ((t[4 * i]! << 24) | (t[4 * i + 1]! << 16) | (t[4 * i + 2]! << 8) | t[4 * i + 3]!) >>> 0;
   }
-  return { kind: 'prepared-hexchain', params, targetWords, state: new Int32Array(8), schedule };
+  let scan = scanHexchain;
+  if (name === 'wasm') {
+    const wasm = wasmKernels();
+    scan = (p, loStart, loEnd, t0) => wasm.scanHexchain(p, loStart, loEnd, t0);
+  }
+  return {
+    kind: 'prepared-hexchain',
+    params,
+    targetWords,
+    state: new Int32Array(8),
+    schedule,
+    kernel: name,
+    scan,
+  };
 }
 
 /**
@@ -95,7 +118,7 @@ export function searchBlock(
     const loEnd = Math.min(TWO_32, lo + (end - nonce));
     p.params[12] = bswap32(hi);
     for (;;) {
-      const hit = scanHexchain(p.params, lo, loEnd, t0);
+      const hit = p.scan(p.params, lo, loEnd, t0);
       if (hit < 0) break;
       const candidate = hi * TWO_32 + hit;
       hashWords(p, candidate);

@@ -3,6 +3,7 @@ import type { Activation, MiningTask, Operation, WorkResult } from '@tensormine/
 import { MinerError } from '../errors.js';
 import { expandWords } from './sha256.generated.js';
 import { compress, IV, loadBlock, PaddedMessage, popcount32 } from './sha256.js';
+import { type KernelChoice, type KernelName, resolveKernel, type WasmKernels, wasmKernels } from './wasm.js';
 
 /**
  * The v4.0 tensor kernel: one nonce iteration of the proof of tensor work, rule set 2
@@ -23,6 +24,10 @@ import { compress, IV, loadBlock, PaddedMessage, popcount32 } from './sha256.js'
  *   (division by a power of two is exact). The matmul packs two rows of the input (fixed per
  *   task) and blocks 2 x 2, so each loaded value feeds two multiply-adds that each do two
  *   products; the convolution packs two filters and slides a 3 x 3 window along each row.
+ * - With the `wasm` kernel (the default where WebAssembly SIMD runs) `expand` (4 counters per
+ *   vector) and the multiply-accumulates (int8 widened to int16, 8 products per
+ *   i32x4.dot_i16x8_s) run in the WebAssembly SIMD core instead (wasm.ts); the rest is the
+ *   same code.
  * - Only what the thresholds need is computed per nonce: the accumulators, their fold and its
  *   hash (the bias and the path signature depend on it), the fired bitmap, its MML score and
  *   path distance. The activations Y, tensor_result_hash and
@@ -70,6 +75,10 @@ export class TensorSearch {
   readonly minerPublicKey: Uint8Array;
   /** Neurons per iteration: N * N (matmul) or F * N * N (conv). */
   readonly neurons: number;
+  /** The kernel of the multiply-accumulates. */
+  readonly kernel: KernelName;
+  private readonly wasm: WasmKernels | undefined;
+  private readonly input: Int8Array;
   private readonly n: number;
   private readonly conv: boolean;
   private readonly filters: number;
@@ -113,10 +122,13 @@ export class TensorSearch {
   private mml = 0;
   private distance = 0;
 
-  constructor(task: TensorKernelTask, minerPublicKey: Uint8Array) {
+  constructor(task: TensorKernelTask, minerPublicKey: Uint8Array, kernel: KernelChoice = 'auto') {
     checkTask(task, minerPublicKey);
     this.task = task;
     this.minerPublicKey = minerPublicKey;
+    this.kernel = resolveKernel(kernel);
+    this.wasm = this.kernel === 'wasm' ? wasmKernels() : undefined;
+    this.input = Int8Array.from(task.input);
     const n = task.dim;
     this.n = n;
     this.conv = task.operation === 'conv';
@@ -286,9 +298,13 @@ export class TensorSearch {
     msg[80] = (hi >>> 16) & 0xff;
     msg[81] = hi >>> 24;
     this.seedMessage.digestInto(this.seedWords, this.seedMidstate, 1);
-    expandWords(this.seedWords, this.expanded, this.expandBlocks);
-    if (this.conv) this.convolve();
-    else this.matmul();
+    if (this.wasm !== undefined) {
+      this.wasm.accumulate(this.input, this.n, this.conv, this.filters, this.seedWords, this.z);
+    } else {
+      expandWords(this.seedWords, this.expanded, this.expandBlocks);
+      if (this.conv) this.convolve();
+      else this.matmul();
+    }
     this.hashAccumulators();
     // bias = int8(acc_hash[31]) >> 1: known only once every accumulator is.
     this.bias = ((this.accHash[31]! << 24) >> 24) >> 1;

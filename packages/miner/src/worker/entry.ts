@@ -28,7 +28,7 @@ import {
 
 const init = workerData as WorkerInit;
 const port = parentPort!;
-const { control, counters, states, index } = init;
+const { control, counters, states, index, kernel } = init;
 
 interface Active {
   readonly message: JobMessage;
@@ -51,8 +51,8 @@ port.on('message', (message: ToWorker) => {
     const job = message.job;
     current = {
       message,
-      hexchain: job.kind === 'hexchain' ? prepareHexchain(job) : undefined,
-      tensor: job.kind === 'tensor' ? new TensorSearch(job.task, job.minerPublicKey) : undefined,
+      hexchain: job.kind === 'hexchain' ? prepareHexchain(job, kernel) : undefined,
+      tensor: job.kind === 'tensor' ? new TensorSearch(job.task, job.minerPublicKey, kernel) : undefined,
       next: message.start,
       batch: job.kind === 'hexchain' ? 16_384 : 1,
     };

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { MinerError } from '../errors.js';
+import type { KernelName } from '../kernels/wasm.js';
 import {
   CONTROL_WORDS,
   type FromWorker,
@@ -20,6 +21,8 @@ import {
  */
 export interface WorkerPoolOptions {
   readonly threads: number;
+  /** The kernel every worker runs. */
+  readonly kernel: KernelName;
   /** The worker script; default: the built `worker.js` next to this module, or the source entry. */
   readonly workerUrl?: URL;
   readonly onMessage: (message: FromWorker) => void;
@@ -157,6 +160,7 @@ export class WorkerPool {
     const script = this.options.workerUrl ? { url: this.options.workerUrl } : workerScript();
     const data: WorkerInit & { entry?: string } = {
       index,
+      kernel: this.options.kernel,
       control: this.control,
       counters: this.counters,
       states: this.states,

@@ -1,5 +1,6 @@
 import type { WorkResult } from '@tensormine/protocol';
 import type { TensorKernelTask } from '../kernels/tensor.js';
+import type { KernelName } from '../kernels/wasm.js';
 
 /**
  * What the engine and its workers share. Control goes through a SharedArrayBuffer (read by
@@ -33,6 +34,8 @@ export type WorkerState = (typeof WORKER_STATES)[number];
 
 export interface WorkerInit {
   readonly index: number;
+  /** The kernel the worker runs (resolved by the engine: the same in every worker). */
+  readonly kernel: KernelName;
   readonly control: Int32Array;
   readonly counters: BigInt64Array;
   readonly states: Int32Array;

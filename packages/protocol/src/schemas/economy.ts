@@ -322,10 +322,10 @@ export const OrderTypeSchema = Type.Enum(['buy', 'sell'], {
 });
 export type OrderType = Static<typeof OrderTypeSchema>;
 
-export const OrderStatusSchema = Type.Enum(['open', 'filled', 'partially_filled'], {
+export const OrderStatusSchema = Type.Enum(['open', 'filled', 'partially_filled', 'cancelled'], {
   type: 'string',
   description:
-    'open: nothing filled yet, resting in the book; partially_filled: part filled, the rest resting; filled: completely filled.',
+    'open: nothing filled yet, resting in the book; partially_filled: part filled, the rest resting; filled: completely filled; cancelled: cancelled by its owner (the unfilled escrow was returned).',
 });
 export type OrderStatus = Static<typeof OrderStatusSchema>;
 
@@ -345,6 +345,8 @@ export const MarketOrderSchema = Type.Object(
     pubkey: withDescription(PublicKeyHexSchema, 'The account that placed it.'),
     created_at: withDescription(UnixSecondsSchema, 'When it was placed.'),
     filled: withDescription(AmountSchema, 'How much of amount is already filled, in token.'),
+    remaining: withDescription(AmountSchema, 'amount - filled: what still rests in the book, in token.'),
+    status: OrderStatusSchema,
   },
   { title: 'MarketOrder', description: 'An open (or partially filled) order of the book.' },
 );
@@ -354,6 +356,7 @@ export const OrdersQuerySchema = Type.Object(
   {
     token: Type.Optional(withDescription(TokenSymbolSchema, 'Only orders for this token.')),
     type: Type.Optional(withDescription(OrderTypeSchema, 'Only buy or only sell orders.')),
+    pubkey: Type.Optional(withDescription(PublicKeyHexSchema, 'Only orders placed by this key.')),
     limit: Type.Optional(PageLimitSchema),
     cursor: Type.Optional(CursorSchema),
   },
@@ -414,6 +417,7 @@ export type PlaceOrderResult = Static<typeof PlaceOrderResultSchema>;
 // ---------------------------------------------------------------------------------------------
 
 export const LEDGER_ENTRY_TYPES = [
+  'genesis',
   'mining_reward',
   'transfer',
   'stake',
@@ -432,7 +436,7 @@ export const LEDGER_ENTRY_TYPES = [
 export const LedgerEntryTypeSchema = Type.Enum(LEDGER_ENTRY_TYPES, {
   type: 'string',
   description:
-    'What moved the balance: mining_reward (accepted proof or block), transfer, stake / unstake (principal), yield (claimed or paid yield), penalty (early unstake), swap (one leg of a swap), vault_deposit / vault_withdraw, order (a marketplace fill), pool_join / pool_leave (pool stake), fee.',
+    'What moved the balance: genesis (the initial supply written once at the first start: pool seeds, the yield reserve, configured allocations), mining_reward (accepted proof or block), transfer, stake / unstake (principal), yield (claimed or paid yield), penalty (early unstake), swap (one leg of a swap), vault_deposit / vault_withdraw, order (a marketplace fill), pool_join / pool_leave (pool stake), fee.',
 });
 export type LedgerEntryType = Static<typeof LedgerEntryTypeSchema>;
 
@@ -543,3 +547,108 @@ export const PoolLeaveResultSchema = Type.Object(
   { title: 'PoolLeaveResult', description: 'POST /pool/leave response.' },
 );
 export type PoolLeaveResult = Static<typeof PoolLeaveResultSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Order cancellation
+// ---------------------------------------------------------------------------------------------
+
+export const CancelOrderRequestSchema = Type.Object(
+  {
+    order_id: withDescription(IdSchema, 'The resting order to cancel; only its owner may.'),
+    pubkey: Actor,
+  },
+  { title: 'CancelOrderRequest', description: 'POST /marketplace/cancel body (signed).' },
+);
+export type CancelOrderRequest = Static<typeof CancelOrderRequestSchema>;
+
+export const CancelOrderResultSchema = Type.Object(
+  {
+    order_id: withDescription(IdSchema, 'The cancelled order.'),
+    status: Type.Literal('cancelled', { description: 'Always cancelled; failures are error responses.' }),
+    filled: withDescription(AmountSchema, 'What had been filled before the cancellation, in token.'),
+    returned: withDescription(
+      TokenAmountSchema,
+      'The escrow credited back: the unfilled token of a sell, the unspent quote token of a buy.',
+    ),
+    cancelled_at: withDescription(UnixSecondsSchema, 'When the order was cancelled.'),
+  },
+  { title: 'CancelOrderResult', description: 'POST /marketplace/cancel response.' },
+);
+export type CancelOrderResult = Static<typeof CancelOrderResultSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Transfers and balances
+// ---------------------------------------------------------------------------------------------
+
+export const TransferMemoSchema = Type.String({
+  pattern: '^[\\x20-\\x7E]{0,64}$',
+  maxLength: 64,
+  description: 'A note for the receiver: at most 64 printable ASCII characters.',
+});
+
+export const TransferRequestSchema = Type.Object(
+  {
+    from: withDescription(
+      PublicKeyHexSchema,
+      'The paying key; must equal the x-tm-pubkey header that signs the request (pubkey_mismatch otherwise).',
+    ),
+    to: withDescription(PublicKeyHexSchema, 'The receiving key (not from).'),
+    token: withDescription(TokenSymbolSchema, 'The token to send: PTM, SOL or USDC.'),
+    amount: withDescription(AmountSchema, 'Amount to send, more than 0; debited from the balance of from.'),
+    memo: Type.Optional(TransferMemoSchema),
+  },
+  { title: 'TransferRequest', description: 'POST /transfer body (signed by from).' },
+);
+export type TransferRequest = Static<typeof TransferRequestSchema>;
+
+export const TransferSchema = Type.Object(
+  {
+    transfer_id: withDescription(
+      IdSchema,
+      'The transfer; the ref of its two ledger entries (type transfer, -amount on from, +amount on to).',
+    ),
+    from: withDescription(PublicKeyHexSchema, 'The paying key.'),
+    to: withDescription(PublicKeyHexSchema, 'The receiving key.'),
+    token: withDescription(TokenSymbolSchema, 'The token sent.'),
+    amount: withDescription(AmountSchema, 'The amount sent.'),
+    memo: nullable(TransferMemoSchema, 'The memo, or null when none was sent.'),
+    timestamp: withDescription(UnixSecondsSchema, 'When the transfer was applied.'),
+  },
+  {
+    title: 'Transfer',
+    description:
+      'A completed transfer (POST /transfer response, GET /transfers/:transfer_id). A retry of the identical signed request returns the same transfer and moves nothing again.',
+  },
+);
+export type Transfer = Static<typeof TransferSchema>;
+
+export const TransferParamsSchema = Type.Object(
+  { transfer_id: withDescription(IdSchema, 'The transfer id returned by POST /transfer.') },
+  { title: 'TransferParams', description: 'Path parameters of GET /transfers/:transfer_id.' },
+);
+export type TransferParams = Static<typeof TransferParamsSchema>;
+
+export const TokenBalanceSchema = Type.Object(
+  {
+    token: withDescription(TokenSymbolSchema, 'The token.'),
+    available: withDescription(AmountSchema, 'Spendable now (the ledger balance of the key).'),
+    staked: withDescription(AmountSchema, 'Principal in open stake positions.'),
+    in_vaults: withDescription(AmountSchema, 'Locked in vaults not yet withdrawn.'),
+    in_orders: withDescription(AmountSchema, 'Escrowed by resting marketplace orders.'),
+    total: withDescription(AmountSchema, 'available + staked + in_vaults + in_orders.'),
+  },
+  { title: 'TokenBalance', description: 'What a key holds of one token, by where it is.' },
+);
+export type TokenBalance = Static<typeof TokenBalanceSchema>;
+
+export const BalancesResponseSchema = Type.Object(
+  {
+    pubkey: withDescription(PublicKeyHexSchema, 'The key.'),
+    balances: Type.Array(TokenBalanceSchema, {
+      maxItems: 16,
+      description: 'One row per listed token (PTM, SOL, USDC), zeros included.',
+    }),
+  },
+  { title: 'BalancesResponse', description: 'GET /balances/:pubkey.' },
+);
+export type BalancesResponse = Static<typeof BalancesResponseSchema>;

@@ -80,13 +80,13 @@ export const AdSchema = Type.Object(
   },
   {
     title: 'Ad',
-    description: 'An ad of the hub ads list (served with the static front end; no API endpoint).',
+    description: 'An ad of the hub ads list (GET /api/ads).',
   },
 );
 export type Ad = Static<typeof AdSchema>;
 
 export const AdsListSchema = Type.Object(
   { ads: Type.Array(AdSchema, { maxItems: 100, description: 'The ads list.' }) },
-  { title: 'AdsList', description: 'The stored ads list.' },
+  { title: 'AdsList', description: 'GET /api/ads: the ads list of the hub.' },
 );
 export type AdsList = Static<typeof AdsListSchema>;

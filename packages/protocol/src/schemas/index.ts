@@ -7,6 +7,7 @@ export * from './common.js';
 export * from './economy.js';
 export * from './error.js';
 export * from './hexchain.js';
+export * from './hexchain-events.js';
 export * from './hub.js';
 export * from './routes.js';
 export * from './status-proxy.js';

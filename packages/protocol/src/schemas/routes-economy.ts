@@ -1,5 +1,8 @@
 import { PubkeyParamsSchema } from './common.js';
 import {
+  BalancesResponseSchema,
+  CancelOrderRequestSchema,
+  CancelOrderResultSchema,
   ClaimRequestSchema,
   ClaimResultSchema,
   LedgerPageSchema,
@@ -21,6 +24,9 @@ import {
   SwapPoolsResponseSchema,
   SwapQuoteRequestSchema,
   SwapQuoteSchema,
+  TransferParamsSchema,
+  TransferRequestSchema,
+  TransferSchema,
   UnstakeRequestSchema,
   UnstakeResultSchema,
   VaultDepositRequestSchema,
@@ -178,6 +184,17 @@ export const economyRoutes = defineRoutes({
     version: 'any',
     schema: { body: PlaceOrderRequestSchema, response: { 200: PlaceOrderResultSchema, ...ERRORS } },
   },
+  cancelOrder: {
+    service: 'validator',
+    method: 'POST',
+    url: '/marketplace/cancel',
+    operationId: 'cancelOrder',
+    summary: 'Cancel a resting order (only its owner); the unfilled escrow is returned',
+    tags: ['marketplace'],
+    auth: 'signed',
+    version: 'any',
+    schema: { body: CancelOrderRequestSchema, response: { 200: CancelOrderResultSchema, ...ERRORS } },
+  },
   getLedgerEntries: {
     service: 'validator',
     method: 'GET',
@@ -188,6 +205,43 @@ export const economyRoutes = defineRoutes({
     auth: 'none',
     version: 'any',
     schema: { querystring: LedgerQuerySchema, response: { 200: LedgerPageSchema, ...ERRORS } },
+  },
+
+  // -------------------------------------------------------------------------------------------
+  // Validator: transfers and balances
+  // -------------------------------------------------------------------------------------------
+  transfer: {
+    service: 'validator',
+    method: 'POST',
+    url: '/transfer',
+    operationId: 'transfer',
+    summary: 'Send tokens to another key (signed by the sender; idempotent under retry)',
+    tags: ['transfer'],
+    auth: 'signed',
+    version: 'any',
+    schema: { body: TransferRequestSchema, response: { 200: TransferSchema, ...ERRORS } },
+  },
+  getTransfer: {
+    service: 'validator',
+    method: 'GET',
+    url: '/transfers/:transfer_id',
+    operationId: 'getTransfer',
+    summary: 'A transfer by id',
+    tags: ['transfer'],
+    auth: 'none',
+    version: 'any',
+    schema: { params: TransferParamsSchema, response: { 200: TransferSchema, ...ERRORS } },
+  },
+  getBalances: {
+    service: 'validator',
+    method: 'GET',
+    url: '/balances/:pubkey',
+    operationId: 'getBalances',
+    summary: 'Balances of a key per token: available, staked, in vaults, in orders',
+    tags: ['transfer'],
+    auth: 'none',
+    version: 'any',
+    schema: { params: PubkeyParamsSchema, response: { 200: BalancesResponseSchema, ...ERRORS } },
   },
 
   // -------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import {
   LatticePageSchema,
   LatticeQuerySchema,
 } from './hexchain.js';
+import { HexEventStreamSchema, HexEventsQuerySchema } from './hexchain-events.js';
 import { defineRoutes, ERRORS } from './route-table.js';
 
 export const hexchainRoutes = defineRoutes({
@@ -69,5 +70,18 @@ export const hexchainRoutes = defineRoutes({
     auth: 'none',
     version: '4.1',
     schema: { params: CoordParamsSchema, response: { 200: HexBlockSchema, ...ERRORS } },
+  },
+  hexEvents: {
+    service: 'validator',
+    method: 'GET',
+    url: '/api/hexchain/events',
+    operationId: 'hexEvents',
+    summary:
+      'Server-Sent Events of accepted blocks, retargets and difficulty changes (resume with Last-Event-ID)',
+    tags: ['hexchain'],
+    auth: 'none',
+    version: '4.1',
+    produces: ['text/event-stream'],
+    schema: { querystring: HexEventsQuerySchema, response: { 200: HexEventStreamSchema, ...ERRORS } },
   },
 });

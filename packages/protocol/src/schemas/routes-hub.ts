@@ -1,4 +1,4 @@
-import { GameIdParamsSchema, GameStatusSchema, GamesResponseSchema } from './hub.js';
+import { AdsListSchema, GameIdParamsSchema, GameStatusSchema, GamesResponseSchema } from './hub.js';
 import { defineRoutes, ERRORS, TextSchema } from './route-table.js';
 import { ServiceHealthSchema } from './validator.js';
 
@@ -27,6 +27,29 @@ export const hubRoutes = defineRoutes({
     auth: 'none',
     version: 'any',
     schema: { params: GameIdParamsSchema, response: { 200: GameStatusSchema, ...ERRORS } },
+  },
+  listAds: {
+    service: 'hub',
+    method: 'GET',
+    url: '/api/ads',
+    operationId: 'listAds',
+    summary: 'The ads list the front end shows (type, position, delay, URLs)',
+    tags: ['hub'],
+    auth: 'none',
+    version: 'any',
+    schema: { response: { 200: AdsListSchema, ...ERRORS } },
+  },
+  getGamePage: {
+    service: 'hub',
+    method: 'GET',
+    url: '/games/:gameId',
+    operationId: 'getGamePage',
+    summary: "A game's page (HTML, not JSON): name, icon, category, live status and the link to play",
+    tags: ['hub'],
+    auth: 'none',
+    version: 'any',
+    produces: ['text/html'],
+    schema: { params: GameIdParamsSchema, response: { 200: TextSchema, ...ERRORS } },
   },
   getHubHealth: {
     service: 'hub',

@@ -9,8 +9,14 @@ import {
   LatticePageSchema,
   LatticeQuerySchema,
 } from './hexchain.js';
+import { HexEventStreamSchema, HexEventsQuerySchema } from './hexchain-events.js';
 import { defineRoutes, ERRORS } from './route-table.js';
-import { DashboardSummarySchema, LiveStateSchema } from './status-proxy.js';
+import {
+  DashboardBlocksQuerySchema,
+  DashboardBlocksSchema,
+  DashboardSummarySchema,
+  LiveStateSchema,
+} from './status-proxy.js';
 import { ServiceHealthSchema } from './validator.js';
 
 export const statusProxyRoutes = defineRoutes({
@@ -33,11 +39,10 @@ export const statusProxyRoutes = defineRoutes({
     method: 'GET',
     url: '/api/live',
     operationId: 'getLive',
-    summary: 'Older mining-state summary (kept for old dashboards)',
+    summary: 'Mining state: recent blocks, estimated hashrate, miners seen, difficulty, retarget countdown',
     tags: ['status'],
     auth: 'none',
     version: 'any',
-    deprecated: true,
     schema: { response: { 200: LiveStateSchema, ...ERRORS } },
   },
   getDashboard: {
@@ -105,5 +110,32 @@ export const statusProxyRoutes = defineRoutes({
     auth: 'none',
     version: '4.1',
     schema: { params: CoordParamsSchema, response: { 200: HexBlockSchema, ...ERRORS } },
+  },
+  getDashboardBlocks: {
+    service: 'status',
+    method: 'GET',
+    url: '/api/dashboard/blocks',
+    operationId: 'getDashboardBlocks',
+    summary: 'Every mined block in compact columns, with the event id to follow on from',
+    tags: ['status'],
+    auth: 'none',
+    version: '4.1',
+    schema: {
+      querystring: DashboardBlocksQuerySchema,
+      response: { 200: DashboardBlocksSchema, ...ERRORS },
+    },
+  },
+  proxyHexEvents: {
+    service: 'status',
+    method: 'GET',
+    url: '/api/hexchain/events',
+    operationId: 'proxyHexEvents',
+    summary:
+      "The validator's event stream, re-served from one upstream connection (resume with Last-Event-ID)",
+    tags: ['status', 'hexchain'],
+    auth: 'none',
+    version: '4.1',
+    produces: ['text/event-stream'],
+    schema: { querystring: HexEventsQuerySchema, response: { 200: HexEventStreamSchema, ...ERRORS } },
   },
 });

@@ -5,6 +5,7 @@ import {
   IdSchema,
   nullable,
   SafeUintSchema,
+  SignatureHexSchema,
   TokenSymbolSchema,
   UnixSecondsSchema,
   withDescription,
@@ -12,8 +13,10 @@ import {
 import { LockPeriodDaysSchema } from './economy.js';
 
 /**
- * Terminal backend schemas ({terminal_url}). The terminal works with chain wallets, so wallet
- * addresses and transaction signatures are base58 (the chain's own encoding), not hex.
+ * Terminal backend schemas ({terminal_url}). The terminal works with wallets as the front end
+ * shows them: a wallet address is the base58 form of the wallet's ed25519 public key (the same
+ * key the validator names in hex). Payments and welcome tokens are transfers on the validator's
+ * ledger, named by their transfer_id.
  */
 
 const BASE58 = '[1-9A-HJ-NP-Za-km-z]';
@@ -26,21 +29,15 @@ export const WalletAddressSchema = Type.String({
 });
 export type WalletAddress = Static<typeof WalletAddressSchema>;
 
-export const ChainTxSignatureSchema = Type.String({
-  pattern: `^${BASE58}{64,88}$`,
-  minLength: 64,
-  maxLength: 88,
-  description: 'A chain transaction signature: 64 bytes in base58 (64 to 88 characters).',
-});
-export type ChainTxSignature = Static<typeof ChainTxSignatureSchema>;
-
 const SessionSchema = Type.String({
   pattern: '^[A-Za-z0-9_-]{16,128}$',
   minLength: 16,
   maxLength: 128,
   description:
-    'The claim session handed to the front end by /api/x-auth/callback (base64url, 16 to 128 characters).',
+    'The claim session of the signed-in browser (GET /api/session, claim_session; base64url, 16 to 128 characters). It must match the session cookie: a page of another site cannot read it, so it cannot make the browser claim (CSRF).',
 });
+
+const TransferIdSchema = withDescription(IdSchema, 'A transfer on the validator ledger (its transfer_id).');
 
 // ---------------------------------------------------------------------------------------------
 // Social-account OAuth and welcome tokens
@@ -48,7 +45,10 @@ const SessionSchema = Type.String({
 
 export const XAuthAuthorizeQuerySchema = Type.Object(
   {
-    wallet: withDescription(WalletAddressSchema, 'The wallet that will receive the welcome tokens.'),
+    wallet: withDescription(
+      WalletAddressSchema,
+      'The wallet that will receive the welcome tokens; the browser must have proven it first (POST /api/wallet/verify).',
+    ),
     redirect: Type.Optional(
       Type.String({
         pattern: '^/[^\\s]*$',
@@ -114,7 +114,7 @@ export const WelcomeTransferSchema = Type.Object(
   {
     token: withDescription(TokenSymbolSchema, 'The token sent.'),
     amount: withDescription(AmountSchema, 'The amount sent, in whole units of token.'),
-    signature: withDescription(ChainTxSignatureSchema, 'The chain transaction that sent it.'),
+    transfer_id: TransferIdSchema,
   },
   { title: 'WelcomeTransfer', description: 'One welcome transfer from the treasury wallet.' },
 );
@@ -150,9 +150,9 @@ export const PurchaseRequestSchema = Type.Object(
   {
     wallet: withDescription(WalletAddressSchema, 'The paying wallet; the product is attached to it.'),
     currency: PurchaseCurrencySchema,
-    tx_signature: withDescription(
-      ChainTxSignatureSchema,
-      'The confirmed chain transaction paying the price to the treasury; verified on chain and usable once.',
+    transfer_id: withDescription(
+      IdSchema,
+      'The transfer paying the price to the treasury (POST /transfer on the validator, from the wallet): checked on the ledger (sender, recipient, token, amount) and usable for one purchase only.',
     ),
   },
   {
@@ -174,9 +174,12 @@ export const PurchaseResultSchema = Type.Object(
       UnixSecondsSchema,
       'When the product ends (premium: one month after purchase, or after the current premium period); null when it does not expire.',
     ),
-    amount: withDescription(AmountSchema, 'The price paid, in currency.'),
+    amount: withDescription(
+      AmountSchema,
+      'The amount of the paying transfer, in currency (at least the price).',
+    ),
     currency: PurchaseCurrencySchema,
-    tx_signature: withDescription(ChainTxSignatureSchema, 'The paying transaction.'),
+    transfer_id: withDescription(IdSchema, 'The paying transfer.'),
   },
   { title: 'PurchaseResult', description: 'Purchase response.' },
 );
@@ -221,3 +224,84 @@ export const VaultOptionsSchema = Type.Object(
   { title: 'VaultOptions', description: 'GET /api/vault/options.' },
 );
 export type VaultOptions = Static<typeof VaultOptionsSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Wallet proof and the browser session
+// ---------------------------------------------------------------------------------------------
+
+export const WalletChallengeRequestSchema = Type.Object(
+  { wallet: withDescription(WalletAddressSchema, 'The wallet to prove.') },
+  { title: 'WalletChallengeRequest', description: 'POST /api/wallet/challenge body.' },
+);
+export type WalletChallengeRequest = Static<typeof WalletChallengeRequestSchema>;
+
+export const WalletChallengeSchema = Type.Object(
+  {
+    wallet: withDescription(WalletAddressSchema, 'The wallet to prove.'),
+    message: Type.String({
+      maxLength: 1024,
+      description:
+        "The text to sign with the wallet's key (ed25519 over its UTF-8 bytes): names the terminal, the wallet, a one-time nonce and the expiry.",
+    }),
+    expires_at: withDescription(UnixSecondsSchema, 'When the challenge stops being accepted.'),
+  },
+  {
+    title: 'WalletChallenge',
+    description: 'POST /api/wallet/challenge response; the challenge is kept in the session cookie.',
+  },
+);
+export type WalletChallenge = Static<typeof WalletChallengeSchema>;
+
+export const WalletVerifyRequestSchema = Type.Object(
+  {
+    wallet: withDescription(WalletAddressSchema, 'The wallet of the challenge.'),
+    signature: withDescription(SignatureHexSchema, 'The ed25519 signature of the challenge message.'),
+  },
+  { title: 'WalletVerifyRequest', description: 'POST /api/wallet/verify body.' },
+);
+export type WalletVerifyRequest = Static<typeof WalletVerifyRequestSchema>;
+
+export const EntitlementSchema = Type.Object(
+  {
+    product: Type.Enum(['premium', 'no_ads'], { type: 'string', description: 'The product.' }),
+    valid_until: nullable(UnixSecondsSchema, 'When it ends, Unix seconds; null when it does not expire.'),
+  },
+  { title: 'Entitlement', description: 'A product a wallet holds now.' },
+);
+export type Entitlement = Static<typeof EntitlementSchema>;
+
+export const TerminalSessionSchema = Type.Object(
+  {
+    account: nullable(
+      Type.Object(
+        {
+          provider: Type.String({ maxLength: 32, description: 'The OAuth provider, e.g. "x".' }),
+          id: Type.String({ maxLength: 128, description: "The account's stable id at the provider." }),
+          username: nullable(Type.String({ maxLength: 128 }), 'The handle, when the provider gives one.'),
+        },
+        { description: 'The signed-in social account.' },
+      ),
+      'The social account signed in through /api/x-auth/authorize, or null.',
+    ),
+    wallet: nullable(
+      WalletAddressSchema,
+      'The wallet this browser proved (POST /api/wallet/verify), or null.',
+    ),
+    claim_session: nullable(
+      SessionSchema,
+      'The token POST /api/x-auth/claim needs, once an account is signed in; else null.',
+    ),
+    entitlements: Type.Array(EntitlementSchema, {
+      maxItems: 4,
+      description: 'The products the proven wallet holds now (empty without a wallet).',
+    }),
+  },
+  { title: 'TerminalSession', description: 'GET /api/session: what this browser has proven.' },
+);
+export type TerminalSession = Static<typeof TerminalSessionSchema>;
+
+export const WalletParamsSchema = Type.Object(
+  { wallet: WalletAddressSchema },
+  { title: 'WalletParams', description: 'Path parameters naming a wallet.' },
+);
+export type WalletParams = Static<typeof WalletParamsSchema>;

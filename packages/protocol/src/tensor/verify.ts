@@ -3,6 +3,7 @@ import { signatureFromWire, verify } from '../ed25519.js';
 import { OK, reject, type Verdict } from '../error-codes.js';
 import { ProtocolError } from '../errors.js';
 import type { TensorChallenge } from './challenge.js';
+import type { MacCore } from './mac.js';
 import { numberToQ16, q16ToNumber } from './mml.js';
 import { type ProofBytes, type ProofWire, proofBytesFromWire, proofMessage } from './proof.js';
 import { computeWork } from './work.js';
@@ -15,6 +16,8 @@ export interface VerifyProofOptions {
    * a present signature is always checked.
    */
   readonly requireSignature?: boolean;
+  /** The multiply-accumulate core of the recomputation (default: the reference; see mac.ts). */
+  readonly mac?: MacCore;
 }
 
 /**
@@ -68,7 +71,7 @@ export function verifyProof(
   // expected values, so three cheap requests per nonce replaced the tensor work). The first
   // field compared, tensor_result_hash, commits to every accumulator, so what a later
   // mismatch reveals is known only to whoever did the work.
-  const work = computeWork(challenge, p.minerPublicKey, p.nonce);
+  const work = computeWork(challenge, p.minerPublicKey, p.nonce, options.mac);
   if (!equalBytes(work.tensorResultHash, p.tensorResultHash)) {
     return reject(
       'tensor_result_mismatch',

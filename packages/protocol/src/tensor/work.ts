@@ -1,7 +1,8 @@
 import { concatBytes, u8, u16le, u32le, u64le } from '../bytes.js';
-import { expand, taggedHash } from '../hash.js';
+import { taggedHash } from '../hash.js';
 import type { Activation, Operation } from './devices.js';
-import { clampInt8, conv3x3, matmul, normalize, relu, sigmoid, tanh } from './fixed-point.js';
+import { clampInt8, normalize, relu, sigmoid, tanh } from './fixed-point.js';
+import { type MacCore, referenceMac } from './mac.js';
 import { mmlScoreQ16 } from './mml.js';
 
 /**
@@ -62,13 +63,18 @@ export function resultShape(task: Pick<TensorTask, 'operation' | 'dim' | 'filter
   return task.operation === 'conv' ? [task.filters, task.dim, task.dim] : [task.dim, task.dim];
 }
 
-export function computeWork(task: TensorTask, minerPublicKey: Uint8Array, nonce: number): WorkResult {
-  const n = task.dim;
+/**
+ * `mac` computes Z (default: the reference fixed-point code); `wasmMac()` is the same function
+ * in WebAssembly SIMD, for a verifier that wants it faster.
+ */
+export function computeWork(
+  task: TensorTask,
+  minerPublicKey: Uint8Array,
+  nonce: number,
+  mac: MacCore = referenceMac,
+): WorkResult {
   const seed = workSeed(task.challengeHash, minerPublicKey, nonce);
-  const z =
-    task.operation === 'conv'
-      ? conv3x3(task.input, asInt8(expand(seed, task.filters * 9)), n, task.filters)
-      : matmul(task.input, asInt8(expand(seed, n * n)), n);
+  const z = mac.accumulators(task, seed);
   const shape = resultShape(task);
   const accHash = accumulatorHash(shape, z);
   const bias = ((accHash[31]! << 24) >> 24) >> 1;
@@ -166,8 +172,4 @@ export function hammingDistance(a: Uint8Array, b: Uint8Array): number {
     }
   }
   return d;
-}
-
-function asInt8(bytes: Uint8Array): Int8Array {
-  return new Int8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }

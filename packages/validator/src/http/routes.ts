@@ -1,5 +1,6 @@
 import {
   assertBodyPubkey,
+  EXACTLY_ONCE_OPERATIONS,
   type OperationId,
   REQUEST_REPLAY_WINDOW_MS,
   ROUTES,
@@ -56,7 +57,11 @@ export interface RegisterOptions {
  * effect (`claimNonce(tx)`). For every other signed route the router records it in its own
  * transaction after every router check passed and before the handler runs.
  */
-const NONCE_CLAIMED_BY_HANDLER: ReadonlySet<OperationId> = new Set<OperationId>(['registerDevice']);
+const NONCE_CLAIMED_BY_HANDLER: ReadonlySet<OperationId> = new Set<OperationId>([
+  'registerDevice',
+  // The economy claims it with its effect and its stored result (services/economy/requests.ts).
+  ...(EXACTLY_ONCE_OPERATIONS as ReadonlySet<OperationId>),
+]);
 
 /**
  * Records a signed request's (public key, nonce) pair in storage until its window closes
@@ -112,6 +117,7 @@ export function registerRoutes(
         summary: route.summary,
         tags: [...route.tags],
         ...(route.deprecated ? { deprecated: true } : {}),
+        ...(route.produces ? { produces: [...route.produces] } : {}),
         ...(route.auth === 'admin' ? { security: [{ adminToken: [] }] } : {}),
         ...(route.auth === 'signed' ? { security: [{ signedRequest: [] }] } : {}),
       },

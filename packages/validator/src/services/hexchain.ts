@@ -10,14 +10,16 @@ import {
   fromHex,
   GENESIS_BLOCK_HASH,
   GENESIS_COORD,
+  type HexStatus,
   type HexSubmitRequest,
   hexChallengeEntropy,
   hexChallengeHash,
-  Lattice,
   parentsRoot,
   parseCoord,
   parseHexDifficulty,
   RETARGET_WINDOW_BLOCKS,
+  SseHub,
+  type SseHubOptions,
   shouldRetarget,
   targetFromDifficulty,
   targetFromHex,
@@ -29,7 +31,8 @@ import { nowSeconds, type ValidatorContext } from '../context.js';
 import { ApiError, verdictError } from '../http/errors.js';
 import { routeHandlers } from '../http/handlers.js';
 import type { BlockRecord, HexChallengeRecord, StorageTx } from '../store/types.js';
-import { blockToWire, challengeToWire, latticeCursor, parseLatticeCursor } from './hexchain/wire.js';
+import { LatticeState } from './hexchain/lattice-state.js';
+import { challengeToWire, latticeCursor, parseLatticeCursor } from './hexchain/wire.js';
 import { COUNTERS } from './metrics.js';
 import type { HexchainService } from './types.js';
 
@@ -38,8 +41,10 @@ import type { HexchainService } from './types.js';
  * issues lattice challenges, verifies and stores blocks (the first valid block at a coordinate
  * wins), retargets the difficulty every RETARGET_WINDOW_BLOCKS blocks and serves the lattice.
  *
- * The storage is the source of truth; the in-memory `Lattice` mirrors the committed blocks and
- * changes only after a block's transaction has committed.
+ * The storage is the source of truth; the in-memory `LatticeState` mirrors the committed blocks
+ * and open challenges and changes only after a transaction has committed: the status and the
+ * lattice reads are served from it. Accepted blocks, retargets and difficulty changes are
+ * published, after their commit, on the `events` hub (GET /api/hexchain/events).
  */
 
 /** Meta key of the live difficulty (decimal). Absent until a retarget or an admin change. */
@@ -58,13 +63,15 @@ export const HEX_BLOCK_REWARD = 1_000_000_000n;
 export const LATTICE_DEFAULT_LIMIT = 100;
 
 /** Creates the hexchain service: loads the stored blocks into a lattice and the live difficulty. */
-export async function createHexchainService(ctx: ValidatorContext): Promise<HexchainService> {
-  const lattice = new Lattice();
-  const depthCounts = new Map<number, number>([[0, 1]]);
-  let maxDepth = 0;
-  let lastBlockAtMs: number | null = null;
+export async function createHexchainService(
+  ctx: ValidatorContext,
+  eventOptions: SseHubOptions = {},
+): Promise<HexchainService> {
+  const state = new LatticeState();
+  const lattice = state.lattice;
+  const events = new SseHub(eventOptions);
 
-  const { stored, blocks, genesisTimeMs } = await ctx.storage.transaction(async (tx) => {
+  const { stored, blocks, genesisTimeMs, openExpiries } = await ctx.storage.transaction(async (tx) => {
     let genesis = await tx.meta.get(HEX_GENESIS_TIME_META_KEY);
     if (genesis === undefined) {
       genesis = String(ctx.now());
@@ -74,22 +81,13 @@ export async function createHexchainService(ctx: ValidatorContext): Promise<Hexc
       stored: await tx.meta.get(HEX_DIFFICULTY_META_KEY),
       blocks: await tx.blocks.all(),
       genesisTimeMs: BigInt(genesis),
+      openExpiries: await tx.hexChallenges.openExpiries(nowSeconds(ctx)),
     };
   });
   let difficulty = stored === undefined ? ctx.config.hexDifficulty : parseStoredDifficulty(stored);
 
-  /** Adds a committed block to the in-memory mirror. */
-  const place = (block: BlockRecord): void => {
-    lattice.add({
-      coord: block.coord,
-      blockHash: fromHex(block.blockHash, 32, 'block_hash'),
-      depth: block.depth,
-    });
-    depthCounts.set(block.depth, (depthCounts.get(block.depth) ?? 0) + 1);
-    if (block.depth > maxDepth) maxDepth = block.depth;
-    if (lastBlockAtMs === null || block.timestampMs > lastBlockAtMs) lastBlockAtMs = block.timestampMs;
-  };
-  for (const block of blocks) place(block);
+  for (const block of blocks) state.add(block);
+  for (const expiresAt of openExpiries) state.addOpenChallenge(expiresAt);
 
   // Difficulty writes (retargets, admin changes) are numbered inside their transaction, which
   // run one at a time, so that the in-memory value follows the commit order.
@@ -99,6 +97,7 @@ export async function createHexchainService(ctx: ValidatorContext): Promise<Hexc
     if (seq > appliedSeq) {
       appliedSeq = seq;
       difficulty = value;
+      state.version++;
     }
   };
   const difficultyIn = async (tx: StorageTx): Promise<bigint> => {
@@ -194,6 +193,7 @@ export async function createHexchainService(ctx: ValidatorContext): Promise<Hexc
         await tx.counters.add(COUNTERS.hexChallengesIssued, 1);
         return challenge;
       });
+      state.addOpenChallenge(record.expiresAt);
       return challengeToWire(record);
     },
 
@@ -320,8 +320,9 @@ export async function createHexchainService(ctx: ValidatorContext): Promise<Hexc
         if (winner !== undefined && winner.blockHash === blockHash) return acceptance(winner);
         return rejectBlock(occupied(challenge.coord, winner?.blockHash, winner?.depth));
       }
-      place(outcome.block);
+      state.add(outcome.block);
       applyDifficulty(outcome.seq, outcome.next);
+      publishBlock(outcome.block, outcome.old, outcome.next);
       if (outcome.next !== outcome.old) {
         ctx.log.info(
           { height: outcome.block.height, from: outcome.old.toString(), to: outcome.next.toString() },
@@ -331,39 +332,31 @@ export async function createHexchainService(ctx: ValidatorContext): Promise<Hexc
       return acceptance(outcome.block);
     },
 
-    async hexStatus() {
-      const open = await ctx.storage.read((tx) => tx.hexChallenges.countOpen(nowSeconds(ctx)));
-      const height = lattice.height;
-      return {
-        occupied: lattice.size,
-        max_depth: maxDepth,
-        depth_distribution: [...depthCounts.entries()]
-          .sort(([a], [b]) => a - b)
-          .map(([depth, count]) => ({ depth, count })),
-        frontier_size: lattice.frontierSize,
-        difficulty: Number(difficulty),
-        target: targetToHex(targetFromDifficulty(difficulty)),
-        open_challenges: open,
-        block_interval_s: Number(ctx.config.blockIntervalMs) / 1000,
-        blocks_until_retarget: RETARGET_WINDOW_BLOCKS - (height % RETARGET_WINDOW_BLOCKS),
-        last_block_at: lastBlockAtMs === null ? null : Math.floor(lastBlockAtMs / 1000),
-        genesis_hash: GENESIS_BLOCK_HASH,
-      };
+    async hexStatus(request) {
+      // The answer's bytes are kept until the lattice, the difficulty or the open-challenge
+      // count changes: most requests cost no serialization at all.
+      const body = status();
+      if (
+        statusJson === undefined ||
+        statusJson.version !== state.version ||
+        statusJson.open !== body.open_challenges
+      ) {
+        statusJson = { version: state.version, open: body.open_challenges, text: JSON.stringify(body) };
+      }
+      request.reply.type('application/json; charset=utf-8');
+      // A string is sent as it is (Fastify serializes objects only); it was built from the
+      // fields of the HexStatus schema, in the same shape.
+      return statusJson.text as unknown as HexStatus;
     },
 
     async hexLattice(request) {
       const limit = request.query.limit ?? LATTICE_DEFAULT_LIMIT;
       const after = request.query.cursor === undefined ? 0 : parseLatticeCursor(request.query.cursor);
-      const { page, total } = await ctx.storage.read(async (tx) => ({
-        page: await tx.blocks.list(after, limit + 1),
-        total: await tx.blocks.count(),
-      }));
-      const blocks = page.slice(0, limit);
-      const last = blocks.at(-1);
+      const page = state.page(after, limit);
       return {
-        blocks: blocks.map(blockToWire),
-        next_cursor: page.length > limit && last !== undefined ? latticeCursor(last.height) : null,
-        total,
+        blocks: page.blocks,
+        next_cursor: page.more && page.lastHeight !== undefined ? latticeCursor(page.lastHeight) : null,
+        total: state.blockCount,
       };
     },
 
@@ -376,30 +369,107 @@ export async function createHexchainService(ctx: ValidatorContext): Promise<Hexc
           { genesis_hash: GENESIS_BLOCK_HASH },
         );
       }
-      const block = await ctx.storage.read((tx) => tx.blocks.get(coord));
+      const block = state.block(coord);
       if (block === undefined) {
         throw new ApiError(
           'block_not_found',
           `coordinate ${formatCoord(coord)}: no block occupies it${lattice.isFrontier(coord) ? ' (it is on the frontier: a challenge may target it)' : ''}`,
         );
       }
-      return blockToWire(block);
+      return block;
+    },
+
+    async hexEvents(request) {
+      const header = request.raw.headers['last-event-id'];
+      const lastEventId = typeof header === 'string' ? header : request.query.last_event_id;
+      if (events.full) {
+        throw new ApiError(
+          'service_unavailable',
+          `the event stream has its maximum of ${events.size} subscribers; retry later or follow a status proxy`,
+        );
+      }
+      const reply = request.reply;
+      reply.hijack();
+      reply.raw.writeHead(200, SSE_HEADERS);
+      const unsubscribe = events.subscribe(reply.raw, lastEventId);
+      reply.raw.on('close', () => unsubscribe?.());
+      return '';
     },
   });
 
+  let statusJson: { version: number; open: number; text: string } | undefined;
+  /** The status body; its lattice part is rebuilt only after a block or a difficulty change. */
+  let cached: { version: number; body: Omit<HexStatus, 'open_challenges'> } | undefined;
+  const status = (): HexStatus => {
+    if (cached === undefined || cached.version !== state.version) {
+      const height = lattice.height;
+      cached = {
+        version: state.version,
+        body: {
+          occupied: lattice.size,
+          max_depth: state.maxDepth,
+          depth_distribution: state.depthDistribution(),
+          frontier_size: lattice.frontierSize,
+          difficulty: Number(difficulty),
+          target: targetToHex(targetFromDifficulty(difficulty)),
+          block_interval_s: Number(ctx.config.blockIntervalMs) / 1000,
+          blocks_until_retarget: RETARGET_WINDOW_BLOCKS - (height % RETARGET_WINDOW_BLOCKS),
+          last_block_at: state.lastBlockAtMs === null ? null : Math.floor(state.lastBlockAtMs / 1000),
+          genesis_hash: GENESIS_BLOCK_HASH,
+        },
+      };
+    }
+    return { ...cached.body, open_challenges: state.openChallenges(nowSeconds(ctx)) };
+  };
+
+  /** Publishes an accepted block (and the retarget its height ran) after the commit. */
+  const publishBlock = (block: BlockRecord, old: bigint, next: bigint): void => {
+    const wire = state.block(block.coord);
+    if (wire === undefined) return;
+    events.publish('block', {
+      height: block.height,
+      block: wire,
+      occupied: lattice.size,
+      frontier_size: lattice.frontierSize,
+      max_depth: state.maxDepth,
+      blocks_until_retarget: RETARGET_WINDOW_BLOCKS - (lattice.height % RETARGET_WINDOW_BLOCKS),
+    });
+    if (shouldRetarget(block.height, RETARGET_WINDOW_BLOCKS)) {
+      events.publish('retarget', {
+        height: block.height,
+        from: Number(old),
+        to: Number(next),
+        at: Math.floor(block.timestampMs / 1000),
+      });
+    }
+  };
+
   return {
     handlers,
+    events,
     info: () => ({ difficulty, occupied: lattice.size }),
     async setDifficulty(value) {
       const next = parseHexDifficulty(value);
-      const seq = await ctx.storage.transaction(async (tx) => {
+      const { seq, from } = await ctx.storage.transaction(async (tx) => {
+        const from = await difficultyIn(tx);
         await tx.meta.set(HEX_DIFFICULTY_META_KEY, next.toString());
-        return ++writeSeq;
+        return { seq: ++writeSeq, from };
       });
       applyDifficulty(seq, next);
+      if (from !== next) {
+        events.publish('difficulty', { from: Number(from), to: Number(next), at: nowSeconds(ctx) });
+      }
     },
+    close: () => events.close(),
   };
 }
+
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+} as const;
 
 function parseStoredDifficulty(value: string): bigint {
   if (!/^[0-9]{1,16}$/.test(value)) {

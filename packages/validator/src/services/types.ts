@@ -1,3 +1,4 @@
+import type { SseHub } from '@tensormine/protocol';
 import type { Handlers } from '../http/routes.js';
 
 /** A part of the validator that serves some routes. */
@@ -11,4 +12,8 @@ export interface HexchainService extends Service {
   info(): { readonly difficulty: bigint; readonly occupied: number };
   /** Sets the current difficulty (POST /admin/config hexchain_difficulty); persisted. */
   setDifficulty(difficulty: bigint): Promise<void>;
+  /** The push channel of GET /api/hexchain/events. */
+  readonly events: SseHub;
+  /** Ends the event streams (before the server closes). */
+  close(): void;
 }

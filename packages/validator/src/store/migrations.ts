@@ -226,10 +226,123 @@ CREATE TABLE request_nonces (
 CREATE INDEX request_nonces_expires_at ON request_nonces (expires_at_ms);
 `;
 
+/**
+ * Version 3: the economy (issue 10). The product tables of the design above. Every amount is
+ * canonical decimal TEXT of minor units; a price is TEXT in 10^-18 units of the quote token per
+ * whole token, with `price_key` (the same integer zero-padded to 39 digits) so that the book
+ * can be ordered by price in SQL.
+ *
+ * `economy_requests` holds the result of each signed state-changing economy request, keyed by
+ * (signer, nonce) and written in the transaction that moved the money: a retry of the identical
+ * signed request (same `request_hash`) returns the stored result instead of executing again;
+ * another request reusing the nonce is refused. Results are kept 7 days (then a retry is refused
+ * as expired by the signed-request check: it never executes twice either way).
+ */
+const V3_ECONOMY = `
+CREATE TABLE economy_requests (
+  pubkey TEXT NOT NULL,
+  nonce TEXT NOT NULL,
+  request_hash TEXT NOT NULL,
+  operation TEXT NOT NULL,
+  result TEXT NOT NULL CHECK (json_valid(result)),
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (pubkey, nonce)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX economy_requests_created_at ON economy_requests (created_at);
+
+INSERT INTO sequences (name, next_value) VALUES ('stakes', 1), ('vaults', 1), ('orders', 1), ('swaps', 1);
+
+CREATE TABLE transfers (
+  id TEXT PRIMARY KEY,
+  from_pubkey TEXT NOT NULL,
+  to_pubkey TEXT NOT NULL,
+  token TEXT NOT NULL,
+  amount TEXT NOT NULL ${unsigned('amount')},
+  memo TEXT,
+  timestamp INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE stakes (
+  id TEXT PRIMARY KEY,
+  serial INTEGER NOT NULL UNIQUE,
+  pubkey TEXT NOT NULL,
+  token TEXT NOT NULL,
+  amount TEXT NOT NULL ${unsigned('amount')},
+  lock_days INTEGER NOT NULL CHECK (lock_days IN (0, 7, 30)),
+  yield_bps INTEGER NOT NULL CHECK (yield_bps >= 0),
+  penalty_bps INTEGER NOT NULL CHECK (penalty_bps >= 0),
+  created_at INTEGER NOT NULL,
+  lock_expiry INTEGER NOT NULL,
+  yield_paid TEXT NOT NULL ${unsigned('yield_paid')},
+  last_claim_at INTEGER NOT NULL,
+  closed_at INTEGER
+) STRICT, WITHOUT ROWID;
+CREATE INDEX stakes_pubkey_open ON stakes (pubkey, serial) WHERE closed_at IS NULL;
+
+CREATE TABLE vaults (
+  id TEXT PRIMARY KEY,
+  serial INTEGER NOT NULL UNIQUE,
+  pubkey TEXT NOT NULL,
+  token TEXT NOT NULL,
+  amount TEXT NOT NULL ${unsigned('amount')},
+  unlock_at INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  withdrawn_at INTEGER
+) STRICT, WITHOUT ROWID;
+CREATE INDEX vaults_pubkey ON vaults (pubkey, serial);
+
+CREATE TABLE swap_pools (
+  pair TEXT PRIMARY KEY,
+  base TEXT NOT NULL,
+  quote TEXT NOT NULL,
+  fee_bps INTEGER NOT NULL CHECK (fee_bps >= 0 AND fee_bps < 10000),
+  created_at INTEGER NOT NULL,
+  UNIQUE (base, quote)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE orders (
+  id TEXT PRIMARY KEY,
+  serial INTEGER NOT NULL UNIQUE,
+  pubkey TEXT NOT NULL,
+  side TEXT NOT NULL CHECK (side IN ('buy', 'sell')),
+  token TEXT NOT NULL,
+  quote_token TEXT NOT NULL,
+  price TEXT NOT NULL ${unsigned('price')},
+  price_key TEXT NOT NULL CHECK (length(price_key) = 39),
+  amount TEXT NOT NULL ${unsigned('amount')},
+  filled TEXT NOT NULL ${unsigned('filled')},
+  escrow TEXT NOT NULL ${unsigned('escrow')},
+  status TEXT NOT NULL CHECK (status IN ('open', 'partially_filled', 'filled', 'cancelled')),
+  created_at INTEGER NOT NULL,
+  closed_at INTEGER
+) STRICT, WITHOUT ROWID;
+CREATE INDEX orders_book ON orders (token, quote_token, side, price_key, serial)
+  WHERE status IN ('open', 'partially_filled');
+CREATE INDEX orders_resting ON orders (serial) WHERE status IN ('open', 'partially_filled');
+CREATE INDEX orders_pubkey ON orders (pubkey, serial);
+
+CREATE TABLE order_fills (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  taker_order_id TEXT NOT NULL REFERENCES orders (id),
+  maker_order_id TEXT NOT NULL REFERENCES orders (id),
+  amount TEXT NOT NULL ${unsigned('amount')},
+  price TEXT NOT NULL ${unsigned('price')},
+  quote_amount TEXT NOT NULL ${unsigned('quote_amount')},
+  executed_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX order_fills_taker ON order_fills (taker_order_id);
+CREATE INDEX ledger_entries_pubkey_type_time ON ledger_entries (pubkey, type, timestamp);
+`;
+
 /** Every step, in order. */
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial schema', sql: V1 },
   { version: 2, name: 'signed-request nonces', sql: V2_REQUEST_NONCES },
+  {
+    version: 3,
+    name: 'economy: transfers, stakes, vaults, swap pools, orders, request results',
+    sql: V3_ECONOMY,
+  },
 ];
 
 /** The schema version this code writes. */

@@ -1,5 +1,6 @@
 import type { SQLInputValue, StatementSync } from 'node:sqlite';
 import { StorageError } from './errors.js';
+import { sqliteEconomyRepos } from './sqlite-economy.js';
 import { SqliteRequestNonceRepo } from './sqlite-request-nonces.js';
 import {
   type AcceptedProof,
@@ -12,6 +13,7 @@ import {
   type CounterRepo,
   type DeviceRecord,
   type DeviceRepo,
+  type EconomyRepos,
   type HexChallengeRecord,
   type HexChallengeRepo,
   type HexParentRecord,
@@ -84,6 +86,7 @@ export class SqliteTx implements StorageTx {
   readonly miners: MinerRepo;
   readonly hexChallenges: HexChallengeRepo;
   readonly blocks: BlockRepo;
+  readonly economy: EconomyRepos;
   readonly requestNonces: RequestNonceRepo;
 
   constructor(scope: Scope) {
@@ -96,6 +99,7 @@ export class SqliteTx implements StorageTx {
     this.miners = new SqliteMinerRepo(scope);
     this.hexChallenges = new SqliteHexChallengeRepo(scope);
     this.blocks = new SqliteBlockRepo(scope);
+    this.economy = sqliteEconomyRepos(scope);
     this.requestNonces = new SqliteRequestNonceRepo(scope);
   }
 }
@@ -152,7 +156,7 @@ class SqliteCounterRepo implements CounterRepo {
 }
 
 /** Takes the next value of a sequence (a row of `sequences`): never the same twice once committed. */
-function nextSerial(scope: Scope, what: string, sequence: string): number {
+export function nextSerial(scope: Scope, what: string, sequence: string): number {
   const row = scope
     .write(what)
     .prepare(
@@ -169,6 +173,7 @@ function nextSerial(scope: Scope, what: string, sequence: string): number {
 
 /** The entry types (an object, so that the compiler checks that it lists them all). */
 const ENTRY_TYPES: Record<LedgerEntryType, true> = {
+  genesis: true,
   mining_reward: true,
   transfer: true,
   stake: true,
@@ -641,6 +646,14 @@ class SqliteHexChallengeRepo implements HexChallengeRepo {
       .get(now);
     return row === undefined ? 0 : int(row, 'n');
   }
+
+  async openExpiries(now: number): Promise<number[]> {
+    return this.scope
+      .read()
+      .prepare('SELECT expires_at FROM hex_challenges WHERE expires_at >= ?')
+      .all(now)
+      .map((row) => int(row, 'expires_at'));
+  }
 }
 
 const BLOCK_COLUMNS =
@@ -747,7 +760,7 @@ function toHexParent(value: unknown): HexParentRecord {
 // Values in and out
 // ---------------------------------------------------------------------------------------------
 
-type Row = Readonly<Record<string, unknown>>;
+export type Row = Readonly<Record<string, unknown>>;
 
 function corrupt(column: string, value: unknown): StorageError {
   return new StorageError(
@@ -756,30 +769,30 @@ function corrupt(column: string, value: unknown): StorageError {
   );
 }
 
-function text(row: Row, column: string): string {
+export function text(row: Row, column: string): string {
   const value = row[column];
   if (typeof value !== 'string') throw corrupt(column, value);
   return value;
 }
 
-function nullableText(row: Row, column: string): string | null {
+export function nullableText(row: Row, column: string): string | null {
   const value = row[column];
   return value === null ? null : text(row, column);
 }
 
-function int(row: Row, column: string): number {
+export function int(row: Row, column: string): number {
   const value = row[column];
   if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw corrupt(column, value);
   return value;
 }
 
-function nullableInt(row: Row, column: string): number | null {
+export function nullableInt(row: Row, column: string): number | null {
   const value = row[column];
   return value === null ? null : int(row, column);
 }
 
 /** Decimal text to bigint (never through Number). */
-function bigintOf(row: Row, column: string): bigint {
+export function bigintOf(row: Row, column: string): bigint {
   const value = text(row, column);
   if (!/^-?(0|[1-9][0-9]*)$/.test(value)) throw corrupt(column, value);
   return BigInt(value);

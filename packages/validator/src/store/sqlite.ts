@@ -17,6 +17,18 @@ export interface SqliteStorageOptions {
 
 export const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
 
+/** The most transactions committed together (group commit). */
+const MAX_GROUP = 64;
+
+/** A group committed this recently means load: the next one waits a turn to gather requests. */
+const BUSY_WINDOW_MS = 5;
+
+interface QueuedTransaction {
+  readonly fn: (tx: StorageTx) => Promise<unknown>;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+}
+
 /**
  * Opens (creating and migrating if needed) the embedded SQLite storage of the validator.
  * @throws StorageError `schema_too_new` when the file was written by a newer validator,
@@ -29,9 +41,10 @@ export async function openSqliteStorage(options: SqliteStorageOptions): Promise<
 /**
  * The storage on node:sqlite: one synchronous connection shared by every request.
  *
- * Transactions are serialised by a FIFO async mutex: `transaction` takes it, runs
- * `BEGIN IMMEDIATE`, awaits the callback, then `COMMIT` (or `ROLLBACK` if anything threw, and
- * the error is rethrown). `read` takes the same mutex (with a deferred `BEGIN` and
+ * Transactions are serialised by a FIFO async mutex and committed in groups: the callbacks
+ * requested together run one after the other inside one `BEGIN IMMEDIATE` ... `COMMIT`, each in
+ * its own SAVEPOINT (rolled back alone, its error rethrown, if it throws), so that concurrent
+ * requests share one fsync; see `transaction`. `read` takes the same mutex (with a deferred `BEGIN` and
  * `PRAGMA query_only`): with one connection, a read that ran while a transaction awaits would
  * see that transaction's uncommitted writes, and reads are short. The price is that a read waits
  * for the running transaction, which is why callbacks must not do slow work.
@@ -49,6 +62,11 @@ export class SqliteStorage implements Storage {
   readonly #statements: Statements;
   readonly #mutex = new Mutex();
   readonly #inside = new AsyncLocalStorage<Scope>();
+  /** Transactions waiting for their group (see transaction()). */
+  readonly #queue: QueuedTransaction[] = [];
+  #scheduled = false;
+  /** performance.now() when the last group committed. */
+  #lastCommitAt = Number.NEGATIVE_INFINITY;
   #closed = false;
 
   private constructor(db: DatabaseSync, location: string, schemaVersion: number) {
@@ -83,18 +101,32 @@ export class SqliteStorage implements Storage {
     }
   }
 
+  /**
+   * Group commit: transactions requested while the database is busy (or within the same turn
+   * of the event loop) run one after the other inside ONE SQLite transaction, each in its own
+   * SAVEPOINT, and are committed together: one COMMIT, so one fsync, for the group. Each keeps
+   * its own atomicity (a callback that throws is rolled back to its savepoint, alone, and its
+   * error is rethrown to its caller), isolation (callbacks still run one at a time) and
+   * durability (each promise resolves only after the COMMIT of its group).
+   */
   transaction<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T> {
-    return this.#run('transaction', false, fn);
+    this.#checkOutside('transaction');
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ fn, resolve: resolve as (value: unknown) => void, reject });
+      this.#schedule();
+    });
   }
 
   read<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T> {
     return this.#run('read', true, fn);
   }
 
-  /** Waits for the running and queued transactions, then closes the database. Idempotent. */
+  /** Waits for the running and requested transactions, then closes the database. Idempotent. */
   async close(): Promise<void> {
     this.#checkOutside('close');
-    await this.#mutex.run(() => {
+    await this.#mutex.run(async () => {
+      // Transactions already requested are committed first.
+      while (!this.#closed && this.#queue.length > 0) await this.#commitGroup();
       if (this.#closed) return;
       this.#closed = true;
       this.#cache.clear();
@@ -131,6 +163,79 @@ export class SqliteStorage implements Storage {
         if (readOnly) this.#db.exec('PRAGMA query_only = OFF');
       }
     });
+  }
+
+  /**
+   * Schedules the next group. Under load (the database busy, or a group committed in the last
+   * few milliseconds) it waits for the end of the current turn of the event loop, so that the
+   * requests that arrived together join one group; when idle it starts at once, so that a lone
+   * transaction pays no delay.
+   */
+  #schedule(): void {
+    if (this.#scheduled || this.#queue.length === 0) return;
+    this.#scheduled = true;
+    const start = () => {
+      void this.#mutex.run(() => this.#commitGroup());
+    };
+    const busy = this.#mutex.pending > 0 || performance.now() - this.#lastCommitAt < BUSY_WINDOW_MS;
+    if (busy) setImmediate(start);
+    else queueMicrotask(start);
+  }
+
+  async #commitGroup(): Promise<void> {
+    this.#scheduled = false;
+    const group = this.#queue.splice(0, MAX_GROUP);
+    this.#schedule();
+    if (group.length === 0) return;
+    if (this.#closed) {
+      const error = new StorageError(
+        'storage_closed',
+        `storage.transaction() after close() of ${this.location}`,
+      );
+      for (const item of group) item.reject(error);
+      return;
+    }
+    try {
+      this.#db.exec('BEGIN IMMEDIATE');
+    } catch (error) {
+      for (const item of group) item.reject(error);
+      return;
+    }
+    const done: { item: QueuedTransaction; value: unknown }[] = [];
+    for (const [index, item] of group.entries()) {
+      const scope = new Scope(this.#statements, false);
+      this.#db.exec('SAVEPOINT group_item');
+      try {
+        const value = await this.#inside.run(scope, () => item.fn(new SqliteTx(scope)));
+        scope.active = false;
+        this.#db.exec('RELEASE group_item');
+        done.push({ item, value });
+      } catch (error) {
+        scope.active = false;
+        item.reject(error);
+        try {
+          this.#db.exec('ROLLBACK TO group_item');
+          this.#db.exec('RELEASE group_item');
+        } catch (rollbackError) {
+          // SQLite rolled the whole transaction back by itself (disk full, I/O error): the
+          // group's earlier callbacks are lost with it; the later ones go back to the queue.
+          rollback(this.#db);
+          for (const d of done) d.item.reject(rollbackError);
+          this.#queue.unshift(...group.slice(index + 1));
+          this.#schedule();
+          return;
+        }
+      }
+    }
+    try {
+      this.#db.exec('COMMIT');
+    } catch (error) {
+      rollback(this.#db);
+      for (const d of done) d.item.reject(error);
+      return;
+    }
+    this.#lastCommitAt = performance.now();
+    for (const d of done) d.item.resolve(d.value);
   }
 
   #checkOutside(what: string): void {

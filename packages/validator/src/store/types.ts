@@ -1,3 +1,7 @@
+import type { EconomyRepos } from './economy-types.js';
+
+export type * from './economy-types.js';
+
 /**
  * The storage interface of the validator. Every method is asynchronous so that a PostgreSQL
  * adapter can implement it; the embedded implementation is node:sqlite (sqlite.ts).
@@ -32,6 +36,7 @@ export interface StorageTx {
   readonly miners: MinerRepo;
   readonly hexChallenges: HexChallengeRepo;
   readonly blocks: BlockRepo;
+  readonly economy: EconomyRepos;
   readonly requestNonces: RequestNonceRepo;
 }
 
@@ -70,6 +75,7 @@ export interface CounterRepo {
 // ---------------------------------------------------------------------------------------------
 
 export type LedgerEntryType =
+  | 'genesis'
   | 'mining_reward'
   | 'transfer'
   | 'stake'
@@ -272,6 +278,8 @@ export interface HexChallengeRepo {
   nextSerial(): Promise<number>;
   /** Challenges still answerable at `now` (Unix seconds): expiresAt >= now. */
   countOpen(now: number): Promise<number>;
+  /** The expiry times (Unix seconds) of the challenges still answerable at `now` (expiresAt >= now), in any order. */
+  openExpiries(now: number): Promise<number[]>;
 }
 
 export interface BlockRecord {

@@ -134,7 +134,7 @@ async function submit(
 
   // The expensive part, outside any transaction: recompute the work for this nonce and key.
   const challenge = challengeFromRecord(record);
-  const verdict = verifyProof(challenge, proof, { requireSignature: false });
+  const verdict = verifyProof(challenge, proof, { requireSignature: false, mac: ctx.mac });
   if (!verdict.ok) {
     // Attributable here (registered key, valid signature or legacy unsigned mode).
     budgets.recordInvalid(pubkey, ip);

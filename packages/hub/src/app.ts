@@ -1,0 +1,132 @@
+import { existsSync } from 'node:fs';
+import fastifyStatic from '@fastify/static';
+import type { OperationId, ServiceHealth } from '@tensormine/protocol';
+import {
+  ApiError,
+  ConfigError,
+  createServiceApp,
+  registerServiceRoutes,
+  type ServiceHandler,
+  type SettingSource,
+} from '@tensormine/validator';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { type HubConfig, type HubSettingName, resolveHubConfig } from './config.js';
+import { type Directory, loadDirectory } from './directory.js';
+import { gamePage } from './pages.js';
+import { buildRobots, buildSitemap } from './site.js';
+import { StatusProber } from './status.js';
+
+export const HUB_VERSION = '0.1.0';
+
+export interface CreateHubOptions extends Partial<Record<HubSettingName, unknown>> {
+  /** Read HUB_* variables from this environment (the bin passes process.env; default none). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  readonly configFile?: string;
+  /** The clock, Unix milliseconds. */
+  readonly now?: () => number;
+  readonly logger?: boolean | Record<string, unknown>;
+}
+
+export interface Hub {
+  readonly app: FastifyInstance;
+  readonly config: HubConfig;
+  readonly sources: Readonly<Record<HubSettingName, SettingSource>>;
+  readonly directory: Directory;
+  readonly prober: StatusProber;
+  listen(options?: { host?: string; port?: number }): Promise<string>;
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the hub: reads and checks the games and ads files, registers the routes of the
+ * protocol's route table (service "hub") and the static front end. Not listening yet.
+ */
+export async function createHub(options: CreateHubOptions = {}): Promise<Hub> {
+  const { env, configFile, now = Date.now, logger, ...flags } = options;
+  const { config, sources } = resolveHubConfig({
+    flags,
+    ...(env ? { env } : {}),
+    ...(configFile ? { configFile } : {}),
+  });
+  if (!existsSync(config.staticDir))
+    throw new ConfigError(`static directory ${config.staticDir} does not exist`);
+  const directory = loadDirectory(config.gamesFile, config.adsFile);
+  const prober = new StatusProber({
+    timeoutMs: config.statusTimeoutMs,
+    cacheMs: config.statusCacheMs,
+    concurrency: config.statusConcurrency,
+    now,
+  });
+  const startedAt = now();
+  const sitemap = buildSitemap(config.publicUrl, directory.games, directory.gamesModifiedMs);
+  const robots = buildRobots(config.publicUrl);
+
+  const app = createServiceApp({
+    logLevel: config.logLevel,
+    rateLimitPerSecond: config.rateLimitPerSecond,
+    rateLimitBurst: config.rateLimitBurst,
+    now,
+    logger,
+    // Own scripts only; game icons and ads may come from other https hosts (ads in sandboxed frames).
+    headers: {
+      'content-security-policy':
+        "default-src 'self'; img-src 'self' https: data:; frame-src https:; script-src 'self'; style-src 'self'; frame-ancestors 'self'; base-uri 'none'",
+    },
+  });
+
+  const gameOf = (request: FastifyRequest) => {
+    const { gameId } = request.params as { gameId: string };
+    const game = directory.game(gameId);
+    if (!game) throw new ApiError('game_not_found', `no game ${JSON.stringify(gameId)} in the directory`);
+    return game;
+  };
+
+  const handlers: { readonly [Id in OperationId]?: ServiceHandler } = {
+    listGames: async () => ({ games: directory.games }),
+    getGameStatus: async (request) => prober.status(gameOf(request)),
+    listAds: async () => ({ ads: directory.ads }),
+    getGamePage: async (request, reply) => {
+      const game = gameOf(request);
+      reply.type('text/html; charset=utf-8');
+      return gamePage(game);
+    },
+    getHubHealth: async (): Promise<ServiceHealth> => ({
+      status: 'ok',
+      service: 'tensormine-hub',
+      version: HUB_VERSION,
+      uptime_s: Math.max(0, Math.floor((now() - startedAt) / 1000)),
+    }),
+    getSitemap: async (_request, reply) => {
+      reply.type('application/xml; charset=utf-8');
+      return sitemap;
+    },
+    getRobots: async (_request, reply) => {
+      reply.type('text/plain; charset=utf-8');
+      return robots;
+    },
+  };
+
+  registerServiceRoutes(app, 'hub', handlers);
+  await app.register(fastifyStatic, {
+    root: config.staticDir,
+    index: ['index.html'],
+    dotfiles: 'deny',
+    cacheControl: true,
+    maxAge: 300_000,
+  });
+
+  let closed = false;
+  return {
+    app,
+    config,
+    sources,
+    directory,
+    prober,
+    listen: (o = {}) => app.listen({ host: o.host ?? config.host, port: o.port ?? config.port }),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await app.close();
+    },
+  };
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env node
+/**
+ * tensormine-hub: runs the game hub.
+ *
+ *   tensormine-hub start [--port 8430] [--games-file FILE] [--ads-file FILE] [--public-url URL] ...
+ *   tensormine-hub config [--json]     the effective configuration and where each value came from
+ *
+ * Every setting is a flag (kebab-case), an environment variable (HUB_*) and a key of the JSON
+ * config file; precedence: flags > environment > config file > defaults.
+ */
+import { runServiceBin } from '@tensormine/validator';
+import { createHub } from './app.js';
+import { HUB_SETTINGS, resolveHubConfig } from './config.js';
+
+runServiceBin({
+  name: 'tensormine-hub',
+  what: 'the hub',
+  specs: HUB_SETTINGS,
+  configEnv: 'HUB_CONFIG',
+  hideDefaults: ['gamesFile', 'staticDir'],
+  resolve: resolveHubConfig,
+  async start(input) {
+    const hub = await createHub({
+      ...input.flags,
+      ...(input.env ? { env: input.env } : {}),
+      ...(input.configFile ? { configFile: input.configFile } : {}),
+    });
+    const url = await hub.listen();
+    return {
+      lines: [
+        `tensormine hub listening on ${url}`,
+        `  ${hub.directory.games.length} games from ${hub.config.gamesFile}, ${hub.directory.ads.length} ads`,
+        `  public URL ${hub.config.publicUrl} (sitemap ${hub.config.publicUrl}/sitemap.xml)`,
+      ],
+      close: () => hub.close(),
+    };
+  },
+});

@@ -1,0 +1,133 @@
+/**
+ * The WebAssembly SIMD kernels in a real browser (Debian's Chromium, driven by playwright-core):
+ * the generated module runs there as it is (it imports nothing) and gives the same answers as
+ * in Node, so a web miner can use it. Chromium is installed by .ci/run.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { prepareHexchain } from '../src/kernels/hexchain.js';
+import { HEXCHAIN_PARAMS, MAC_LAYOUT, WASM_BASE64 } from '../src/kernels/wasm.generated.js';
+import { WasmKernels } from '../src/kernels/wasm.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+
+let browser: Awaited<ReturnType<typeof chromium.launchPersistentContext>>;
+let profile: string;
+
+beforeAll(async () => {
+  profile = mkdtempSync(join(tmpdir(), 'tensormine-chromium-'));
+  // A fresh profile directory per run.
+  browser = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  rmSync(profile, { recursive: true, force: true });
+});
+
+describe('WebAssembly SIMD kernels in Chromium', () => {
+  test('the hexchain scan and the tensor accumulators give the same answers as in Node', async () => {
+    const header = Uint8Array.from({ length: 88 }, (_, i) => (i * 37 + 11) & 0xff);
+    const { params } = prepareHexchain({ header, target: new Uint8Array(32) }, 'js');
+    const t0 = 0x00ffffff; // about 1 nonce in 256 passes the first-word test
+    const seed = Array.from({ length: 8 }, (_, i) => (0x9e3779b9 * (i + 1)) | 0);
+    const input = Array.from({ length: 64 * 64 }, (_, i) => ((i * 131) % 256) - 128);
+
+    // In Node, through the kernel API.
+    const node = new WasmKernels();
+    const hits: number[] = [];
+    for (let lo = 0; hits.length < 20; ) {
+      const hit = node.scanHexchain(params, lo, lo + 100_000, t0);
+      if (hit < 0) break;
+      hits.push(hit);
+      lo = hit + 1;
+    }
+    const z = new Int32Array(64 * 64);
+    node.accumulate(Int8Array.from(input), 64, false, 0, Int32Array.from(seed), z);
+    const zConv = new Int32Array(8 * 64 * 64);
+    node.accumulate(Int8Array.from(input), 64, true, 8, Int32Array.from(seed), zConv);
+
+    // In the browser, the raw module: the same calls by hand.
+    const page = await browser.newPage();
+    await page.goto('about:blank');
+    const inBrowser = await page.evaluate(
+      async ({ base64, params, t0, seed, input, layout, hexParams }) => {
+        const wa = (
+          globalThis as unknown as {
+            WebAssembly: {
+              validate(b: Uint8Array): boolean;
+              instantiate(b: Uint8Array, i: object): Promise<{ instance: { exports: unknown } }>;
+            };
+          }
+        ).WebAssembly;
+        const bytes = Uint8Array.from(atob(base64), (ch) => ch.charCodeAt(0));
+        const simd = wa.validate(bytes);
+        const { instance } = await wa.instantiate(bytes, {});
+        const e = instance.exports as {
+          memory: { buffer: ArrayBuffer };
+          scanHexchain(lo: number, count: number, t0: number): number;
+          expandWeights(blocks: number): void;
+          macMatmul(n: number, swap: number): void;
+          macConv(n: number, f: number, swap: number): void;
+        };
+        const words = new Int32Array(e.memory.buffer);
+        const mem = new Int8Array(e.memory.buffer);
+        words.set(params, hexParams >> 2);
+        const hits: number[] = [];
+        for (let lo = 0; hits.length < 20; ) {
+          const hit = e.scanHexchain(lo, 100_000, t0);
+          if (hit < 0) break;
+          hits.push(lo + hit);
+          lo = lo + hit + 1;
+        }
+        const bswap = (v: number) =>
+          ((v & 0xff) << 24) | ((v & 0xff00) << 8) | ((v >>> 8) & 0xff00) | (v >>> 24);
+        const run = (conv: boolean) => {
+          mem.fill(0, layout.x, layout.z);
+          const stride = conv ? 72 : 64;
+          const at = conv ? layout.x + stride + 1 : layout.x;
+          for (let r = 0; r < 64; r++) mem.set(input.slice(r * 64, r * 64 + 64), at + r * stride);
+          seed.forEach((v, i) => {
+            words[(layout.seed >> 2) + i] = bswap(v);
+          });
+          e.expandWeights(conv ? 3 : 128);
+          if (conv) e.macConv(64, 8, 0);
+          else e.macMatmul(64, 0);
+          return Array.from(words.subarray(layout.z >> 2, (layout.z >> 2) + (conv ? 8 : 1) * 64 * 64));
+        };
+        return { simd, hits, z: run(false), zConv: run(true) };
+      },
+      {
+        base64: WASM_BASE64,
+        params: Array.from(params),
+        t0,
+        seed,
+        input,
+        layout: MAC_LAYOUT,
+        hexParams: HEXCHAIN_PARAMS,
+      },
+    );
+    await page.close();
+
+    expect(inBrowser.simd).toBe(true);
+    expect(hits.length).toBeGreaterThan(5);
+    expect(inBrowser.hits).toEqual(hits);
+    expect(inBrowser.z).toEqual(Array.from(z));
+    expect(inBrowser.zConv).toEqual(Array.from(zConv));
+  }, 60_000);
+});

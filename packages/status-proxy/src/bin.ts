@@ -1,0 +1,85 @@
+#!/usr/bin/env node
+/**
+ * status-proxy: the status proxy and live lattice dashboard in front of one or more validators.
+ *
+ *   status-proxy --validator http://127.0.0.1:8420 [--validator URL ...] [--port 8430] [--host 127.0.0.1] [--cache-ms 1000]
+ *
+ * Environment: TENSORMINE_VALIDATOR_URLS (comma-separated), TENSORMINE_STATUS_PORT, TENSORMINE_STATUS_HOST.
+ */
+import { parseArgs } from 'node:util';
+import { createStatusProxy } from './proxy.js';
+
+const USAGE = `usage: status-proxy [options]
+
+  --validator URL    a validator to read from (repeat for failover, in order); env TENSORMINE_VALIDATOR_URLS (comma-separated), default http://127.0.0.1:8420
+  --port N           the port to listen on; env TENSORMINE_STATUS_PORT, default 8430 (0: any free port)
+  --host HOST        the address to listen on; env TENSORMINE_STATUS_HOST, default 127.0.0.1
+  --cache-ms N       how long read answers are cached, ms (default 1000; 0: none)
+  --help             this text
+
+The dashboard is at the printed URL; the JSON routes are in docs/api.md (Status proxy).`;
+
+function fail(message: string): never {
+  process.stderr.write(`status-proxy: ${message}\n\n${USAGE}\n`);
+  process.exit(2);
+}
+
+function integer(value: string, name: string, min: number, max: number): number {
+  if (!/^[0-9]+$/.test(value) || Number(value) < min || Number(value) > max) {
+    fail(`${name}: expected an integer from ${min} to ${max}, got ${JSON.stringify(value)}`);
+  }
+  return Number(value);
+}
+
+async function main(): Promise<void> {
+  let values: Record<string, string | string[] | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: process.argv.slice(2),
+      options: {
+        validator: { type: 'string', multiple: true },
+        port: { type: 'string' },
+        host: { type: 'string' },
+        'cache-ms': { type: 'string' },
+        help: { type: 'boolean' },
+      },
+      strict: true,
+    }));
+  } catch (error) {
+    fail(error instanceof Error ? error.message : String(error));
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const env = process.env;
+  const validators = (values.validator as string[] | undefined) ??
+    env.TENSORMINE_VALIDATOR_URLS?.split(',')
+      .map((u) => u.trim())
+      .filter((u) => u !== '') ?? ['http://127.0.0.1:8420'];
+  for (const url of validators) {
+    if (!/^https?:\/\/[^\s]+$/.test(url))
+      fail(`--validator: expected an http(s) URL, got ${JSON.stringify(url)}`);
+  }
+  const port = integer(String(values.port ?? env.TENSORMINE_STATUS_PORT ?? '8430'), '--port', 0, 65535);
+  const host = String(values.host ?? env.TENSORMINE_STATUS_HOST ?? '127.0.0.1');
+  const cacheMs = integer(String(values['cache-ms'] ?? '1000'), '--cache-ms', 0, 3_600_000);
+  const proxy = await createStatusProxy({ validators, cacheMs, logger: { level: 'warn' } });
+  const url = await proxy.listen({ host, port });
+  process.stdout.write(
+    `status proxy listening on ${url} (dashboard: ${url}/), validators: ${validators.join(', ')}\n`,
+  );
+  let closing = false;
+  const stop = () => {
+    if (closing) return;
+    closing = true;
+    void proxy.close().then(() => process.exit(0));
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`status-proxy: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

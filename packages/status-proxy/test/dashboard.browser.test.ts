@@ -1,0 +1,126 @@
+import { join } from 'node:path';
+import type { HexStatus } from '@tensormine/protocol';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ARTIFACTS, launchChromium } from './browser.js';
+import { startNetwork } from './helpers.js';
+
+/**
+ * The dashboard in a real browser: a validator, the proxy in front of it, blocks mined at a low
+ * difficulty, and the page checked against /api/hexchain/status. Screenshots go to
+ * packages/status-proxy/test-artifacts/ (git-ignored).
+ */
+
+let browser: Browser;
+beforeAll(async () => {
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+async function status(url: string): Promise<HexStatus> {
+  return (await (await fetch(`${url}/api/hexchain/status`)).json()) as HexStatus;
+}
+
+async function open(page: Page, url: string, cells: number): Promise<void> {
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  await page.goto(url);
+  await page.waitForFunction((n) => window.tensormineDashboard?.cells() === n, cells, { timeout: 10_000 });
+  await page.waitForSelector('#conn-dot.live', { timeout: 10_000 });
+  expect(errors).toEqual([]);
+}
+
+describe('dashboard (Chromium)', () => {
+  it('shows every block, the histogram of the status, and a new block within 2 s without reload', async () => {
+    const net = await startNetwork();
+    await net.mine(40);
+    const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+    await open(page, net.proxyUrl, 41);
+    const s = await status(net.validatorUrl);
+    expect(s.occupied).toBe(41);
+    expect(await page.locator('#lattice').getAttribute('data-cells')).toBe('41');
+    expect(await page.locator('#occupied').textContent()).toBe('41');
+    expect(await page.locator('#frontier').textContent()).toBe(String(s.frontier_size));
+    expect(JSON.parse((await page.locator('#histogram').getAttribute('data-histogram'))!)).toEqual(
+      s.depth_distribution,
+    );
+    expect(await page.locator('#histogram canvas').count()).toBeGreaterThan(0);
+    await page.screenshot({ path: join(ARTIFACTS, 'dashboard-desktop.png'), fullPage: true });
+
+    // A new block appears without a reload, within 2 s of its acceptance.
+    const navigations: string[] = [];
+    page.on('framenavigated', (frame) => navigations.push(frame.url()));
+    const [hash] = await net.mine(1);
+    await page.waitForFunction(() => window.tensormineDashboard.cells() === 42, undefined, { timeout: 2000 });
+    expect(navigations).toEqual([]);
+    const after = await status(net.validatorUrl);
+    expect(JSON.parse((await page.locator('#histogram').getAttribute('data-histogram'))!)).toEqual(
+      after.depth_distribution,
+    );
+    expect(await page.locator('#occupied').textContent()).toBe('42');
+
+    // Click the new block's cell: its details come from /api/hexchain/lattice/q/r/s.
+    const columns = (await (await fetch(`${net.proxyUrl}/api/dashboard/blocks?after=40`)).json()) as {
+      q: number[];
+      r: number[];
+    };
+    const point = await page.evaluate(
+      ([q, r]) => window.tensormineDashboard.pointOf(q!, r!),
+      [columns.q[0], columns.r[0]],
+    );
+    await page.mouse.move(point.x, point.y);
+    await page.waitForSelector('#tooltip:not([hidden])');
+    expect(await page.locator('#tooltip').textContent()).toContain(`depth`);
+    await page.mouse.click(point.x, point.y);
+    await page.waitForFunction(
+      (h) => document.getElementById('block-detail')?.textContent?.includes(h),
+      hash!,
+      {
+        timeout: 5000,
+      },
+    );
+    await page.screenshot({ path: join(ARTIFACTS, 'dashboard-selected.png') });
+
+    // Zoom in with the wheel (anchored at the pointer, over the new cell) and pan by dragging:
+    // the cell under the pointer is still the right one.
+    await page.mouse.move(point.x, point.y);
+    await page.mouse.wheel(0, -400);
+    await page.mouse.down();
+    await page.mouse.move(point.x + 30, point.y + 20, { steps: 5 });
+    await page.mouse.up();
+    await page.waitForTimeout(300); // the gesture settles: the lattice is rendered again
+    const [q, r] = [columns.q[0]!, columns.r[0]!];
+    const moved = await page.evaluate(([a, b]) => window.tensormineDashboard.pointOf(a!, b!), [q, r]);
+    await page.mouse.move(moved.x, moved.y);
+    await page.waitForFunction(
+      (text) => document.getElementById('tooltip')?.textContent?.startsWith(text),
+      `(${q}, ${r}, ${-q - r})`,
+      { timeout: 2000 },
+    );
+    await page.screenshot({ path: join(ARTIFACTS, 'dashboard-zoomed.png') });
+    await page.close();
+  });
+
+  it('is readable at phone width in dark mode', async () => {
+    const net = await startNetwork();
+    await net.mine(15);
+    const context = await browser.newContext({
+      viewport: { width: 390, height: 844 },
+      deviceScaleFactor: 2,
+      colorScheme: 'dark',
+      isMobile: true,
+      hasTouch: true,
+    });
+    const page = await context.newPage();
+    await open(page, net.proxyUrl, 16);
+    const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    expect(background).toBe('rgb(15, 18, 22)');
+    // Nothing wider than the screen: no horizontal scrolling on a phone.
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    await page.screenshot({ path: join(ARTIFACTS, 'dashboard-phone-dark.png'), fullPage: true });
+    await context.close();
+  });
+});

@@ -1,0 +1,145 @@
+import { createHash } from 'node:crypto';
+import { EXACTLY_ONCE_OPERATIONS, formatAmount, SIGNED_REQUEST_HEADERS } from '@tensormine/protocol';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { nowSeconds, type ValidatorContext } from '../../context.js';
+import { ApiError } from '../../http/errors.js';
+import { InsufficientBalanceError, type StorageTx } from '../../store/types.js';
+
+/**
+ * Exactly-once execution of signed economy requests.
+ *
+ * A signed request is identified by its signer and its x-tm-nonce. Its 200 result is stored in
+ * `economy_requests`, in the same transaction that moved the money, with the hash of the whole
+ * signed request (method, path, timestamp, nonce, signature, body). Then:
+ * - a retry of the identical signed request, at any time, returns the stored result (the
+ *   pre-handler below answers it before the replay check of the signed-request scheme, and the
+ *   transaction checks again, for two copies racing each other or a retry after a restart);
+ * - a different request reusing the nonce is refused (`idempotency_conflict`);
+ * - a request that failed stored nothing and moved nothing: sign it again with a fresh nonce.
+ */
+
+/** The operations whose results are stored (every signed state-changing economy route). */
+export const STORED_OPERATIONS = EXACTLY_ONCE_OPERATIONS;
+
+/** The identity of a signed request: signer, nonce and the hash of the whole request. */
+export interface SignedRequestKey {
+  readonly pubkey: string;
+  readonly nonce: string;
+  readonly requestHash: string;
+}
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** The key of a signed request, from its headers and raw body (undefined when unsigned). */
+export function signedRequestKey(request: FastifyRequest): SignedRequestKey | undefined {
+  const pubkey = header(request, SIGNED_REQUEST_HEADERS.publicKey);
+  const nonce = header(request, SIGNED_REQUEST_HEADERS.nonce);
+  const timestamp = header(request, SIGNED_REQUEST_HEADERS.timestamp);
+  const signature = header(request, SIGNED_REQUEST_HEADERS.signature);
+  if (!pubkey || !nonce || !timestamp || !signature) return undefined;
+  if (!/^[0-9a-f]{64}$/.test(pubkey) || !/^[0-9a-f]{32}$/.test(nonce)) return undefined;
+  const hash = createHash('sha256');
+  for (const part of [request.method.toUpperCase(), request.url, timestamp, nonce, signature]) {
+    hash.update(part);
+    hash.update('\n');
+  }
+  hash.update(request.rawBody ?? new Uint8Array(0));
+  return { pubkey, nonce, requestHash: hash.digest('hex') };
+}
+
+/**
+ * Fastify preHandler: answers a retry of an already executed signed economy request with its
+ * stored result (header `x-tm-idempotent-replay: true`), before the signed-request replay check.
+ */
+export function replayStoredResult(ctx: ValidatorContext) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const operationId = (request.routeOptions.schema as { operationId?: string } | undefined)?.operationId;
+    if (operationId === undefined || !STORED_OPERATIONS.has(operationId)) return;
+    const key = signedRequestKey(request);
+    if (key === undefined) return;
+    const stored = await ctx.storage.read((tx) => tx.economy.requests.get(key.pubkey, key.nonce));
+    if (stored === undefined || stored.requestHash !== key.requestHash) return;
+    void reply.header('x-tm-idempotent-replay', 'true');
+    await reply.code(200).send(JSON.parse(stored.result));
+  };
+}
+
+/**
+ * Runs `fn` once for this signed request, in one transaction, and stores its result with the
+ * request; a stored result is returned instead of running again. Maps a refused debit to
+ * `insufficient_balance` saying what is available.
+ */
+export async function executeOnce<T extends object>(
+  ctx: ValidatorContext,
+  request: FastifyRequest,
+  claimNonce: (tx: StorageTx) => Promise<void>,
+  operation: string,
+  fn: (tx: StorageTx, now: number, key: SignedRequestKey) => Promise<T>,
+): Promise<T> {
+  const key = signedRequestKey(request);
+  if (key === undefined) {
+    // The router verified the signature, so the headers are there; this is a bug if reached.
+    throw new Error(`${operation}: a signed request without signed-request headers`);
+  }
+  try {
+    return await ctx.storage.transaction(async (tx) => {
+      const stored = await tx.economy.requests.get(key.pubkey, key.nonce);
+      if (stored !== undefined) {
+        if (stored.requestHash === key.requestHash) {
+          // A copy racing the original: request_replayed while the nonce is recorded.
+          await claimNonce(tx);
+          return JSON.parse(stored.result) as T;
+        }
+        throw new ApiError(
+          'idempotency_conflict',
+          `x-tm-nonce ${key.nonce} was already used by ${key.pubkey} for another ${stored.operation} request; sign each new request with a fresh nonce`,
+          { nonce: key.nonce, operation: stored.operation },
+        );
+      }
+      // The nonce is recorded with the effect: a refused request records nothing.
+      await claimNonce(tx);
+      const now = nowSeconds(ctx);
+      const result = await fn(tx, now, key);
+      await tx.economy.requests.insert({
+        pubkey: key.pubkey,
+        nonce: key.nonce,
+        requestHash: key.requestHash,
+        operation,
+        result: JSON.stringify(result),
+        createdAt: now,
+      });
+      return result;
+    });
+  } catch (error) {
+    if (error instanceof InsufficientBalanceError) throw insufficient(error);
+    throw error;
+  }
+}
+
+/** `insufficient_balance`, with what is available and what was needed, in whole tokens. */
+export function insufficient(error: InsufficientBalanceError): ApiError {
+  const available = formatAmount(error.balance, error.token);
+  const required = formatAmount(error.required, error.token);
+  const whose = error.pubkey.startsWith('@') ? `the ${error.pubkey} account` : 'your balance';
+  return new ApiError(
+    'insufficient_balance',
+    `insufficient ${error.token}: ${whose} holds ${available} ${error.token}, ${required} ${error.token} required`,
+    { token: error.token, available, required },
+  );
+}
+
+/**
+ * How long a stored result is kept: 7 days. Long enough for any client to fetch a lost answer;
+ * pruning is safe because an identical retry older than the signed-request window (60 s) is
+ * refused as expired and never executes.
+ */
+export const RESULT_RETENTION_S = 7 * 86_400;
+
+/** Deletes stored results older than the retention; returns how many. */
+export function pruneStoredResults(ctx: ValidatorContext): Promise<number> {
+  const before = nowSeconds(ctx) - RESULT_RETENTION_S;
+  return ctx.storage.transaction((tx) => tx.economy.requests.prune(before));
+}
