@@ -7,6 +7,7 @@
 export { type ConfigFile, configFilePath, readConfigFile, saveConfigFile } from './config-file.js';
 export { CliError, type CliErrorCode, EXIT, type ExitCode, failureReason } from './errors.js';
 export { type CliInput, type CliIo, type CliOutput, processIo } from './io.js';
+export { JSON_EVENTS, type JsonEvent, JsonEventSchema } from './json-events.js';
 export { defaultConfigFile, defaultDataDir, defaultKeyFile } from './paths.js';
 export type { RunOptions } from './program.js';
 export {

@@ -1,5 +1,6 @@
 import type { EndpointState } from '@tensormine/client';
 import { formatDifficulty, formatHashrate, type HashrateWindows, type MinerStats } from '@tensormine/miner';
+import type { SessionLine } from './session.js';
 import type { PoolView } from './work-source.js';
 
 /**
@@ -60,9 +61,18 @@ export function poolReport(pool: PoolView, nowMs: number): string {
   ].join(', ');
 }
 
-/** `speed 10s/60s/15m 1.52 MH/s 1.49 MH/s n/a max 1.60 MH/s` */
+/** `speed 10s/60s/15m 1.52 MH/s 1.49 MH/s n/a max 1.60 MH/s` (`~1.50 MH/s` while warming up) */
 export function hashrateReport(rate: HashrateWindows): string {
-  return `speed 10s/60s/15m ${formatHashrate(rate['10s'])} ${formatHashrate(rate['60s'])} ${formatHashrate(rate['15m'])} max ${formatHashrate(rate.max)}`;
+  return `speed 10s/60s/15m ${rate10sText(rate)} ${formatHashrate(rate['60s'])} ${formatHashrate(rate['15m'])} max ${formatHashrate(rate.max ?? rate.warmup)}`;
+}
+
+/**
+ * The 10 s rate, or in the first 10 s the rate over the samples so far, marked `~` (warming
+ * up), instead of `n/a` while results are already coming in.
+ */
+export function rate10sText(rate: HashrateWindows): string {
+  if (rate['10s'] !== undefined) return formatHashrate(rate['10s']);
+  return rate.warmup === undefined ? 'n/a' : `~${formatHashrate(rate.warmup)}`;
 }
 
 /** `results accepted 12, rejected 1 (coordinate_occupied 1), best diff 1.05M, avg latency 4 ms, journal 0` */
@@ -76,10 +86,10 @@ export function resultsReport(stats: MinerStats): string {
   ].join(', ');
 }
 
-/** `use validator http://127.0.0.1:8420 (local) v4.1, latency 4 ms, connected; fallbacks http://b (up)` */
+/** `using validator http://127.0.0.1:8420 (local) v4.1, latency 4 ms, connected; fallbacks http://b (up)` */
 export function connectionReport(c: ConnectionInfo, uptimeSeconds: number): string {
   const parts = [
-    `use validator ${c.url ?? 'none'}${c.local ? ' (local)' : ''}`,
+    `using validator ${c.url ?? 'none'}${c.local ? ' (local)' : ''}`,
     c.protocol ? `v${c.protocol}` : 'protocol not known yet',
     `latency ${formatMs(c.latencyMs)}`,
     c.connected ? 'connected' : 'unreachable, retrying',
@@ -115,4 +125,31 @@ export function formatAgo(atMs: number | undefined, nowMs: number): string {
 
 export function formatMs(ms: number | undefined): string {
   return ms === undefined ? 'n/a' : `${Math.round(ms)} ms`;
+}
+
+/**
+ * `new job` lines at several blocks a second would swamp the log: at most one a second is
+ * printed, followed by how many were left out (`(+12 more new jobs)`). Other lines pass.
+ */
+export class JobLineSummary {
+  private lastAtMs = Number.NEGATIVE_INFINITY;
+  private skipped = 0;
+  constructor(
+    private readonly everyMs = 1000,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The text to print for this line, or undefined to leave it out. */
+  text(line: SessionLine): string | undefined {
+    if (line.event?.type !== 'job') return line.text;
+    const t = this.now();
+    if (t - this.lastAtMs < this.everyMs) {
+      this.skipped++;
+      return undefined;
+    }
+    this.lastAtMs = t;
+    const more = this.skipped;
+    this.skipped = 0;
+    return more > 0 ? `${line.text} (+${more} more new job${more === 1 ? '' : 's'})` : line.text;
+  }
 }

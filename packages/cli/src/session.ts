@@ -15,7 +15,8 @@ import {
 import { formatCoord } from '@tensormine/protocol';
 import type { StatusProxy } from '@tensormine/status-proxy';
 import { compactCounters } from './board-counters.js';
-import { CliError, describeError, isUnreachable } from './errors.js';
+import { type DataLock, takeLock } from './data-lock.js';
+import { CliError, describeError, failureReason, isUnreachable } from './errors.js';
 import { loadOrCreateSigner, loadSigner } from './key-file.js';
 import type { LocalValidator } from './local-validator.js';
 import { shellQuote } from './paths.js';
@@ -44,9 +45,26 @@ export interface SessionEvents {
   line: [line: SessionLine];
 }
 
+/** What `--json`'s start event says (json-events.ts). */
+export interface StartInfo {
+  readonly version: string;
+  readonly key: string;
+  readonly validators: readonly string[];
+  readonly local: boolean;
+  readonly protocol: string;
+  readonly threads: number | null;
+  readonly intensity: number | null;
+  readonly devices: readonly string[];
+  readonly journal: string;
+  readonly journalPending: number;
+  readonly apiUrl: string | null;
+}
+
 /** What the TUI and the plain mode need from a session. */
 export interface SessionView extends EventEmitter<SessionEvents> {
   readonly banner: readonly string[];
+  /** For `--json`'s start event. */
+  startInfo?(): StartInfo;
   readonly paused: boolean;
   snapshot(): Snapshot;
   pause(): void;
@@ -105,6 +123,7 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
   dashboard: StatusProxy | undefined;
   dashboardUrl: string | undefined;
   private readonly lastFound = new Map<string, number>();
+  private readonly locks: DataLock[];
   private backlog: SessionLine[] = [];
   private started = false;
   private closing: Promise<void> | undefined;
@@ -120,8 +139,10 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
     local: LocalValidator | undefined;
     version: string;
     banner: string[];
+    locks: DataLock[];
   }) {
     super();
+    this.locks = parts.locks;
     this.settings = parts.settings;
     this.signer = parts.signer;
     this.client = parts.client;
@@ -159,6 +180,7 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
       );
     }
     const cleanup: (() => Promise<unknown>)[] = [];
+    const locks: DataLock[] = [];
     try {
       const banner: string[] = [`tensormine miner ${version} (node ${process.versions.node})`];
       let signer: Signer;
@@ -171,6 +193,13 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
           ` * key        ${signer.publicKeyHex} (${key.created ? 'new key written to ' : ''}${settings.key})`,
         );
         const { startLocalValidator } = await import('./local-validator.js');
+        const dataLock = await takeLock(
+          `${settings.dataDir}/local-validator.lock`,
+          `the data directory ${settings.dataDir} (its --local validator)`,
+          'stop that miner first, or give this one another --data-dir',
+        );
+        cleanup.push(() => dataLock.release());
+        locks.push(dataLock);
         // --local --pool: the local validator runs its pool (PPLNS) unless told otherwise.
         local = await startLocalValidator(
           settings.dataDir,
@@ -189,8 +218,8 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
       }
       const client = createClient({ urls: [...urls], signer, protocol: settings.protocol });
       cleanup.push(() => client.close());
-      const registerCommand = (url: string) =>
-        `miner register --url ${shellQuote(url)} --key ${shellQuote(settings.key)}${settings.deviceType === 'native' ? '' : ` --device-type ${settings.deviceType}`}`;
+      const registerCommand = (to: readonly string[]) =>
+        `miner register ${to.map((u) => `--url ${shellQuote(u)}`).join(' ')} --key ${shellQuote(settings.key)}${settings.deviceType === 'native' ? '' : ` --device-type ${settings.deviceType}`}`;
       const source = new ClientWorkSource({
         client,
         signer,
@@ -203,13 +232,19 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
       if (local) {
         await client.miners.register({ device_type: settings.deviceType });
       } else {
-        const note = await checkRegistered(client, source, signer, urls, registerCommand);
-        if (note) banner.push(note);
+        banner.push(...(await checkRegistered(client, source, signer, urls, registerCommand)));
       }
 
       if (settings.pool) banner.push(await ensurePoolMember(client, signer, settings, urls));
 
       await mkdir(dirname(settings.journal), { recursive: true, mode: 0o700 });
+      const journalLock = await takeLock(
+        `${settings.journal}.lock`,
+        `the journal ${settings.journal}`,
+        'stop that miner first, or give this one another --journal (or --data-dir)',
+      );
+      cleanup.push(() => journalLock.release());
+      locks.push(journalLock);
       const backends: DeviceBackend[] = [];
       let engine: MiningEngine | undefined;
       if (settings.cpu) {
@@ -253,6 +288,7 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
         local,
         version,
         banner,
+        locks,
       });
     } catch (error) {
       for (const c of cleanup.reverse()) await c().catch(() => {});
@@ -262,6 +298,23 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
 
   get paused(): boolean {
     return this.miner.paused;
+  }
+
+  startInfo(): StartInfo {
+    const s = this.settings;
+    return {
+      version: this.version,
+      key: this.signer.publicKeyHex,
+      validators: this.local ? [this.local.url] : [...s.urls],
+      local: this.local !== undefined,
+      protocol: s.protocol,
+      threads: s.cpu ? s.threads : null,
+      intensity: s.cpu ? s.intensity : null,
+      devices: [...s.devices],
+      journal: s.journal,
+      journalPending: this.miner.journal?.size ?? 0,
+      apiUrl: this.api?.url ?? null,
+    };
   }
 
   /** Starts mining (the workers, the boards, the journal's resubmissions) and the control API. */
@@ -276,6 +329,13 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
       throw new CliError('failure', `the miner could not start: ${describeError(error)}`, [], {
         cause: error,
       });
+    }
+    const journal = this.miner.journal;
+    if (journal && journal.skippedLines > 0) {
+      this.line(
+        `journal ${journal.path}: ${journal.skippedLines} unreadable line${journal.skippedLines === 1 ? '' : 's'} (a crash during a write?) set aside in ${journal.damagedPath}; the file was repaired`,
+        'warn',
+      );
     }
     if (this.boards) {
       // --device auto found nothing: say what it looked for and how to fix permissions.
@@ -332,6 +392,7 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
       this.source.close();
       await this.client.close();
       await this.local?.validator.close();
+      for (const lock of this.locks) await lock.release().catch(() => {});
     })();
     return this.closing;
   }
@@ -346,7 +407,7 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
         name: d.id,
         level: 'device',
         state: d.state,
-        rate10s: d.hashrate.total['10s'],
+        rate10s: d.hashrate.total['10s'] ?? d.hashrate.total.warmup,
         rate60s: d.hashrate.total['60s'],
         lastValidWorkAtMs: d.lastFoundAtMs,
       });
@@ -357,7 +418,7 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
             name: `${d.id}#${i}`,
             level: 'worker',
             state: states[i] ?? 'unknown',
-            rate10s: w['10s'],
+            rate10s: w['10s'] ?? w.warmup,
             rate60s: w['60s'],
             lastValidWorkAtMs: this.lastFound.get(`${d.id}#${i}`),
           });
@@ -461,32 +522,65 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
 }
 
 /**
- * Before mining on remote validators: is the key registered? An unregistered key is an error
- * with the exact `miner register` command; an unreachable validator is not (the miner retries),
- * only a note naming what was tried.
+ * Before mining on remote validators: is the key registered on every one of them? Failover
+ * needs the key on each (the SDK moves to the next validator, which refuses an unknown key).
+ *   - registered nowhere: an error with the exact `miner register` command (exit 4);
+ *   - registered on some: the key is registered on the others too, with the device type it has
+ *     where it is registered, and a banner line says so;
+ *   - a validator that does not answer: a note; the work source registers the key there when
+ *     it answers and refuses the key (see ClientWorkSource's `autoRegister`).
  */
 async function checkRegistered(
   client: TensormineClient,
   source: ClientWorkSource,
   signer: Signer,
   urls: readonly string[],
-  registerCommand: (url: string) => string,
-): Promise<string | undefined> {
-  try {
-    const account = await client.miners.get(signer.publicKeyHex, { retries: 0 });
-    if (account.registered) return undefined;
-    const url = client.endpoints().find((e) => e.active)?.url ?? urls[0]!;
-    throw new CliError('not_registered', `key ${signer.publicKeyHex} is not registered on ${url}`, [
-      `register it with: ${registerCommand(url)}`,
-    ]);
-  } catch (error) {
-    if (error instanceof CliError) throw error;
-    if (isUnreachable(error)) {
-      const tried = await source.probe();
-      return ` * note       no validator answers yet (tried ${tried.map((t) => `${t.url} (${t.reason})`).join(', ')}); mining starts when one does`;
-    }
-    throw error;
+  registerCommand: (urls: readonly string[]) => string,
+): Promise<string[]> {
+  const checks = await Promise.all(
+    urls.map(async (url) => {
+      try {
+        const account = await client.miners.get(signer.publicKeyHex, { endpoint: url, retries: 0 });
+        return { url, account, reason: undefined };
+      } catch (error) {
+        if (isUnreachable(error)) return { url, account: undefined, reason: failureReason(error) };
+        throw error;
+      }
+    }),
+  );
+  const registered = checks.filter((c) => c.account?.registered === true);
+  const missing = checks.filter((c) => c.account !== undefined && !c.account.registered);
+  const unreachable = checks.filter((c) => c.account === undefined);
+  if (registered.length === 0 && missing.length > 0) {
+    const where = missing.map((c) => c.url);
+    throw new CliError(
+      'not_registered',
+      `key ${signer.publicKeyHex} is not registered on ${where.join(', ')}`,
+      [`register it with: ${registerCommand(urls)}`],
+    );
   }
+  if (unreachable.length === urls.length) {
+    const tried = await source.probe();
+    return [
+      ` * note       no validator answers yet (tried ${tried.map((t) => `${t.url} (${t.reason})`).join(', ')}); mining starts when one does`,
+    ];
+  }
+  const notes: string[] = [];
+  const reference = registered[0];
+  const deviceType = reference?.account?.device_type ?? undefined;
+  if (deviceType) source.autoRegister = deviceType;
+  for (const m of missing) {
+    await client.miners.register(deviceType ? { device_type: deviceType } : {}, { endpoint: m.url });
+    notes.push(
+      ` * register   the key was registered on ${reference!.url} only: registered it on ${m.url} too (failover needs it on every validator)`,
+    );
+  }
+  if (unreachable.length > 0) {
+    notes.push(
+      ` * note       could not check the key on ${unreachable.map((c) => `${c.url} (${c.reason})`).join(', ')}; it is registered there when that validator answers`,
+    );
+  }
+  return notes;
 }
 
 /**

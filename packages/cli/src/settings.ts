@@ -44,6 +44,8 @@ export interface MinerSettings {
   readonly dashboard: boolean;
   /** The terminal UI when stdout is a terminal (false: plain log lines). */
   readonly tui: boolean;
+  /** Also append the log lines (plain, timestamped) to this file; off when unset. */
+  readonly logFile: string | undefined;
 }
 
 export type SettingName = keyof MinerSettings;
@@ -313,6 +315,15 @@ export const SETTINGS: { readonly [K in SettingName]: Setting<MinerSettings[K]> 
     default: () => true,
     defaultText: 'on when stdout is a terminal',
     parse: boolean,
+  },
+  logFile: {
+    flag: '--log-file <file>',
+    env: 'MINER_LOG_FILE',
+    description:
+      'also append every log line (timestamped, plain text) to this file, whatever the screen shows',
+    default: () => undefined,
+    defaultText: 'off',
+    parse: path,
   },
 };
 

@@ -47,8 +47,8 @@ export interface ClientWorkSourceOptions {
   readonly urls: readonly string[];
   /** v4.0: the device type challenges are sized for (a registered key's own type wins). */
   readonly deviceType?: DeviceType;
-  /** The command to suggest when the key is not registered on `url`. */
-  readonly registerCommand?: (url: string) => string;
+  /** The command to suggest when the key is not registered on these validators. */
+  readonly registerCommand?: (urls: readonly string[]) => string;
   /** How long each URL is probed when explaining an outage, ms (default 3000). */
   readonly probeTimeoutMs?: number;
   /**
@@ -109,6 +109,14 @@ export interface ClientWorkSourceEvents extends WorkSourceEvents {
 /** Share submissions sent at once; the others wait their turn. */
 const SHARES_IN_FLIGHT = 8;
 
+/** A failed submission as an outcome: a 4xx is a rejection, anything else is "try later" at `endpoint`. */
+function outcomeOf(error: unknown, endpoint: string): SubmitOutcome {
+  if (error instanceof ValidatorError && error.status !== undefined && error.status < 500) {
+    return { status: 'rejected', code: error.code, message: error.serverMessage ?? error.shortMessage };
+  }
+  return { status: 'unavailable', reason: failureReason(error), endpoint };
+}
+
 /** How many issued works are remembered for their submissions. */
 const RECENT_WORK = 64;
 
@@ -135,6 +143,13 @@ export class ClientWorkSource extends EventEmitter<ClientWorkSourceEvents> imple
   /** The protocol version and validator of the last work. */
   lastVersion: ProtocolVersion | undefined;
   lastEndpoint: string | undefined;
+  /**
+   * The device type the key is registered with elsewhere: a validator of the list that refuses
+   * the key (miner_not_registered, e.g. one that was down at start) gets it registered, once,
+   * and the request is repeated. Undefined: no registration on the miner's behalf.
+   */
+  autoRegister: DeviceType | undefined;
+  private readonly autoRegistered = new Set<string>();
   /** The watch of the current v4.1 job's target cell. */
   private watch: NodeJS.Timeout | undefined;
   /** The current v4.1 job's cell, which the event stream compares blocks with. */
@@ -174,6 +189,23 @@ export class ClientWorkSource extends EventEmitter<ClientWorkSourceEvents> imple
     try {
       work = await client.getWork(deviceType === undefined ? {} : { deviceType });
     } catch (error) {
+      const endpoint = error instanceof ValidatorError ? error.endpoint : undefined;
+      if (
+        error instanceof ValidatorError &&
+        error.code === 'miner_not_registered' &&
+        this.autoRegister !== undefined &&
+        endpoint !== undefined &&
+        !this.autoRegistered.has(endpoint)
+      ) {
+        this.autoRegistered.add(endpoint);
+        try {
+          await client.miners.register({ device_type: this.autoRegister }, { endpoint });
+        } catch (registerError) {
+          throw await this.explain(registerError);
+        }
+        this.emit('stale', `the key was not registered on ${endpoint}; registered it there`);
+        return this.getWork();
+      }
       throw await this.explain(error);
     }
     this.lastVersion = work.version;
@@ -408,13 +440,19 @@ export class ClientWorkSource extends EventEmitter<ClientWorkSourceEvents> imple
         }),
       );
     }
-    try {
-      if (work !== undefined) {
+    if (work !== undefined) {
+      try {
         const { result } = await client.submitWork(work, { nonce: found.nonce });
         if (work.version === '4.1' && this.works.get(found.challengeId) === work) this.stopWatch();
         return { status: 'accepted', details: result as unknown as Record<string, unknown> };
+      } catch (error) {
+        return outcomeOf(error, work.endpoint);
       }
-      // A journaled result from an earlier run: its work is gone, the result holds what is signed.
+    }
+    // A journaled result from an earlier run: its work is gone, the result holds what is
+    // signed, and which validator issued it is not known. Offered to each validator in order:
+    // one that does not know the challenge says challenge_not_found, and the next is tried.
+    const send = async (endpoint: string): Promise<unknown> => {
       if (found.kind === 'hexchain') {
         const header = decodeHeader(fromHex(found.header, 88, 'header'));
         const body = signer.buildHexSubmission({
@@ -423,20 +461,32 @@ export class ClientWorkSource extends EventEmitter<ClientWorkSourceEvents> imple
           coord: header.coord,
           nonce: found.nonce,
         });
-        const result = await client.hexchain.submit(body);
+        return client.hexchain.submit(body, { endpoint });
+      }
+      return client.v40.submit(
+        { proof: found.proof, signature: signer.signProof(found.proof) },
+        { endpoint },
+      );
+    };
+    let unavailable: SubmitOutcome | undefined;
+    let notFound: SubmitOutcome | undefined;
+    for (const endpoint of this.options.urls) {
+      try {
+        const result = await send(endpoint);
         return { status: 'accepted', details: result as unknown as Record<string, unknown> };
+      } catch (error) {
+        const outcome = outcomeOf(error, endpoint);
+        if (outcome.status === 'rejected' && outcome.code === 'challenge_not_found') notFound ??= outcome;
+        else if (outcome.status === 'unavailable') unavailable ??= outcome;
+        else return outcome;
       }
-      const result = await client.v40.submit({
-        proof: found.proof,
-        signature: signer.signProof(found.proof),
-      });
-      return { status: 'accepted', details: result as unknown as Record<string, unknown> };
-    } catch (error) {
-      if (error instanceof ValidatorError && error.status !== undefined && error.status < 500) {
-        return { status: 'rejected', code: error.code, message: error.serverMessage ?? error.shortMessage };
-      }
-      return { status: 'unavailable', reason: failureReason(error) };
     }
+    return unavailable ?? notFound ?? { status: 'unavailable', reason: 'no validator configured' };
+  }
+
+  /** The validator that issued a result's work (undefined for a result of an earlier run). */
+  endpointOf(found: FoundResult): string | undefined {
+    return this.works.get(found.challengeId)?.endpoint;
   }
 
   /** An error whose message says why no work came: which validators were tried and why. */
@@ -445,7 +495,7 @@ export class ClientWorkSource extends EventEmitter<ClientWorkSourceEvents> imple
     if (error instanceof ValidatorError && error.code === 'miner_not_registered') {
       const url = error.endpoint ?? this.url ?? '';
       return new Error(
-        `key ${signer.publicKeyHex} is not registered on ${url}${registerCommand ? `: run ${registerCommand(url)}` : ''}`,
+        `key ${signer.publicKeyHex} is not registered on ${url}${registerCommand ? `: run ${registerCommand(this.options.urls)}` : ''}`,
         { cause: error },
       );
     }

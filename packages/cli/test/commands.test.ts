@@ -1,7 +1,11 @@
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createClient, type Signer, solveWork } from '@tensormine/client';
 import { formatCoord } from '@tensormine/protocol';
 import { describe, expect, test } from 'vitest';
+import { referenceChecksum } from '../src/bench-reference.js';
 import { run } from '../src/index.js';
 import { closedUrl, runCli, tempHome, testIo, testKey, testValidator, waitFor } from './helpers.js';
 
@@ -196,6 +200,32 @@ describe('miner bench', () => {
     expect(checksum(two.stdout)).toBe(checksum(one.stdout));
   });
 
+  test('checks the checksums against the published reference: "ok" (like xmrig), MISMATCH otherwise', async () => {
+    const { env } = await tempHome();
+    const { code, stdout } = await runCli(
+      ['bench', '--amount', '1M', '--tensor-iterations', '0', '--threads', '2'],
+      env,
+    );
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^hexchain\s+.*checksum 5b10def4d3513f02 ok\s+\(/m);
+    expect(stdout).toMatch(/^checksum [0-9a-f]{64} ok$/m);
+    // The default amounts have published checksums (every case).
+    expect(referenceChecksum('hexchain', { hexchainHashes: 4_194_304, tensorIterations: 4096 })).toMatch(
+      /^[0-9a-f]{64}$/,
+    );
+    for (const name of [
+      'native matmul 64x64',
+      'native conv 8x64x64',
+      'esp32 matmul 32x32',
+      'esp32 conv 4x32x32',
+      'esp8266 matmul 16x16',
+    ]) {
+      expect(referenceChecksum(`tensor ${name}`, { hexchainHashes: 0, tensorIterations: 4096 })).toMatch(
+        /^[0-9a-f]{64}$/,
+      );
+    }
+  });
+
   test('--json gives the cases, the checksum and the kernel errors', async () => {
     const { env } = await tempHome();
     const { code, stdout } = await runCli(
@@ -295,5 +325,35 @@ describe('usage', () => {
     const { code, stderr } = await runCli([], env);
     expect(code).toBe(2);
     expect(stderr).toContain('Usage: miner [options] [command]');
+  });
+});
+
+describe('the systemd unit (contrib/tensormine-miner.service)', () => {
+  test('its ExecStart runs this bin with settings the miner accepts, and it stops with SIGTERM', async () => {
+    const pkg = join(dirname(fileURLToPath(import.meta.url)), '..');
+    const unit = await readFile(join(pkg, 'contrib', 'tensormine-miner.service'), 'utf8');
+    const value = (key: string) => [...unit.matchAll(new RegExp(`^${key}=(.*)$`, 'gm'))].map((m) => m[1]!);
+    const [exec] = value('ExecStart');
+    const [node, script, command, ...args] = exec!.split(' ');
+    expect(node).toBe('/opt/tensormine/node_modules/.bin/node');
+    expect(script).toBe('/opt/tensormine/packages/cli/bin/miner.js');
+    expect(existsSync(join(pkg, '..', '..', script!.replace('/opt/tensormine/', '')))).toBe(true);
+    expect(existsSync(join(pkg, '..', '..', node!.replace('/opt/tensormine/', '')))).toBe(true);
+    expect(command).toBe('mine');
+    expect(value('KillSignal')).toEqual(['SIGTERM']);
+    // The same settings, from the unit's environment, are valid for the miner.
+    const unitEnv = Object.fromEntries(value('Environment').map((e) => e.split(/=(.*)/s).slice(0, 2)));
+    const { env } = await tempHome();
+    const { code, stdout, stderr } = await runCli(['config', '--json', ...args], {
+      ...env,
+      MINER_URL: unitEnv.MINER_URL,
+    });
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    const config = JSON.parse(stdout) as { settings: { name: string; value: unknown }[] };
+    const setting = (name: string) => config.settings.find((s) => s.name === name)?.value;
+    expect(setting('logFile')).toBe('/var/log/tensormine/miner.log');
+    expect(setting('tui')).toBe(false);
+    expect(setting('urls')).toEqual([unitEnv.MINER_URL]);
   });
 });

@@ -1,11 +1,12 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createClient, Signer } from '@tensormine/client';
 import { hexchainJob, Journal, resultFromNonce } from '@tensormine/miner';
 import { encodeHeader, hashMeetsTarget, hexPowHash } from '@tensormine/protocol';
 import { createValidator } from '@tensormine/validator';
+import { Value } from 'typebox/value';
 import { describe, expect, test } from 'vitest';
-import { run } from '../src/index.js';
+import { JsonEventSchema, run } from '../src/index.js';
 import type { MiningSession } from '../src/session.js';
 import { cleanup, closedUrl, runCli, tempHome, testIo, testKey, testValidator, waitFor } from './helpers.js';
 
@@ -13,18 +14,19 @@ import { cleanup, closedUrl, runCli, tempHome, testIo, testKey, testValidator, w
 function startMine(
   argv: string[],
   env: Record<string, string | undefined>,
-  options: { stdinTty?: boolean } = {},
+  options: { stdinTty?: boolean; reportIntervalMs?: number } = {},
 ) {
   const io = testIo(env, options);
   let session: MiningSession | undefined;
   const done = run(['mine', '--threads', '1', ...argv], io, {
     session: { retryDelayMs: 50 },
+    ...(options.reportIntervalMs ? { reportIntervalMs: options.reportIntervalMs } : {}),
     onSession: (s) => {
       session = s;
     },
   });
   const stop = async () => {
-    io.controller.abort();
+    io.controller.abort('test');
     return done;
   };
   cleanup(async () => {
@@ -85,6 +87,120 @@ describe('miner mine (plain lines)', () => {
     expect(await m.stop()).toBe(0);
   });
 
+  test('--url A --url B with the key registered on A only: registers it on B too, says so, and fails over to B', async () => {
+    const a = await testValidator({ hexDifficulty: 256n });
+    const b = await testValidator({ hexDifficulty: 256n });
+    const { env } = await tempHome();
+    const signer = await testKey(join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key'), [a.url]);
+    const m = startMine(['--url', a.url, '--url', b.url], env);
+    await waitFor(() => m.io.stdout.text.includes('accepted (1/0)'), 'an accepted result on A');
+    expect(m.io.stdout.text).toContain(
+      ` * register   the key was registered on ${a.url} only: registered it on ${b.url} too (failover needs it on every validator)\n`,
+    );
+    const client = createClient({ url: b.url, signer });
+    cleanup(() => client.close());
+    expect((await client.miners.get()).registered).toBe(true);
+    // A goes away: the miner fails over to B, which knows the key.
+    await a.validator.close();
+    let blocksOnB = 0;
+    const poll = setInterval(() => {
+      client.miners
+        .get()
+        .then((account) => {
+          blocksOnB = account.blocks_accepted;
+        })
+        .catch(() => {});
+    }, 200);
+    cleanup(() => clearInterval(poll));
+    await waitFor(
+      () => blocksOnB > 0,
+      'a block accepted by B',
+      30_000,
+      () => m.io.stdout.text,
+    );
+    expect(m.io.stdout.text).not.toContain('miner_not_registered');
+    expect(await m.stop()).toBe(0);
+  });
+
+  test('failover without noise: a result journaled for a validator that went down waits for it; results on the other raise no connection events', async () => {
+    // A holds every submission 300 ms, so that it can go down while one is in flight.
+    const a = await createValidator({
+      dataDir: ':memory:',
+      hexDifficulty: 256n,
+      logger: false,
+      rateLimitPerSecond: 100_000,
+      rateLimitBurst: 100_000,
+      keyRateLimitPerSecond: 100_000,
+      keyRateLimitBurst: 100_000,
+    });
+    a.app.addHook('onRequest', async (request) => {
+      if (request.url === '/api/hexchain/submit') await new Promise((resolve) => setTimeout(resolve, 300));
+    });
+    cleanup(() => a.close());
+    const aUrl = await a.listen({ host: '127.0.0.1', port: 0 });
+    const b = await testValidator({ hexDifficulty: 256n });
+    const { env } = await tempHome();
+    await testKey(join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key'), [aUrl, b.url]);
+    const m = startMine(['--url', aUrl, '--url', b.url, '--json'], env);
+    // A goes down as soon as the miner has a result in flight there.
+    await waitFor(() => m.session()?.miner.currentJob !== undefined, 'a job');
+    const session = m.session()!;
+    await new Promise<void>((resolve) => {
+      const onLog = (e: { type: string }) => {
+        if (e.type === 'found') {
+          session.miner.off('log', onLog);
+          resolve();
+        }
+      };
+      session.miner.on('log', onLog);
+    });
+    a.app.server.closeAllConnections();
+    await a.close();
+    const events = () =>
+      m.io.stdout.text
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { type: string; url?: string });
+    await waitFor(
+      () => events().filter((e) => e.type === 'accepted').length >= 15,
+      '15 results accepted by B',
+      60_000,
+    );
+    expect(await m.stop()).toBe(0);
+    const all = events();
+    const lost = all.filter((e) => e.type === 'connection-lost');
+    const restored = all.filter((e) => e.type === 'connection-restored');
+    // One validator went down once: at most its lost line and the line of the move to B.
+    expect(lost.length).toBeLessThanOrEqual(1);
+    expect(restored.length).toBeLessThanOrEqual(1);
+    for (const e of [...lost, ...restored]) expect(e.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(all.filter((e) => e.type === 'journaled')).toHaveLength(1); // the scenario happened
+  });
+
+  test('a validator of the list that was down at start gets the key registered when it answers', async () => {
+    const a = await testValidator({ hexDifficulty: 256n });
+    const down = await closedUrl();
+    const { env } = await tempHome();
+    await testKey(join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key'), [a.url]);
+    const m = startMine(['--url', a.url, '--url', down], env);
+    await waitFor(() => m.io.stdout.text.includes('accepted (1/0)'), 'an accepted result on A');
+    expect(m.io.stdout.text).toContain(` * note       could not check the key on ${down} (ECONNREFUSED)`);
+    expect(await m.stop()).toBe(0);
+  });
+
+  test('a key registered on no validator of the list: the command that registers it on all (exit 4)', async () => {
+    const a = await testValidator();
+    const b = await testValidator();
+    const { env } = await tempHome();
+    const key = join(env.HOME!, 'key.json');
+    const signer = await testKey(key);
+    const { code, stderr } = await runCli(['mine', '--url', a.url, '--url', b.url, '--key', key], env);
+    expect(code).toBe(4);
+    expect(stderr).toBe(
+      `miner: key ${signer.publicKeyHex} is not registered on ${a.url}, ${b.url}\n  register it with: miner register --url ${a.url} --url ${b.url} --key ${key}\n`,
+    );
+  });
+
   test('an unregistered key stops at once with the exact command that registers it (exit 4)', async () => {
     const { url } = await testValidator();
     const { env } = await tempHome();
@@ -107,13 +223,13 @@ describe('miner mine (plain lines)', () => {
     const { env } = await tempHome();
     const signer = await testKey(join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key'));
     const m = startMine(['--url', a, '--url', b], env);
-    await waitFor(() => m.io.stdout.text.includes('validator unreachable'), 'the unreachable line');
+    await waitFor(() => m.io.stdout.text.includes(' unreachable ('), 'the unreachable line');
     expect(m.io.stdout.text).toContain(
       ` * note       no validator answers yet (tried ${a} (ECONNREFUSED), ${b} (ECONNREFUSED)); mining starts when one does\n`,
     );
     expect(m.io.stdout.text).toMatch(
       new RegExp(
-        `\\] validator unreachable \\(no validator reachable: tried ${a} \\(ECONNREFUSED\\), ${b} \\(ECONNREFUSED\\)\\); retrying in 0 s\\n`,
+        `\\] validator ${a} unreachable \\(no validator reachable: tried ${a} \\(ECONNREFUSED\\), ${b} \\(ECONNREFUSED\\)\\); retrying in 0 s\\n`,
       ),
     );
     // Still trying (with backoff): a validator that comes up at the second URL gets the work.
@@ -135,7 +251,7 @@ describe('miner mine (plain lines)', () => {
       () => m.io.stdout.text.includes('accepted (1/0)'),
       'an accepted result from the second URL',
     );
-    expect(m.io.stdout.text).toMatch(/\] validator back after \d+ s\n/);
+    expect(m.io.stdout.text).toMatch(/\] validator http:\/\/127\.0\.0\.1:\d+ back after \d+ s\n/);
     expect(await m.stop()).toBe(0);
   });
 
@@ -172,10 +288,10 @@ describe('miner mine (plain lines)', () => {
     const m = startMine(['--url', down, '--url', url], env, { stdinTty: true });
     await waitFor(() => m.io.stdout.text.includes('accepted (1/0)'), 'an accepted result');
     m.io.stdin.write('c');
-    await waitFor(() => m.io.stdout.text.includes('use validator'), 'the connection line');
+    await waitFor(() => m.io.stdout.text.includes('using validator'), 'the connection line');
     expect(m.io.stdout.text).toMatch(
       new RegExp(
-        `\\] use validator ${url}, v4\\.1, latency \\d+ ms, connected, uptime \\d+s, fallbacks ${down} \\(down: network_error\\)\\n`,
+        `\\] using validator ${url}, v4\\.1, latency \\d+ ms, connected, uptime \\d+s, fallbacks ${down} \\(down: network_error\\)\\n`,
       ),
     );
     expect(await m.stop()).toBe(0);
@@ -209,17 +325,60 @@ describe('miner mine (plain lines)', () => {
     expect(m.session()!.miner.stats().running).toBe(false);
   });
 
-  test('--json prints one JSON object per event', async () => {
+  test('--log-file appends the timestamped log lines to a file, whatever the screen shows', async () => {
     const { url } = await testValidator();
     const { env } = await tempHome();
     await testKey(join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key'), [url]);
-    const m = startMine(['--url', url, '--json'], env);
+    const log = join(env.HOME!, 'logs', 'miner.log');
+    const m = startMine(['--url', url, '--json', '--log-file', log], env);
     await waitFor(() => m.io.stdout.text.includes('"type":"accepted"'), 'an accepted event');
+    expect(await m.stop()).toBe(0);
+    const text = await readFile(log, 'utf8');
+    expect(text).toMatch(/^\[[\d-]+ [\d:]+\] miner started \(pid \d+\)\ntensormine miner /);
+    expect(text).toMatch(/\] accepted \(1\/0\) diff /);
+    expect(text).toMatch(/\] stopped\n$/);
+    expect((await stat(log)).mode & 0o777).toBe(0o600);
+  });
+
+  test('--json prints one JSON object per event', async () => {
+    const { url } = await testValidator();
+    const { env } = await tempHome();
+    const signer = await testKey(join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key'), [url]);
+    const m = startMine(['--url', url, '--json'], env, { reportIntervalMs: 300 });
+    await waitFor(
+      () =>
+        m.io.stdout.text.includes('"type":"accepted"') &&
+        /"type":"hashrate".*"10s":\d/.test(m.io.stdout.text),
+      'an accepted event and a hashrate event with a rate',
+    );
     expect(await m.stop()).toBe(0);
     const events = m.io.stdout.text
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as Record<string, unknown>);
+    // Every line matches the documented schema of its type.
+    for (const e of events) {
+      expect(
+        [...Value.Errors(JsonEventSchema, e)].map((x) => x.message),
+        JSON.stringify(e),
+      ).toEqual([]);
+    }
+    const start = events[0]!;
+    expect(start).toMatchObject({
+      type: 'start',
+      version: '0.1.0',
+      key: signer.publicKeyHex,
+      validators: [url],
+      threads: 1,
+      journal: join(env.XDG_DATA_HOME!, 'tensormine', 'miner', 'journal.jsonl'),
+    });
+    const stop = events.at(-1)!;
+    expect(stop).toMatchObject({ type: 'stop', reason: 'test' });
+    expect(stop.accepted).toBeGreaterThanOrEqual(1);
+    const hashrate = events.find((e) => e.type === 'hashrate' && e['10s'] !== null)!;
+    expect(hashrate).toMatchObject({ unit: 'H/s' });
+    expect(typeof hashrate['10s']).toBe('number'); // the warm-up rate, not null, in the first 10 s
+    expect(events.some((e) => e.type === 'note' && /^speed /.test(String(e.message)))).toBe(false);
     const accepted = events.find((e) => e.type === 'accepted')!;
     expect(accepted).toMatchObject({
       message: expect.stringMatching(/^accepted \(1\/0\) diff /),

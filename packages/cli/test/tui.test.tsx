@@ -9,6 +9,7 @@ import { poolReport, type Snapshot } from '../src/reports.js';
 import { MiningSession, type SessionEvents, type SessionView } from '../src/session.js';
 import { resolveSettings } from '../src/settings.js';
 import { App } from '../src/tui/app.js';
+import { runTui, terminalReflows } from '../src/tui/run.js';
 import { Capture, cleanup, tempHome, testKey, testStdin, testValidator, waitFor } from './helpers.js';
 
 afterEach(() => inkCleanup());
@@ -116,6 +117,16 @@ class FakeSession extends EventEmitter<SessionEvents> implements SessionView {
 const tick = () => new Promise((resolve) => setTimeout(resolve, 30));
 
 describe('the TUI layout', () => {
+  test('shows a warming-up rate (~) from the first samples instead of n/a', () => {
+    const session = new FakeSession();
+    session.snap = {
+      ...session.snap,
+      stats: { ...session.snap.stats, hashrate: { ...NONE, warmup: 1_250_000 } },
+    };
+    const frame = render(<App session={session} onQuit={() => {}} />).lastFrame()!;
+    expect(frame).toContain('hashrate  10s ~1.25 MH/s  60s n/a  15m n/a  max 1.25 MH/s');
+  });
+
   test('shows the windows (n/a until they have data), results with reasons, the job, the connection and the keys', () => {
     const { lastFrame } = render(<App session={new FakeSession()} onQuit={() => {}} refreshMs={20} />);
     const frame = lastFrame()!;
@@ -198,7 +209,7 @@ describe('the TUI layout', () => {
     stdin.write('h');
     stdin.write('s');
     stdin.write('c');
-    await waitFor(() => lastFrame()!.includes('use validator'), 'the connection line');
+    await waitFor(() => lastFrame()!.includes('using validator'), 'the connection line');
     // Log lines wrap at the terminal's width rather than lose their end.
     const frame = lastFrame()!.replace(/\n(?!\d\d:)/g, ' ');
     expect(frame).toContain('speed 10s/60s/15m 1.52 MH/s n/a n/a max 1.60 MH/s');
@@ -206,7 +217,7 @@ describe('the TUI layout', () => {
       'results accepted 12, rejected 2 (coordinate_occupied 2), best diff 2.00M, avg latency 98 ms, journal 0 pending',
     );
     expect(frame).toContain(
-      'use validator http://validator:8420, v4.1, latency 103 ms, connected, uptime 1h 02m 03s',
+      'using validator http://validator:8420, v4.1, latency 103 ms, connected, uptime 1h 02m 03s',
     );
   });
 
@@ -218,7 +229,47 @@ describe('the TUI layout', () => {
     stdin.write('q');
     await waitFor(() => lastFrame()!.includes('STOPPING'), 'the stopping state');
     expect(lastFrame()).toContain('stopping: workers, boards, journal');
+    // The workers are shown stopping, not mining; a board without a device stays as it is.
+    expect(lastFrame()).not.toMatch(/cpu#0\s+mining/);
+    expect(lastFrame()).toMatch(/cpu#0\s+stopping/);
+    expect(lastFrame()).toMatch(/no device/);
     expect(onQuit).toHaveBeenCalledTimes(1);
+  });
+
+  test('a narrower terminal leaves no fragments: the rows its reflow added are deleted before the redraw', async () => {
+    const stdout = Object.assign(new Capture(true), { columns: 120 });
+    const controller = new AbortController();
+    const io = {
+      stdout,
+      stderr: new Capture(false),
+      stdin: testStdin(true),
+      env: { MINER_TERMINAL_REFLOW: '1' },
+      signal: controller.signal,
+    };
+    const done = runTui(new FakeSession(), io, { refreshMs: 20, patchConsole: false });
+    cleanup(async () => {
+      controller.abort();
+      await done;
+    });
+    await waitFor(() => stdout.text.includes('hashrate'), 'a frame');
+    await tick();
+    const before = stdout.text.length;
+    stdout.columns = 50; // 120-wide rows now take 3 rows each
+    stdout.emit('resize');
+    await waitFor(() => stdout.text.length > before, 'the repair and a new frame');
+    const ESC = String.fromCharCode(27);
+    const repair = new RegExp(`\\${ESC}\\[(\\d+)A\\r\\${ESC}\\[(\\d+)M\\${ESC}\\[(\\d+)B`).exec(
+      stdout.text.slice(before),
+    );
+    expect(repair).not.toBeNull();
+    const [, rows, deleted, down] = repair!.map(Number);
+    expect(down).toBeGreaterThan(10); // the live area's height
+    expect(rows).toBe(down! * 3);
+    expect(deleted).toBe(down! * 2);
+    controller.abort();
+    await done;
+    expect(terminalReflows({ TMUX: '/tmp/tmux-0/default,1,0' })).toBe(true);
+    expect(terminalReflows({ TERM: 'xterm' })).toBe(false);
   });
 
   test('uses the terminal width and lays out again on a resize', async () => {

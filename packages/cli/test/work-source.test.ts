@@ -51,8 +51,12 @@ describe('ClientWorkSource', () => {
     const found = solve(job as HexchainJob);
     const outcome = await s.submit(found);
     expect(outcome).toMatchObject({ status: 'accepted', details: { accepted: true, depth: 1 } });
-    // The same block again: the validator's code is the rejection reason.
-    expect(await s.submit(found)).toMatchObject({ status: 'rejected', code: 'coordinate_occupied' });
+    expect(s.endpointOf(found)).toBe(url);
+    // The same block again (a retry): the original acceptance.
+    expect(await s.submit(found)).toEqual(outcome);
+    // A rejection carries the validator's code.
+    const forged = { ...found, nonce: found.nonce + 1 };
+    expect(await s.submit(forged)).toMatchObject({ status: 'rejected' });
   });
 
   test("says the work is stale when another miner's block takes the target cell", async () => {

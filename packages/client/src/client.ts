@@ -403,7 +403,9 @@ export class TensormineClient extends ServiceClient<'validator'> {
 
   /**
    * Submits the solution of a work unit, signed by the signer, to the validator that issued it:
-   * a v4.1 block (POST /api/hexchain/submit) or a v4.0 proof (POST /submit). Never retried.
+   * a v4.1 block (POST /api/hexchain/submit) or a v4.0 proof (POST /submit). Retried on a
+   * connection error or a timeout, to the same validator (an identical resubmission returns the
+   * original acceptance).
    *
    * @returns `{ version, result, endpoint }`: HexSubmitResult for v4.1, SubmitResult for v4.0.
    * @throws InvalidInputError (no signer, bad nonce), ValidatorError (the rejection reason, e.g.

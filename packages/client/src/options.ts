@@ -3,9 +3,10 @@ import { InvalidInputError } from './errors.js';
 import type { Signer } from './signer.js';
 
 /**
- * Retries of idempotent requests: GETs, and the exactly-once signed operations of the economy
- * (transfer, stake, swap execute...: EXACTLY_ONCE_OPERATIONS), which are resent with the same
- * signature to the same validator. Other POSTs are never retried.
+ * Retries of idempotent requests: GETs, the submissions (the validator answers an identical
+ * resubmission with the original acceptance), and the exactly-once signed operations of the
+ * economy (transfer, stake, swap execute...: EXACTLY_ONCE_OPERATIONS), which are resent with
+ * the same signature to the same validator. Other POSTs are never retried.
  */
 export interface RetryOptions {
   /** How many times such a request is tried again after a network error, a timeout, a 5xx or a 429 (default 2). */
@@ -51,7 +52,7 @@ export interface CallOptions {
   readonly signal?: AbortSignal;
   /** Milliseconds per attempt, overriding the client's. */
   readonly timeoutMs?: number;
-  /** Retries of this GET or exactly-once operation, overriding the client's (0: none). Ignored for other POSTs. */
+  /** Retries of this GET, submission or exactly-once operation, overriding the client's (0: none). Ignored for other POSTs. */
   readonly retries?: number;
   /** Send to this base URL only (no failover): one of the client's URLs, e.g. `work.endpoint`. */
   readonly endpoint?: string;

@@ -166,15 +166,19 @@ export class Transport {
     // (it never executes twice); another validator would execute it anew, so it is not asked.
     const exactlyOnce = signer !== undefined && EXACTLY_ONCE_OPERATIONS.has(operationId);
     const idempotent = route.method === 'GET' || exactlyOnce;
-    const retries = idempotent ? (options.retries ?? this.#retry.retries) : 0;
+    // A submission too (RESENDABLE), after a connection error or a timeout (below).
+    const resendable = RESENDABLE.has(operationId);
+    const retries = idempotent || resendable ? (options.retries ?? this.#retry.retries) : 0;
     checkCount(retries, 'options.retries');
 
     let retried = 0;
     let resent = 0;
     let signed: Record<string, string> | undefined;
     let sentTo: string | undefined;
+    /** A submission resent after a connection error goes to the same validator (it issued the work). */
+    let sticky: string | undefined;
     for (let attempt = 1; ; attempt++) {
-      const endpoint = pinned ?? sentTo ?? this.pool.active();
+      const endpoint = pinned ?? sentTo ?? sticky ?? this.pool.active();
       const url = `${endpoint}${target}`;
       const sentPath = new URL(url);
       const info: RequestInfo = { operationId, method: route.method, url, endpoint };
@@ -236,7 +240,34 @@ export class Transport {
           if (delayMs > 0) await this.#sleep(delayMs, options.signal, info);
           continue;
         }
-        // A POST is sent again only when it provably never left: its connection was refused.
+        // A submission is safe to send again (the validator answers an identical resubmission
+        // by the same key with the original acceptance): after a connection error or a
+        // timeout (e.g. a dead pooled keep-alive socket after a long solve), to the same
+        // validator, with the backoff; a fresh connection is used.
+        if (
+          resendable &&
+          (error instanceof NetworkError || error instanceof TimeoutError) &&
+          // Unpinned and refused outright: the failover below sends it to the next validator.
+          !(pinned === undefined && error instanceof NetworkError && !error.requestSent) &&
+          retried < retries
+        ) {
+          retried++;
+          sticky = endpoint;
+          const delayMs = retried === 1 ? 0 : backoffDelay(retried - 2, this.#retry);
+          this.events.safeEmit('retry', {
+            operationId,
+            method: route.method,
+            url,
+            endpoint,
+            attempt,
+            error,
+            delayMs,
+            nextEndpoint: endpoint,
+          });
+          if (delayMs > 0) await this.#sleep(delayMs, options.signal, info);
+          continue;
+        }
+        // Another POST is sent again only when it provably never left: its connection was refused.
         if (
           !idempotent &&
           error instanceof NetworkError &&
@@ -464,6 +495,12 @@ export class Transport {
 }
 
 /** Network errors, timeouts and 5xx say the endpoint is unwell; 4xx say it works. */
+/**
+ * Submissions the validator answers idempotently (an identical resubmission by the same key
+ * gets the original acceptance, docs/sdk.md): resent on a connection error or a timeout.
+ */
+const RESENDABLE: ReadonlySet<string> = new Set(['submitProof', 'hexSubmit']);
+
 function isUnwell(error: TensormineError): boolean {
   if (error instanceof NetworkError || error instanceof TimeoutError) return true;
   return error.status !== undefined && error.status >= 500;

@@ -311,7 +311,8 @@ describe('error mapping', () => {
     expect(refused.requestSent).toBe(false);
     expect(refused.shortMessage).toBe(`could not reach ${V1}: connect ECONNREFUSED 10.0.0.1:80`);
     expect((refused.cause as Error).message).toBe('connect ECONNREFUSED 10.0.0.1:80');
-    const reset = (await c.hexchain.submit(body).catch((e: unknown) => e)) as NetworkError;
+    // A submission is resent after a reset by default (idempotent); without retries the error shows.
+    const reset = (await c.hexchain.submit(body, { retries: 0 }).catch((e: unknown) => e)) as NetworkError;
     expect(reset.requestSent).toBe(true);
     expect(reset.details).toEqual({ requestSent: true, errno: 'UND_ERR_SOCKET' });
   });

@@ -26,9 +26,9 @@ export function formatLogEvent(e: MinerLogEvent): string {
     case 'expired':
       return `dropped journaled result ${e.found.id}: its challenge expired`;
     case 'connection-lost':
-      return `validator unreachable (${e.reason}); retrying in ${Math.round(e.retryInMs / 1000)} s`;
+      return `${e.url ? `validator ${e.url}` : 'validator'} unreachable (${e.reason}); retrying in ${Math.round(e.retryInMs / 1000)} s`;
     case 'connection-restored':
-      return `validator back after ${Math.round(e.downMs / 1000)} s`;
+      return `${e.url ? `validator ${e.url}` : 'validator'} back after ${Math.round(e.downMs / 1000)} s`;
     case 'stale':
       return `work is stale (${e.reason}); fetching new work`;
     case 'device-error':

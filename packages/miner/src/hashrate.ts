@@ -3,8 +3,10 @@
  * (once a second) and a window's rate is the counter's increase over the last `window`
  * milliseconds. A window reports `undefined` (shown as `n/a`) until the samples span it, so a
  * miner that just started shows a 10 s rate after 10 s and a 15 min rate after 15 minutes.
- * `max` is the highest 10 s rate seen. The history holds an hour, so that the control API can
- * report AxeOS's 10 min and 1 h windows too.
+ * `max` is the highest 10 s rate seen. `warmup` is the rate over all samples so far (from the
+ * second sample on), for the first seconds when no window is full yet: shown instead of `n/a`
+ * while warming up. The history holds an hour, so that the control API can report AxeOS's
+ * 10 min and 1 h windows too.
  */
 
 /** Rates in hashes (nonce iterations) per second; undefined until the window has data. */
@@ -16,6 +18,8 @@ export interface HashrateWindows {
   readonly '10m': number | undefined;
   readonly '1h': number | undefined;
   readonly max: number | undefined;
+  /** The rate over every sample so far (the history at most); undefined before two samples. */
+  readonly warmup?: number | undefined;
 }
 
 export const WINDOW_MS = {
@@ -104,7 +108,15 @@ export class HashrateMeter {
       '10m': this.rate(WINDOW_MS['10m']),
       '1h': this.rate(WINDOW_MS['1h']),
       max: this.best,
+      warmup: this.rate(this.spanMs()),
     };
+  }
+
+  /** How long the samples span, ms. */
+  private spanMs(): number {
+    if (this.size < 2) return 0;
+    const cap = this.times.length;
+    return this.times[(this.start + this.size - 1) % cap]! - this.times[this.start]!;
   }
 
   /** The highest 10 s rate seen. */
@@ -135,6 +147,7 @@ export function sumWindows(list: readonly HashrateWindows[]): HashrateWindows {
     '10m': sum('10m'),
     '1h': sum('1h'),
     max: sum('max'),
+    warmup: sum('warmup'),
   };
 }
 

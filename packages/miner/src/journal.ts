@@ -15,8 +15,11 @@ import type { FoundResult } from './found.js';
  * An append is written and fsynced before it is reported done. A removal rewrites the file
  * with the remaining entries (compaction) into a temporary file that is fsynced and renamed
  * over the journal, then the directory is fsynced: at every instant the file on disk holds
- * either the old or the new set of entries. A torn last line (a crash during an append) is
- * skipped when the journal is read. Without a path the journal lives in memory only.
+ * either the old or the new set of entries. A torn last line (a crash during an append) or
+ * any other unreadable line is repaired when the journal is opened: the readable entries are
+ * rewritten (the same atomic compaction) and the unreadable lines are appended to
+ * `<journal>.damaged` for inspection, so a later append never lands on a torn line.
+ * `skippedLines` and `damagedPath` report it. Without a path the journal lives in memory only.
  */
 export interface JournalEntry {
   readonly found: FoundResult;
@@ -35,6 +38,8 @@ export class Journal {
   readonly path: string | undefined;
   /** Lines of the file that could not be read (a torn last line, garbage). */
   skippedLines = 0;
+  /** Where the unreadable lines were set aside when the journal was repaired at open. */
+  damagedPath: string | undefined;
   private readonly entriesById = new Map<string, JournalEntry>();
   /** Ids whose line is in the file (a compaction rewrites only these; later appends add theirs). */
   private readonly onDisk = new Set<string>();
@@ -122,15 +127,26 @@ export class Journal {
         { cause: error },
       );
     }
+    const damaged: string[] = [];
     for (const line of text.split('\n')) {
       if (line.trim() === '') continue;
       const entry = parseEntry(line);
       if (entry === undefined) {
         this.skippedLines++;
+        damaged.push(line);
         continue;
       }
       if (!this.entriesById.has(entry.found.id)) this.entriesById.set(entry.found.id, entry);
       this.onDisk.add(entry.found.id);
+    }
+    // A torn last line (no final newline) or unreadable lines: rewrite the readable entries, so
+    // the next append starts on a line of its own, and keep what could not be read.
+    if (damaged.length > 0 || (text.length > 0 && !text.endsWith('\n'))) {
+      if (damaged.length > 0) {
+        this.damagedPath = `${this.path}.damaged`;
+        await this.write(this.damagedPath, 'a', `${damaged.join('\n')}\n`);
+      }
+      await this.compact();
     }
   }
 

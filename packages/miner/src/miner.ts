@@ -69,8 +69,14 @@ export type MinerLogEvent =
   | { readonly type: 'resubmitting'; readonly count: number }
   /** A journaled result whose challenge expired before it could be delivered: dropped. */
   | { readonly type: 'expired'; readonly found: FoundResult }
-  | { readonly type: 'connection-lost'; readonly reason: string; readonly retryInMs: number }
-  | { readonly type: 'connection-restored'; readonly downMs: number }
+  /** A validator (`url`, when the source names it) stopped answering; each has its own state. */
+  | {
+      readonly type: 'connection-lost';
+      readonly url?: string;
+      readonly reason: string;
+      readonly retryInMs: number;
+    }
+  | { readonly type: 'connection-restored'; readonly url?: string; readonly downMs: number }
   | { readonly type: 'stale'; readonly reason: string }
   | { readonly type: 'device-error'; readonly device: string; readonly message: string }
   | { readonly type: 'device-state'; readonly device: string; readonly state: DeviceState }
@@ -174,9 +180,13 @@ export class Miner extends EventEmitter<MinerEvents> {
   private refreshing = false;
   private refreshAgain = false;
   private flushing = false;
-  private downSinceMs: number | undefined;
+  /** The validators that are down, by URL, and since when. */
+  private readonly down = new Map<string, number>();
+  /** Journaled results waiting for their retry: when, and the current back-off. */
+  private readonly retryAt = new Map<string, { atMs: number; delayMs: number }>();
+  /** The connection-state key under which a failed getWork was reported. */
+  private workDownKey: string | undefined;
   private workDelay: number;
-  private flushDelay: number;
   private expiryTimer: NodeJS.Timeout | undefined;
   private workRetryTimer: NodeJS.Timeout | undefined;
   private flushTimer: NodeJS.Timeout | undefined;
@@ -199,7 +209,6 @@ export class Miner extends EventEmitter<MinerEvents> {
     this.now = options.now ?? Date.now;
     this.pausedValue = options.paused ?? false;
     this.workDelay = this.retryDelayMs;
-    this.flushDelay = this.retryDelayMs;
     const ids = new Set(this.backends.map((b) => b.id));
     if (ids.size !== this.backends.length) {
       throw new MinerError(
@@ -330,7 +339,8 @@ export class Miner extends EventEmitter<MinerEvents> {
     return {
       running: this.running,
       paused: this.pausedValue,
-      connected: this.downSinceMs === undefined,
+      // Work comes (no failed getWork outstanding) and the validator in use is not down.
+      connected: this.workDownKey === undefined && !this.down.has(this.endpointKey(undefined)),
       accepted: this.accepted,
       rejected: this.rejected,
       rejectedReasons: [...this.reasons]
@@ -405,7 +415,8 @@ export class Miner extends EventEmitter<MinerEvents> {
           checkJob(job);
         } catch (error) {
           if (!this.running) return;
-          this.lost(errorMessage(error), this.workDelay);
+          this.workDownKey ??= this.endpointKey(undefined);
+          this.lost(this.workDownKey, errorMessage(error), this.workDelay);
           this.workRetryTimer = setTimeout(() => void this.refresh(), this.workDelay);
           this.workDelay = Math.min(this.workDelay * 2, this.maxRetryDelayMs);
           for (const b of this.backends) b.setJob(undefined);
@@ -414,7 +425,10 @@ export class Miner extends EventEmitter<MinerEvents> {
         }
         if (!this.running) return;
         this.workDelay = this.retryDelayMs;
-        this.restored();
+        // Work again: the validator that failed, or the one the source moved to, answers.
+        const failed = this.workDownKey;
+        this.workDownKey = undefined;
+        this.restored(failed ?? this.endpointKey(undefined), this.endpointKey(undefined));
         this.dispatch(job);
       } while (this.refreshAgain && this.running);
     } finally {
@@ -517,18 +531,30 @@ export class Miner extends EventEmitter<MinerEvents> {
     }
     const latencyMs = this.now() - started;
     await journaled;
+    const endpoint = this.endpointKey(
+      outcome.status === 'unavailable'
+        ? (outcome.endpoint ?? this.source.endpointOf?.(found))
+        : this.source.endpointOf?.(found),
+    );
     if (outcome.status === 'unavailable') {
       if (this.now() >= found.expiresAtMs) {
+        this.retryAt.delete(found.id);
         await journal.remove(found.id);
         this.log({ type: 'expired', found });
       } else {
-        this.log({ type: 'journaled', found, reason: outcome.reason });
-        this.lost(outcome.reason, this.flushDelay);
+        // Its own back-off: the first retry after retryDelayMs, doubling up to maxRetryDelayMs.
+        const previous = this.retryAt.get(found.id);
+        const delayMs =
+          previous === undefined ? this.retryDelayMs : Math.min(previous.delayMs * 2, this.maxRetryDelayMs);
+        this.retryAt.set(found.id, { atMs: this.now() + delayMs, delayMs });
+        if (previous === undefined) this.log({ type: 'journaled', found, reason: outcome.reason });
+        this.lost(endpoint, outcome.reason, delayMs);
         this.scheduleFlush();
       }
       return 'unavailable';
     }
-    this.restored();
+    this.retryAt.delete(found.id);
+    this.restored(endpoint);
     this.lastLatencyMs = latencyMs;
     this.latencyTotal += latencyMs;
     this.latencyCount++;
@@ -568,8 +594,10 @@ export class Miner extends EventEmitter<MinerEvents> {
   }
 
   /**
-   * Resubmits the journal's results, oldest first; drops the expired ones. Stops at the first
-   * that cannot be delivered (the validator is still away) and tries again later.
+   * Resubmits the journal's results that are due, oldest first; drops the expired ones. Each
+   * result that cannot be delivered waits out its own back-off (retryDelayMs, doubling up to
+   * maxRetryDelayMs); once a validator failed in a pass, its other results wait too. A
+   * validator coming back makes its results due at once.
    */
   async flushJournal(): Promise<void> {
     const journal = this.journalValue;
@@ -577,46 +605,86 @@ export class Miner extends EventEmitter<MinerEvents> {
     this.flushing = true;
     clearTimeout(this.flushTimer);
     try {
-      const entries = journal.entries();
-      if (entries.length === 0) return;
-      this.log({ type: 'resubmitting', count: entries.length });
-      for (const { found } of entries) {
+      const now = this.now();
+      const due = journal
+        .entries()
+        .filter(
+          ({ found }) => !this.submitting.has(found.id) && (this.retryAt.get(found.id)?.atMs ?? 0) <= now,
+        );
+      if (due.length === 0) return;
+      if (due.some(({ found }) => !this.retryAt.has(found.id)))
+        this.log({ type: 'resubmitting', count: due.length });
+      const failed = new Set<string>();
+      for (const { found } of due) {
         if (!this.running) return;
         if (!journal.has(found.id) || this.submitting.has(found.id)) continue;
         if (this.now() >= found.expiresAtMs) {
+          this.retryAt.delete(found.id);
           await journal.remove(found.id);
           this.log({ type: 'expired', found });
           continue;
         }
+        const target = this.source.endpointOf?.(found);
+        if (target !== undefined && failed.has(target)) {
+          const previous = this.retryAt.get(found.id);
+          const delayMs =
+            previous === undefined ? this.retryDelayMs : Math.min(previous.delayMs * 2, this.maxRetryDelayMs);
+          this.retryAt.set(found.id, { atMs: this.now() + delayMs, delayMs });
+          continue;
+        }
         const done = this.submit(found);
         this.track(done.then(() => undefined));
-        if ((await done) === 'unavailable') return;
+        if ((await done) === 'unavailable' && target !== undefined) failed.add(target);
       }
-      this.flushDelay = this.retryDelayMs;
     } finally {
       this.flushing = false;
+      this.scheduleFlush();
     }
   }
 
+  /** The next flush: when the earliest journaled result is due. */
   private scheduleFlush(): void {
     if (!this.running) return;
     clearTimeout(this.flushTimer);
-    this.flushTimer = setTimeout(() => void this.flushJournal(), this.flushDelay);
-    this.flushDelay = Math.min(this.flushDelay * 2, this.maxRetryDelayMs);
+    let next: number | undefined;
+    for (const [id, { atMs }] of this.retryAt) {
+      if (!this.journalValue?.has(id)) {
+        this.retryAt.delete(id);
+        continue;
+      }
+      if (next === undefined || atMs < next) next = atMs;
+    }
+    if (next === undefined) return;
+    this.flushTimer = setTimeout(() => void this.flushJournal(), Math.max(0, next - this.now()));
   }
 
-  private lost(reason: string, retryInMs: number): void {
-    if (this.downSinceMs !== undefined) return;
-    this.downSinceMs = this.now();
-    this.log({ type: 'connection-lost', reason, retryInMs });
+  /** The key of a validator's connection state: its URL, else the source's label. */
+  private endpointKey(endpoint: string | undefined): string {
+    return endpoint ?? this.source.url ?? 'validator';
   }
 
-  private restored(): void {
-    if (this.downSinceMs === undefined) return;
-    const downMs = this.now() - this.downSinceMs;
-    this.downSinceMs = undefined;
-    this.log({ type: 'connection-restored', downMs });
-    this.flushDelay = this.retryDelayMs;
+  private lost(url: string, reason: string, retryInMs: number): void {
+    if (this.down.has(url)) return;
+    this.down.set(url, this.now());
+    this.log({ type: 'connection-lost', ...(url === 'validator' ? {} : { url }), reason, retryInMs });
+  }
+
+  /** `url` is back (or `serving` answers in its place). */
+  private restored(url: string, serving = url): void {
+    const since = this.down.get(url);
+    if (since === undefined) return;
+    this.down.delete(url);
+    this.down.delete(serving);
+    this.log({
+      type: 'connection-restored',
+      ...(serving === 'validator' ? {} : { url: serving }),
+      downMs: this.now() - since,
+    });
+    // Its journaled results are due now.
+    for (const { found } of this.journalValue?.entries() ?? []) {
+      const target = this.source.endpointOf?.(found);
+      if (target === undefined || target === url) this.retryAt.delete(found.id);
+    }
     void this.flushJournal();
   }
 

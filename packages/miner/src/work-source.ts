@@ -20,7 +20,12 @@ export type SubmitOutcome =
    * The result could not be delivered (network error, validator down, 5xx, rate limited):
    * the Miner journals it and retries. A `submit` that throws counts as this.
    */
-  | { readonly status: 'unavailable'; readonly reason: string };
+  | {
+      readonly status: 'unavailable';
+      readonly reason: string;
+      /** The validator that could not be reached (its connection state is its own). */
+      readonly endpoint?: string;
+    };
 
 /**
  * How jobs relate to results. `solo`: one result per challenge (a block or a proof), so a job
@@ -53,6 +58,12 @@ export interface WorkSource {
   getWork(): Promise<MiningJob>;
   /** Submits a result (the source signs it: see `signFound`). */
   submit(found: FoundResult): Promise<SubmitOutcome>;
+  /**
+   * Optional: the validator a result must go to (the one that issued its work), when known.
+   * The Miner keeps the journal's retries for a validator that is down on that validator's
+   * back-off instead of trying each of its results.
+   */
+  endpointOf?(found: FoundResult): string | undefined;
   /**
    * Optional: a source that can tell when its work goes stale emits `stale` (an EventEmitter of
    * WorkSourceEvents fits).

@@ -106,7 +106,7 @@ afterEach(async () => {
 
 /** A WorkSource that hands out one hexchain job after another. */
 export class FakeSource extends EventEmitter<WorkSourceEvents> implements WorkSource {
-  readonly url = 'fake://source';
+  url: string = 'fake://source';
   failures = 0;
   jobs = 0;
   readonly submitted: FoundResult[] = [];

@@ -64,6 +64,24 @@ describe('Journal', () => {
     const reopened = await Journal.open(path);
     expect(reopened.entries().map((e) => e.found.id)).toEqual(['t-1/7']);
     expect(reopened.skippedLines).toBe(2);
+    expect(reopened.damagedPath).toBe(`${path}.damaged`);
+    expect(await readFile(`${path}.damaged`, 'utf8')).toBe(
+      'not json\n{"v":1,"journaledAtMs":5,"found":{"id":"x"\n',
+    );
+  });
+
+  test('after a torn append, the next entry is not written onto the torn line (survives the next crash)', async () => {
+    const path = await tempPath();
+    const journal = await Journal.open(path);
+    await journal.add(result(1));
+    await appendFile(path, '{"v":1,"journaledAtMs":5,"fou'); // a crash during the second append
+    const afterCrash = await Journal.open(path);
+    expect(afterCrash.skippedLines).toBe(1);
+    await afterCrash.add(result(2));
+    // Another crash: nothing in memory; both results must be read back from the file.
+    const again = await Journal.open(path);
+    expect(again.entries().map((e) => e.found.id)).toEqual(['t-1/1', 't-1/2']);
+    expect(again.skippedLines).toBe(0);
   });
 
   test('a missing file is an empty journal; without a path it lives in memory', async () => {

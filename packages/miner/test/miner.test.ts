@@ -215,7 +215,7 @@ describe('Miner work loop', () => {
     const { events, miner } = await startMiner(source);
     await waitFor(() => ofType(events, 'job').length === 1, 'a job');
     expect(ofType(events, 'connection-lost')).toEqual([
-      { type: 'connection-lost', reason: 'validator unreachable', retryInMs: 50 },
+      { type: 'connection-lost', url: 'fake://source', reason: 'validator unreachable', retryInMs: 50 },
     ]);
     expect(ofType(events, 'connection-restored')).toHaveLength(1);
     expect(miner.stats().connected).toBe(true);
@@ -244,5 +244,54 @@ describe('Miner work loop', () => {
     await waitFor(() => a.job !== undefined && b.job !== undefined, 'both mining');
     expect([a.job?.nonceStart, a.job?.nonceEnd]).toEqual([0, 2 ** 52]);
     expect([b.job?.nonceStart, b.job?.nonceEnd]).toEqual([2 ** 52, 2 ** 53]);
+  });
+});
+
+/**
+ * Two validators: the first job comes from A, which goes down as its result is found; every
+ * later job comes from B. Results for A's work can only go to A.
+ */
+class TwoValidators extends FakeSource implements WorkSource {
+  readonly from = new Map<string, string>();
+  aDown = true;
+  attemptsOnA = 0;
+  override async getWork() {
+    const job = await super.getWork();
+    this.url = this.jobs === 1 ? 'http://a' : 'http://b';
+    this.from.set(job.challengeId, this.url);
+    return job;
+  }
+  override async submit(found: FoundResult) {
+    if (this.endpointOf(found) === 'http://a') {
+      this.attemptsOnA++;
+      if (this.aDown) return { status: 'unavailable' as const, reason: 'ECONNREFUSED', endpoint: 'http://a' };
+    }
+    return super.submit(found);
+  }
+  endpointOf(found: FoundResult): string | undefined {
+    return this.from.get(found.challengeId);
+  }
+}
+
+describe('failover without noise', () => {
+  test('a result journaled for a validator that is down waits for it on its back-off; results on the other one raise no connection events', async () => {
+    const source = new TwoValidators();
+    source.difficulty = 256n;
+    const { events, miner } = await startMiner(source, { retryDelayMs: 100, maxRetryDelayMs: 400 });
+    await waitFor(() => ofType(events, 'accepted').length >= 30, '30 results accepted on B', 30_000);
+    const lost = ofType(events, 'connection-lost');
+    expect(lost).toEqual([
+      { type: 'connection-lost', url: 'http://a', reason: 'ECONNREFUSED', retryInMs: 100 },
+    ]);
+    expect(ofType(events, 'connection-restored')).toEqual([]);
+    expect(ofType(events, 'journaled')).toHaveLength(1);
+    expect(miner.stats().connected).toBe(true); // B, in use, is up
+    // The back-off (100, 200, 400, 400 ... ms), not one attempt per result on B.
+    expect(source.attemptsOnA).toBeLessThan(ofType(events, 'accepted').length / 2);
+    // A comes back: its result is delivered, one restored event naming it.
+    source.aDown = false;
+    await waitFor(() => miner.stats().journalSize === 0, 'the journaled result delivered', 10_000);
+    expect(ofType(events, 'connection-restored').map((e) => e.url)).toEqual(['http://a']);
+    expect(ofType(events, 'connection-lost')).toHaveLength(1);
   });
 });

@@ -163,6 +163,15 @@ export const ERROR_CODES = {
     status: 429,
     description: 'Too many invalid shares from this member lately; retry after the indicated delay.',
   },
+  // Malformed HTTP (answered before any route runs)
+  bad_request: {
+    status: 400,
+    description:
+      'The request is not valid HTTP: an unknown method, a raw non-ASCII byte or bad percent-encoding in the path.',
+  },
+  uri_too_long: { status: 414, description: 'A path segment is longer than the validator accepts.' },
+  headers_too_large: { status: 431, description: 'The request headers are larger than the server accepts.' },
+  request_timeout: { status: 408, description: 'The request did not arrive in time.' },
 
   // Server side
   service_unavailable: { status: 503, description: 'The validator is starting or shutting down.' },

@@ -14,7 +14,7 @@ import { createValidator } from '@tensormine/validator';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SerialFleet, type SerialFleetOptions } from '../src/fleet.js';
 import { hexJob, tensorJob, until } from './fake-board.js';
-import { e2eUnavailable, ptyPair, startSim, stopAll } from './pty.js';
+import { e2eUnavailable, ptyPair, requirePty, startSim, stopAll } from './pty.js';
 
 /**
  * End to end over a socat pseudo-terminal pair with the simulated board (firmware-sim's
@@ -47,6 +47,8 @@ function expectVerified(job: MiningJob, found: readonly FoundResult[]) {
   for (const f of found) expect(verifyFound(job, f)).toEqual({ ok: true });
   expect(new Set(found.map((f) => f.id)).size).toBe(found.length);
 }
+
+requirePty(unavailable, it);
 
 describe.skipIf(unavailable !== undefined)('over a pty with tm-sim', () => {
   it('identifies the board, passes the self-test and mines hexchain and tensor results that verify', async () => {

@@ -33,6 +33,26 @@ export function e2eUnavailable(): string | undefined {
   return undefined;
 }
 
+/**
+ * A test that fails when the end-to-end tests cannot run, so that `npm test` never passes
+ * silently without them; `TENSORMINE_SKIP_PTY=1` skips them knowingly (the reason is printed).
+ */
+export function requirePty(
+  unavailable: string | undefined,
+  test: (name: string, fn: () => void) => void,
+): void {
+  if (unavailable === undefined) return;
+  if (process.env.TENSORMINE_SKIP_PTY === '1') {
+    console.warn(`${unavailable} (TENSORMINE_SKIP_PTY=1)`);
+    return;
+  }
+  test('the pty end-to-end tests can run here (socat, firmware-sim/build/tm-sim)', () => {
+    throw new Error(
+      `${unavailable}; install it (apt-get install socat make gcc zlib1g-dev), or set TENSORMINE_SKIP_PTY=1 to skip these tests knowingly`,
+    );
+  });
+}
+
 export interface PtyPair {
   /** The end the host opens. */
   readonly host: string;

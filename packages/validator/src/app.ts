@@ -33,6 +33,7 @@ import {
 import type { RuntimeConfig, ValidatorContext } from './context.js';
 import { loadAdminToken } from './http/admin-auth.js';
 import { installErrorHandling } from './http/errors.js';
+import { frameworkErrorOptions } from './http/framework-errors.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { keepRawJsonBodies } from './http/raw-body.js';
 import { type Handlers, registerRoutes } from './http/routes.js';
@@ -129,6 +130,8 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
     // One line per request would drown a node serving many miners; errors are still logged.
     logController: new LogController({ disableRequestLogging: true }),
     ajv: { customOptions: { coerceTypes: false } },
+    // Malformed requests, bad paths and over-long parameters answer in the documented shape.
+    ...frameworkErrorOptions(),
   });
   app.setValidatorCompiler(validatorCompiler);
 

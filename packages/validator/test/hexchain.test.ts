@@ -210,8 +210,12 @@ describe('POST /api/hexchain/submit', () => {
     const message = `coordinate ${fmt(first.coord)} is already occupied by block ${winner.block_hash} (depth 1); the first valid block wins: request a new challenge`;
     expectError(lost, 409, 'coordinate_occupied', message);
     expect(lost.json().details).toEqual({ coord: first.coord, block_hash: winner.block_hash, depth: 1 });
-    // Replaying the winning submission changes nothing either.
-    expectError(await submit(v, fromAlice), 409, 'coordinate_occupied', message);
+    // The winning submission again (a client retrying): the original acceptance, nothing more.
+    const again = await submit(v, fromAlice);
+    expect(again.statusCode, again.body).toBe(200);
+    expect(again.json()).toEqual(won.json());
+    // Bob's block sent again is still refused.
+    expectError(await submit(v, fromBob), 409, 'coordinate_occupied', message);
     const lookup = (
       await v.inject(`/api/hexchain/lattice/${first.coord.q}/${first.coord.r}/${first.coord.s}`)
     ).json();

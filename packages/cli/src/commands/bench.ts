@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { referenceChecksum } from '../bench-reference.js';
 import { CliError, EXIT } from '../errors.js';
 import { writeLine } from '../io.js';
 import { addSettings, type CommandContext, loadSettings, table, writeJson } from '../program.js';
@@ -6,7 +7,8 @@ import { addSettings, type CommandContext, loadSettings, table, writeJson } from
 /**
  * `miner bench`: hashes a fixed amount of fixed work offline (xmrig --bench style) and prints
  * each kernel's rate and a checksum of its results. The checksums depend only on the amounts,
- * not on the machine or the thread count, so a wrong kernel shows as a different checksum.
+ * not on the machine or the thread count: for the published amounts (bench-reference.ts) each
+ * says `ok` or `MISMATCH` (exit 1), so a wrong kernel shows at once.
  */
 export function benchCommand(program: Command, ctx: CommandContext): void {
   const command = program
@@ -36,30 +38,55 @@ export function benchCommand(program: Command, ctx: CommandContext): void {
           `bench: ${settings.threads} thread${settings.threads === 1 ? '' : 's'}, ${hexchainHashes} hexchain hashes, ${tensorIterations} iterations per tensor case`,
         );
       }
+      let mismatches = 0;
+      const verdictOf = (name: string, checksum: string): 'ok' | 'MISMATCH' | undefined => {
+        const reference = referenceChecksum(name, { hexchainHashes, tensorIterations });
+        if (reference === undefined) return undefined;
+        return reference === checksum ? 'ok' : 'MISMATCH';
+      };
       const result = await bench({
         threads: settings.threads,
         kernel: settings.kernel,
         hexchainHashes,
         tensorIterations,
         onCase: (c) => {
+          const verdict = verdictOf(c.name, c.checksum);
+          if (verdict === 'MISMATCH') mismatches++;
           if (options.json) return;
           const [line] = table([
             [
               c.name.padEnd(34),
               formatHashrate(c.rate).padStart(12),
               `${c.results} results`.padStart(12),
-              `checksum ${c.checksum.slice(0, 16)}`,
+              `checksum ${c.checksum.slice(0, 16)}${verdict === undefined ? '' : ` ${verdict}`}`,
               `(${c.seconds.toFixed(2)} s)`,
             ],
           ]);
           writeLine(io.stdout, line);
         },
       });
-      if (options.json) writeJson(io, result);
-      else {
-        writeLine(io.stdout, `checksum ${result.checksum}`);
+      if (options.json) {
+        writeJson(io, {
+          ...result,
+          cases: result.cases.map((c) => ({ ...c, reference: verdictOf(c.name, c.checksum) ?? null })),
+        });
+      } else {
+        const verdicts = result.cases.map((c) => verdictOf(c.name, c.checksum));
+        const overall = verdicts.includes('MISMATCH')
+          ? ' MISMATCH'
+          : verdicts.length > 0 && verdicts.every((v) => v === 'ok')
+            ? ' ok'
+            : '';
+        writeLine(io.stdout, `checksum ${result.checksum}${overall}`);
         writeLine(io.stdout, `kernel errors ${result.kernelErrors}`);
         writeLine(io.stdout, `kernel ${result.kernel}`);
+      }
+      if (mismatches > 0) {
+        writeLine(
+          io.stderr,
+          `miner: ${mismatches} checksum${mismatches === 1 ? '' : 's'} differ from the published reference (MISMATCH): a kernel computes wrong results here`,
+        );
+        ctx.setExit(EXIT.failure);
       }
       if (result.kernelErrors > 0) {
         writeLine(

@@ -25,6 +25,7 @@ const MINE_SETTINGS: readonly SettingName[] = [
   'apiToken',
   'dashboard',
   'tui',
+  'logFile',
 ];
 
 const EXAMPLES = `
@@ -79,7 +80,12 @@ export function mineCommand(program: Command, ctx: CommandContext): void {
       ...ctx.options.session,
     });
     ctx.options.onSession?.(session);
+    let closeLog: (() => Promise<void>) | undefined;
     try {
+      if (settings.logFile !== undefined) {
+        const { startLogFile } = await import('../log-file.js');
+        closeLog = await startLogFile(settings.logFile, session, io);
+      }
       await session.start();
       const tui = settings.tui && options.json !== true && io.stdout.isTTY === true;
       if (tui) {
@@ -95,6 +101,7 @@ export function mineCommand(program: Command, ctx: CommandContext): void {
       }
     } finally {
       await session.close();
+      await closeLog?.();
     }
   });
 }

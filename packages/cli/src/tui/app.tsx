@@ -1,8 +1,16 @@
 import { formatDifficulty, formatHashrate } from '@tensormine/miner';
-import { Box, Static, Text, useApp, useInput, useWindowSize } from 'ink';
+import { Box, type DOMElement, measureElement, Static, Text, useApp, useInput, useWindowSize } from 'ink';
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { applyHotkey, hotkeyAction } from '../hotkeys.js';
-import { type DeviceRow, formatAgo, formatDuration, formatMs, type Snapshot } from '../reports.js';
+import {
+  type DeviceRow,
+  formatAgo,
+  formatDuration,
+  formatMs,
+  JobLineSummary,
+  rate10sText,
+  type Snapshot,
+} from '../reports.js';
 import type { LineTone, SessionLine, SessionView } from '../session.js';
 import type { PoolView } from '../work-source.js';
 
@@ -19,6 +27,14 @@ export interface AppProps {
   readonly onQuit: () => Promise<void> | void;
   /** Refresh interval of the live area, ms (default 500). */
   readonly refreshMs?: number;
+  /** Filled in after every render: the live area's size on screen (run.tsx's resize repair). */
+  readonly frame?: FrameSize;
+}
+
+/** The live area as last drawn: rows and columns. */
+export interface FrameSize {
+  height: number;
+  width: number;
 }
 
 interface LogItem {
@@ -38,7 +54,7 @@ const TONE_COLOR: Record<LineTone, string | undefined> = {
 const KEEP_LINES = 1000;
 const WRITTEN: LogItem = { id: -1, text: '', tone: 'info' };
 
-export function App({ session, onQuit, refreshMs = 500 }: AppProps) {
+export function App({ session, onQuit, refreshMs = 500, frame }: AppProps) {
   const { exit } = useApp();
   const { columns } = useWindowSize();
   const [snapshot, setSnapshot] = useState<Snapshot>(() => session.snapshot());
@@ -66,7 +82,11 @@ export function App({ session, onQuit, refreshMs = 500 }: AppProps) {
   }, []);
 
   useEffect(() => {
-    const onLine = (line: SessionLine) => push(line.text, line.tone);
+    const jobs = new JobLineSummary();
+    const onLine = (line: SessionLine) => {
+      const text = jobs.text(line);
+      if (text !== undefined) push(text, line.tone);
+    };
     session.on('line', onLine);
     const timer = setInterval(() => {
       flush();
@@ -105,6 +125,12 @@ export function App({ session, onQuit, refreshMs = 500 }: AppProps) {
   });
 
   const width = Math.max(40, columns || 80);
+  const live = useRef<DOMElement>(null);
+  useEffect(() => {
+    if (!frame || !live.current) return;
+    frame.height = measureElement(live.current).height;
+    frame.width = width;
+  });
   return (
     <>
       <Static items={items}>
@@ -117,7 +143,9 @@ export function App({ session, onQuit, refreshMs = 500 }: AppProps) {
           );
         }}
       </Static>
-      <LiveArea snapshot={snapshot} width={width} paused={session.paused} stopping={stopping} />
+      <Box ref={live}>
+        <LiveArea snapshot={snapshot} width={width} paused={session.paused} stopping={stopping} />
+      </Box>
     </>
   );
 }
@@ -148,7 +176,7 @@ function LiveArea({
       </Text>
       <Text wrap="truncate">
         <Text bold>hashrate</Text>
-        {`  10s ${formatHashrate(rate['10s'])}  60s ${formatHashrate(rate['60s'])}  15m ${formatHashrate(rate['15m'])}  max ${formatHashrate(rate.max)}`}
+        {`  10s ${rate10sText(rate)}  60s ${formatHashrate(rate['60s'])}  15m ${formatHashrate(rate['15m'])}  max ${formatHashrate(rate.max ?? rate.warmup)}`}
       </Text>
       <Text wrap="truncate">
         <Text bold>results</Text>
@@ -164,7 +192,7 @@ function LiveArea({
         <Text bold>job</Text>
         {`       ${jobLabel ?? 'waiting for work'}  difficulty ${stats.job ? formatDifficulty(stats.job.difficulty) : 'n/a'}`}
       </Text>
-      <DeviceTable rows={rows} width={width - 4} nowMs={nowMs} />
+      <DeviceTable rows={rows} width={width - 4} nowMs={nowMs} stopping={stopping} />
       <Text wrap="truncate" dimColor>
         keys: h hashrate p pause r resume s results c connection q quit
       </Text>
@@ -191,9 +219,22 @@ function PoolLine({ pool, nowMs }: { pool: PoolView; nowMs: number }) {
   );
 }
 
-function DeviceTable({ rows, width, nowMs }: { rows: readonly DeviceRow[]; width: number; nowMs: number }) {
+/** While stopping, what still runs is shown as stopping (the workers finish their batch). */
+const STOPPED_STATES = new Set(['stopped', 'no device', 'error', 'self-test failed', 'unplugged']);
+
+function DeviceTable({
+  rows,
+  width,
+  nowMs,
+  stopping,
+}: {
+  rows: readonly DeviceRow[];
+  width: number;
+  nowMs: number;
+  stopping: boolean;
+}) {
   const nameWidth = Math.max(8, ...rows.map((r) => r.name.length + (r.level === 'worker' ? 2 : 0))) + 2;
-  const stateWidth = Math.max(7, ...rows.map((r) => r.state.length)) + 2;
+  const stateWidth = Math.max(8, ...rows.map((r) => r.state.length)) + 2;
   const wide = width >= nameWidth + stateWidth + 50;
   const cells = (name: string, state: string, r10: string, r60: string, last: string) =>
     `${name.padEnd(nameWidth)}${state.padEnd(stateWidth)}${r10.padStart(12)}${wide ? r60.padStart(12) : ''}  ${last}`;
@@ -212,7 +253,7 @@ function DeviceTable({ rows, width, nowMs }: { rows: readonly DeviceRow[]; width
         >
           {cells(
             r.level === 'worker' ? `  ${r.name}` : r.name,
-            r.state,
+            stopping && !STOPPED_STATES.has(r.state) ? 'stopping' : r.state,
             formatHashrate(r.rate10s),
             formatHashrate(r.rate60s),
             formatAgo(r.lastValidWorkAtMs, nowMs),

@@ -1,7 +1,7 @@
 import { render } from 'ink';
 import { aborted, type CliIo } from '../io.js';
 import type { SessionView } from '../session.js';
-import { App } from './app.js';
+import { App, type FrameSize } from './app.js';
 
 /**
  * Runs the TUI on a terminal until q / Ctrl+C (or `io.signal`), then closes the session while
@@ -11,21 +11,30 @@ import { App } from './app.js';
 export async function runTui(
   session: SessionView,
   io: CliIo,
-  options: { refreshMs?: number } = {},
+  options: { refreshMs?: number /** Tests: leave the console alone. */; patchConsole?: boolean } = {},
 ): Promise<void> {
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= session.close();
     return closing;
   };
+  const frame: FrameSize = { height: 0, width: 0 };
+  // Registered before Ink's own resize listener, so it runs first.
+  const onResize = () => repairAfterShrink(io, frame);
+  if (terminalReflows(io.env)) io.stdout.on('resize', onResize);
   const instance = render(
-    <App session={session} onQuit={close} {...(options.refreshMs ? { refreshMs: options.refreshMs } : {})} />,
+    <App
+      session={session}
+      onQuit={close}
+      frame={frame}
+      {...(options.refreshMs ? { refreshMs: options.refreshMs } : {})}
+    />,
     {
       stdout: io.stdout,
       stdin: io.stdin,
       stderr: io.stderr,
       exitOnCtrlC: false,
-      patchConsole: true,
+      patchConsole: options.patchConsole ?? true,
       incrementalRendering: true,
       maxFps: 4,
       // The caller decided that stdout is a terminal: do not fall back to CI mode (final frame only).
@@ -36,6 +45,41 @@ export async function runTui(
     void close().finally(() => instance.unmount());
   };
   void aborted(io.signal).then(onAbort);
-  await instance.waitUntilExit();
-  await close();
+  try {
+    await instance.waitUntilExit();
+    await close();
+  } finally {
+    io.stdout.off('resize', onResize);
+  }
+}
+
+/**
+ * A terminal made narrower re-wraps ("reflows") every line of the live area that no longer
+ * fits into several rows; Ink then erases only as many rows as the area had lines, and the
+ * top of the old box stays on screen as fragments. Before Ink redraws, the rows the reflow
+ * added are deleted (CSI M), so that Ink's erase takes exactly the rest.
+ */
+export function repairAfterShrink(io: CliIo, frame: FrameSize): void {
+  const columns = io.stdout.columns ?? 0;
+  if (frame.height === 0 || columns <= 0 || columns >= frame.width) return;
+  // Every row of the box is frame.width wide (its borders): each now takes this many rows.
+  const rows = frame.height * Math.ceil(frame.width / columns);
+  const extra = rows - frame.height;
+  if (extra <= 0) return;
+  io.stdout.write(`\u001b[${rows}A\r\u001b[${extra}M\u001b[${frame.height}B`);
+  frame.width = columns;
+}
+
+/**
+ * Whether the terminal re-wraps lines when it gets narrower (most do: VTE, tmux, iTerm2,
+ * kitty, WezTerm, Windows Terminal, VS Code, Alacritty, Ghostty; xterm truncates instead).
+ * MINER_TERMINAL_REFLOW=1/0 overrides the guess.
+ */
+export function terminalReflows(env: Readonly<Record<string, string | undefined>>): boolean {
+  if (env.MINER_TERMINAL_REFLOW !== undefined) return env.MINER_TERMINAL_REFLOW === '1';
+  if (env.TMUX || env.VTE_VERSION || env.KITTY_WINDOW_ID || env.WT_SESSION || env.ALACRITTY_WINDOW_ID)
+    return true;
+  return ['iTerm.app', 'WezTerm', 'vscode', 'ghostty', 'Apple_Terminal', 'tmux'].includes(
+    env.TERM_PROGRAM ?? '',
+  );
 }

@@ -8,6 +8,7 @@ import {
   type Verdict,
 } from '@tensormine/protocol';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { methodNotAllowed, trackRoutes } from './framework-errors.js';
 
 const BRAND = Symbol.for('@tensormine/validator/ApiError');
 
@@ -68,6 +69,7 @@ interface ValidationIssue {
  * transport errors, protocol input errors. Bad input is always a 4xx; only a bug is a 500.
  */
 export function installErrorHandling(app: FastifyInstance, onError?: (code: ErrorCode) => void): void {
+  const allowedMethods = trackRoutes(app);
   app.setErrorHandler(
     (error: FastifyError | ApiError | Error, request: FastifyRequest, reply: FastifyReply) => {
       const body = toErrorBody(error, request);
@@ -78,7 +80,14 @@ export function installErrorHandling(app: FastifyInstance, onError?: (code: Erro
     },
   );
   app.setNotFoundHandler((request, reply) => {
-    const body = errorBody('not_found', `no route ${request.method} ${request.url.split('?')[0]}`);
+    const path = request.url.split('?')[0] ?? '';
+    const allowed = allowedMethods(path);
+    if (allowed.length > 0) {
+      onError?.('method_not_allowed');
+      return methodNotAllowed(request, reply, allowed);
+    }
+    const shown = path.length > 200 ? `${path.slice(0, 200)}...` : path;
+    const body = errorBody('not_found', `no route ${request.method} ${shown}`);
     onError?.('not_found');
     return reply.code(404).send(body);
   });

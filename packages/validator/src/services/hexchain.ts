@@ -11,6 +11,7 @@ import {
   GENESIS_BLOCK_HASH,
   GENESIS_COORD,
   type HexStatus,
+  type HexSubmitRequest,
   hexChallengeEntropy,
   hexChallengeHash,
   parentsRoot,
@@ -121,6 +122,50 @@ export async function createHexchainService(
     throw error;
   };
 
+  /** The answer to an accepted block. */
+  const acceptance = (block: BlockRecord) => ({
+    accepted: true,
+    depth: block.depth,
+    block_hash: block.blockHash,
+    coord: { q: block.coord.q, r: block.coord.r, s: block.coord.s },
+    reward: formatAmount(HEX_BLOCK_REWARD, HEX_REWARD_TOKEN),
+    token: HEX_REWARD_TOKEN,
+  });
+
+  /**
+   * The acceptance of this very block when it was accepted before: the block at the
+   * challenge's cell answers this challenge, by this key, with this nonce and pow_hash, and the
+   * submission verifies (its signature too). Only when the cell is taken (no read otherwise).
+   */
+  const acceptedBefore = async (
+    challenge: HexChallengeRecord,
+    body: HexSubmitRequest,
+  ): Promise<ReturnType<typeof acceptance> | undefined> => {
+    if (lattice.get(challenge.coord) === undefined) return undefined;
+    const stored = await ctx.storage.read((tx) => tx.blocks.get(challenge.coord));
+    const b = body.block;
+    if (
+      stored === undefined ||
+      stored.challengeId !== challenge.id ||
+      stored.minerPubkey !== b.miner_pubkey ||
+      stored.nonce !== b.nonce ||
+      stored.powHash !== b.pow_hash
+    ) {
+      return undefined;
+    }
+    const verdict = verifyBlock(
+      {
+        id: challenge.id,
+        coord: challenge.coord,
+        challengeHash: fromHex(challenge.challengeHash, 32, 'challenge_hash'),
+        target: targetFromHex(challenge.target),
+      },
+      body,
+      { requireSignature: ctx.config.requireSignatures },
+    );
+    return verdict.ok && toHex(verdict.blockHash) === stored.blockHash ? acceptance(stored) : undefined;
+  };
+
   const handlers = routeHandlers({
     async hexChallenge(request) {
       const { slot, slot_hash: slotHash, miner_pubkey: minerPubkey } = request.body;
@@ -175,6 +220,10 @@ export async function createHexchainService(
           ),
         );
       }
+      // The same block again by the same key (a client retrying after a lost answer): the
+      // original acceptance, also after the challenge expired; never coordinate_occupied.
+      const earlier = await acceptedBefore(challenge, body);
+      if (earlier !== undefined) return earlier;
       // One expiry rule for v4.0 and v4.1: accepted through the second expires_at, in whole
       // Unix seconds (docs/validator.md).
       const now = nowSeconds(ctx);
@@ -284,6 +333,7 @@ export async function createHexchainService(
 
       if (!outcome.accepted) {
         const winner = outcome.winner;
+        if (winner !== undefined && winner.blockHash === blockHash) return acceptance(winner);
         return rejectBlock(occupied(challenge.coord, winner?.blockHash, winner?.depth));
       }
       state.add(outcome.block);
@@ -295,14 +345,7 @@ export async function createHexchainService(
           'hexchain difficulty retargeted',
         );
       }
-      return {
-        accepted: true,
-        depth: outcome.block.depth,
-        block_hash: blockHash,
-        coord: { ...challenge.coord },
-        reward: formatAmount(HEX_BLOCK_REWARD, HEX_REWARD_TOKEN),
-        token: HEX_REWARD_TOKEN,
-      };
+      return acceptance(outcome.block);
     },
 
     async hexStatus(request) {

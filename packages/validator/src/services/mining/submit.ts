@@ -25,7 +25,8 @@ import { REWARD_TOKEN, rewardFor, rewardIdempotencyKey } from './rules.js';
  *   4. challenge_hash is the issued hash       challenge_hash_mismatch (422)
  *   5. miner_pubkey is registered              miner_not_registered (403)
  *   6. the signature by miner_pubkey           signature_required / signature_invalid (401)
- *   7. no accepted proof for (challenge, key)  proof_replayed (409)
+ *   7. no accepted proof for (challenge, key)  proof_replayed (409), except the same nonce
+ *      again: once it verifies, the original acceptance is the answer (safe client retries)
  *   8. recomputation of the work for the nonce and key, then the thresholds (verifyProof):
  *      tensor_result_mismatch, mml_score_mismatch, path_signature_mismatch,
  *      path_distance_mismatch, computation_hash_mismatch, mml_above_threshold,
@@ -82,7 +83,10 @@ async function submit(
     );
   }
   const now = nowSeconds(ctx);
-  if (now > record.expiresAt) {
+  // An identical resubmission (a client retrying after a lost answer) is answered below with
+  // the original acceptance, also after the challenge expired.
+  const resubmission = previous !== undefined && previous.nonce === proof.computation_nonce;
+  if (now > record.expiresAt && !resubmission) {
     throw new ApiError(
       'challenge_expired',
       `challenge ${record.id} expired at ${record.expiresAt} (issued at ${record.issuedAt}, lifetime ${record.expiresAt - record.issuedAt} s) and it is now ${now}; request a new challenge with POST /challenge`,
@@ -124,7 +128,9 @@ async function submit(
     state.attributable = true;
   }
 
-  if (previous) throw replayed(record, pubkey, previous.acceptedAt, previous.ledgerEntryId);
+  if (previous && !resubmission) {
+    throw replayed(record, pubkey, previous.acceptedAt, previous.ledgerEntryId);
+  }
 
   // The expensive part, outside any transaction: recompute the work for this nonce and key.
   const challenge = challengeFromRecord(record);
@@ -134,11 +140,14 @@ async function submit(
     budgets.recordInvalid(pubkey, ip);
     throw verdictError(verdict);
   }
+  // The same valid proof again, by the same key: what it was answered the first time.
+  if (previous) return acceptance(record, pubkey, previous);
 
   const reward = rewardFor(challenge);
   const acceptedAt = nowSeconds(ctx);
   const accepted = await ctx.storage.transaction(async (tx) => {
     const earlier = await tx.proofs.get(record.id, pubkey);
+    if (earlier?.nonce === proof.computation_nonce) return { earlier };
     if (earlier) throw replayed(record, pubkey, earlier.acceptedAt, earlier.ledgerEntryId);
     const [entry] = await tx.ledger.apply([
       {
@@ -176,19 +185,27 @@ async function submit(
     await tx.counters.add(COUNTERS.proofsValid, 1);
     await tx.miners.record(pubkey, { proofsAccepted: 1, seenAt: acceptedAt });
     await tx.devices.touch(pubkey, acceptedAt);
-    return { entryId: entry.id, txSig };
+    return { earlier: { acceptedAt, ledgerEntryId: entry.id, txSig } };
   });
-
   budgets.recordValid(pubkey, ip);
+  return acceptance(record, pubkey, accepted.earlier);
+}
+
+/** The answer to an accepted proof (the first time, and to an identical resubmission). */
+function acceptance(
+  record: ChallengeRecord,
+  pubkey: string,
+  accepted: { acceptedAt: number; ledgerEntryId: number; txSig: string },
+) {
   return {
     accepted: true,
     tx_sig: accepted.txSig,
     challenge_id: record.id,
     miner_pubkey: pubkey,
-    reward: formatAmount(reward, REWARD_TOKEN),
+    reward: formatAmount(rewardFor(challengeFromRecord(record)), REWARD_TOKEN),
     token: REWARD_TOKEN,
-    ledger_entry_id: String(accepted.entryId),
-    accepted_at: acceptedAt,
+    ledger_entry_id: String(accepted.ledgerEntryId),
+    accepted_at: accepted.acceptedAt,
   };
 }
 
