@@ -204,13 +204,22 @@ describe.skipIf(unavailable !== undefined)(`serial boards (${unavailable ?? 'soc
       () => io.stdout.text,
     );
     const api = /control API on http:\/\/127\.0\.0\.1:(\d+)/.exec(io.stdout.text)![1]!;
-    const { code, stdout } = await runCli(['devices', '--url', url, '--local-boards', '--api-port', api], {
-      ...env,
-      MINER_API_TOKEN: token,
-    });
-    expect(code).toBe(0);
-    const all = stdout.trimEnd().split('\n');
-    const lines = all.slice(all.findIndex((l) => l.startsWith('serial boards here')) - 1);
+    // Between two jobs (a block moves the lattice, new work follows) the board is `idle` for a
+    // moment: read again until the row shows it mining.
+    const readBoards = async () => {
+      const { code, stdout } = await runCli(['devices', '--url', url, '--local-boards', '--api-port', api], {
+        ...env,
+        MINER_API_TOKEN: token,
+      });
+      expect(code).toBe(0);
+      const all = stdout.trimEnd().split('\n');
+      return all.slice(all.findIndex((l) => l.startsWith('serial boards here')) - 1);
+    };
+    let lines = await readBoards();
+    for (let i = 0; i < 20 && lines[3]?.split(/\s{2,}/)[1] !== 'ok'; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      lines = await readBoards();
+    }
     expect(lines[1]).toBe(`serial boards here: 1 (the running miner, control API 127.0.0.1:${api})`);
     expect(lines[2]).toMatch(
       /^board\s+state\s+rate\s+firmware\s+chip id\s+port\s+last valid work\s+accepted\s+rejected\s+found\s+hw err\s+crc\s+resync\s+retx\s+reboots\s+lost$/,

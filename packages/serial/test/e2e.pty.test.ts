@@ -92,7 +92,8 @@ describe.skipIf(unavailable !== undefined)('over a pty with tm-sim', () => {
       tensor,
       found.filter((x) => x.challengeId === 'e2e-tensor'),
     );
-    expect(f.totalHashes()).toBeGreaterThan(0);
+    // Hash counts arrive in the board's PROGRESS reports (one a second while it mines).
+    await until(() => f.totalHashes() > 0, 5_000, 'a progress report with hash counts');
     expect(errors).toEqual([]);
   }, 60_000);
 
