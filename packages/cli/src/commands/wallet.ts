@@ -1,25 +1,9 @@
+import { LEDGER_ENTRY_TYPES } from '@tensormine/protocol';
 import type { Command } from 'commander';
 import { CliError } from '../errors.js';
 import { writeLine } from '../io.js';
 import { type CommandContext, table, writeJson } from '../program.js';
 import { economyOptions, intOption, isoTime, withEconomy } from './economy-shared.js';
-
-const LEDGER_TYPES = [
-  'genesis',
-  'mining_reward',
-  'transfer',
-  'stake',
-  'unstake',
-  'yield',
-  'penalty',
-  'swap',
-  'vault_deposit',
-  'vault_withdraw',
-  'order',
-  'pool_join',
-  'pool_leave',
-  'fee',
-] as const;
 
 /**
  * `miner wallet`: the key's balances per token (available, staked, in vaults, in orders), its
@@ -77,7 +61,7 @@ export function walletCommand(program: Command, ctx: CommandContext): void {
       .command('ledger')
       .description("a page of the key's ledger entries, newest first")
       .option('--pubkey <pubkey>', 'another key than the key file')
-      .option('--type <type>', `only entries of this type (${LEDGER_TYPES.join(', ')})`)
+      .option('--type <type>', `only entries of this type (${LEDGER_ENTRY_TYPES.join(', ')})`)
       .option('--token <token>', 'only entries in this token')
       .option('--limit <n>', 'entries per page, 1..500', '20')
       .option('--cursor <cursor>', 'the next_cursor of the previous page'),
@@ -96,10 +80,10 @@ export function walletCommand(program: Command, ctx: CommandContext): void {
     ) => {
       const { io } = ctx;
       const type = options.type;
-      if (type !== undefined && !(LEDGER_TYPES as readonly string[]).includes(type)) {
+      if (type !== undefined && !(LEDGER_ENTRY_TYPES as readonly string[]).includes(type)) {
         throw new CliError(
           'usage',
-          `--type: expected one of ${LEDGER_TYPES.join(', ')}, got ${JSON.stringify(type)}`,
+          `--type: expected one of ${LEDGER_ENTRY_TYPES.join(', ')}, got ${JSON.stringify(type)}`,
         );
       }
       const limit = intOption('--limit', options.limit, 1, 500);
@@ -107,7 +91,7 @@ export function walletCommand(program: Command, ctx: CommandContext): void {
         client.economy.ledger({
           pubkey: options.pubkey ?? signer!.publicKeyHex,
           limit,
-          ...(type !== undefined ? { type: type as (typeof LEDGER_TYPES)[number] } : {}),
+          ...(type !== undefined ? { type: type as (typeof LEDGER_ENTRY_TYPES)[number] } : {}),
           ...(options.token !== undefined ? { token: options.token } : {}),
           ...(options.cursor !== undefined ? { cursor: options.cursor } : {}),
         }),
