@@ -6,6 +6,7 @@ import {
   ConfigError,
   createServiceApp,
   registerServiceRoutes,
+  type ServiceCreateOptions,
   type ServiceHandler,
   type SettingSource,
 } from '@tensormine/validator';
@@ -18,14 +19,7 @@ import { StatusProber } from './status.js';
 
 export const HUB_VERSION = '0.1.0';
 
-export interface CreateHubOptions extends Partial<Record<HubSettingName, unknown>> {
-  /** Read HUB_* variables from this environment (the bin passes process.env; default none). */
-  readonly env?: Readonly<Record<string, string | undefined>>;
-  readonly configFile?: string;
-  /** The clock, Unix milliseconds. */
-  readonly now?: () => number;
-  readonly logger?: boolean | Record<string, unknown>;
-}
+export interface CreateHubOptions extends Partial<Record<HubSettingName, unknown>>, ServiceCreateOptions {}
 
 export interface Hub {
   readonly app: FastifyInstance;

@@ -26,6 +26,7 @@ import {
   createServiceApp,
   errorBody,
   registerServiceRoutes,
+  type ServiceCreateOptions,
   type ServiceHandler,
   type SettingSource,
 } from '@tensormine/validator';
@@ -50,14 +51,9 @@ export const TERMINAL_VERSION = '0.1.0';
 /** The reference front end shipped with the package (wallet proof, sign-in, claim, purchases). */
 export const BUILTIN_PUBLIC_DIR = join(fileURLToPath(new URL('.', import.meta.url)), '..', 'public');
 
-export interface CreateTerminalOptions extends Partial<Record<TerminalSettingName, unknown>> {
-  /** Read the variables from this environment (the bin passes process.env; default none). */
-  readonly env?: Readonly<Record<string, string | undefined>>;
-  readonly configFile?: string;
-  /** The clock, Unix milliseconds. */
-  readonly now?: () => number;
-  readonly logger?: boolean | Record<string, unknown>;
-}
+export interface CreateTerminalOptions
+  extends Partial<Record<TerminalSettingName, unknown>>,
+    ServiceCreateOptions {}
 
 export interface Terminal {
   readonly app: FastifyInstance;

@@ -29,6 +29,7 @@ export {
   runServiceBin,
   type ServiceAppOptions,
   type ServiceBin,
+  type ServiceCreateOptions,
   type ServiceHandler,
 } from './service-kit.js';
 export { REWARD_PER_MIMAC_MINOR, REWARD_TOKEN, rewardFor } from './services/mining.js';

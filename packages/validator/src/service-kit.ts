@@ -21,6 +21,16 @@ import {
  * (`start` / `config`, flags > environment > config file > defaults).
  */
 
+/** What every companion service's `createX()` takes beside its settings (given as flags). */
+export interface ServiceCreateOptions {
+  /** Read the service's variables from this environment (the bin passes process.env; default none). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  readonly configFile?: string;
+  /** The clock, Unix milliseconds. */
+  readonly now?: () => number;
+  readonly logger?: boolean | Record<string, unknown>;
+}
+
 export interface ServiceAppOptions {
   readonly logLevel: LogLevel;
   readonly rateLimitPerSecond: number;
