@@ -1,7 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { targetFromDifficulty } from '../src/hexchain/target.js';
-import { pplnsSplit, pplnsWeights, pplnsWindow } from '../src/pool/pplns.js';
+import {
+  PPLNS_SCORE_SCALE,
+  pplnsScore,
+  pplnsScoreWindow,
+  pplnsSplit,
+  pplnsWeights,
+  pplnsWindow,
+  scoreToDifficulty,
+} from '../src/pool/pplns.js';
 import {
   clampShareDifficulty,
   initialShareDifficulty,
@@ -15,12 +23,17 @@ const B = 'b'.repeat(64);
 const C = 'c'.repeat(64);
 
 describe('share difficulty', () => {
-  it('is bounded by [16, block difficulty] and starts at D / 256', () => {
+  it('is bounded by [16, block difficulty] and starts at one share per interval of the device type', () => {
     expect(shareDifficultyBounds(1000n)).toEqual({ min: 16n, max: 1000n });
     expect(clampShareDifficulty(3n, 1000n)).toBe(16n);
     expect(clampShareDifficulty(5000n, 1000n)).toBe(1000n);
-    expect(initialShareDifficulty(1n << 20n)).toBe(4096n);
-    expect(initialShareDifficulty(64n)).toBe(16n);
+    // One share per interval at the device type's nominal rate, inside [16, D].
+    expect(initialShareDifficulty('native', 10_000n, 1n << 40n)).toBe(20_000_000n);
+    expect(initialShareDifficulty('esp8266', 10_000n, 1n << 40n)).toBe(400_000n);
+    expect(initialShareDifficulty('esp32', 10_000n, 1n << 20n)).toBe(1n << 20n);
+    expect(initialShareDifficulty(undefined, 10_000n, 1n << 40n)).toBe(400_000n);
+    expect(initialShareDifficulty('native', 1n, 1n << 40n)).toBe(2000n);
+    expect(initialShareDifficulty('esp8266', 0n, 64n)).toBe(16n);
     expect(shareTargetFromDifficulty(4096n)).toBe(targetFromDifficulty(4096n));
   });
 });
@@ -68,11 +81,11 @@ describe('vardiffStep', () => {
 describe('pplnsWeights', () => {
   it('counts the newest shares up to the window, the oldest one partly', () => {
     const shares = [
-      { pubkey: A, difficulty: 100n },
-      { pubkey: B, difficulty: 300n },
-      { pubkey: A, difficulty: 200n },
-      { pubkey: C, difficulty: 500n },
-      { pubkey: C, difficulty: 999n },
+      { pubkey: A, weight: 100n },
+      { pubkey: B, weight: 300n },
+      { pubkey: A, weight: 200n },
+      { pubkey: C, weight: 500n },
+      { pubkey: C, weight: 999n },
     ];
     expect([...pplnsWeights(shares, 1000n)]).toEqual([
       [A, 300n],
@@ -82,6 +95,17 @@ describe('pplnsWeights', () => {
     expect([...pplnsWeights(shares, 50n)]).toEqual([[A, 50n]]);
     expect([...pplnsWeights(shares, 10_000n)].reduce((s, [, w]) => s + w, 0n)).toBe(2099n);
     expect(pplnsWindow(1000n, 2n)).toBe(2000n);
+  });
+
+  it('scores a share by the blocks its work was worth: S / D in fixed point', () => {
+    expect(pplnsScore(256n, 256n)).toBe(PPLNS_SCORE_SCALE);
+    expect(pplnsScore(16n, 64n)).toBe(PPLNS_SCORE_SCALE / 4n);
+    // The same share difficulty is worth twice as much at half the block difficulty.
+    expect(pplnsScore(128n, 512n)).toBe(2n * pplnsScore(128n, 1024n));
+    expect(pplnsScoreWindow(2n)).toBe(2n * PPLNS_SCORE_SCALE);
+    expect(scoreToDifficulty(pplnsScore(300n, 1000n), 1000n)).toBe(299n); // floor twice
+    expect(scoreToDifficulty(pplnsScore(256n, 1024n), 1024n)).toBe(256n);
+    expect(() => pplnsScore(0n, 10n)).toThrow(RangeError);
   });
 });
 

@@ -252,6 +252,7 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
       closed = true;
       clearInterval(beat);
       economy.close();
+      pool.close();
       await app.close();
       await metrics.beat().catch(() => {});
       if (!givenStorage) await storage.close();

@@ -8,6 +8,10 @@ import {
   MARKET_ACCOUNT,
   parseAmount,
   parsePrice,
+  pplnsScore,
+  pplnsScoreWindow,
+  pplnsSplit,
+  pplnsWeights,
   quoteValueCeil,
   quoteValueFloor,
   RESERVE_ACCOUNT,
@@ -24,8 +28,12 @@ import type { LightMyRequestResponse } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import type { Validator } from '../src/app.js';
 import type { EconomyGenesis } from '../src/services/economy.js';
+import { HEX_BLOCK_REWARD } from '../src/services/hexchain.js';
+import { POOL_FEE_ACCOUNT, POOL_REWARD_ACCOUNT, POOL_STAKE_ACCOUNT } from '../src/services/pool/payout.js';
 import { conservation, hex, manualClock, type SignedPost, signedPost } from './economy-helpers.js';
 import { testKey, testValidator } from './helpers.js';
+import { issue, submit } from './hexchain-mine.js';
+import { grind, shareSubmission, submitShare } from './pool-helpers.js';
 
 /**
  * Model-based test: random sequences of economy operations over several keys, run against the
@@ -33,7 +41,10 @@ import { testKey, testValidator } from './helpers.js';
  * the arithmetic is the protocol's pure functions, tested on their own). After every step:
  * every answer (status, error code, amounts) equals the model's, every balance of every key and
  * module account equals the model's, no balance is negative, and per token the supply equals
- * genesis plus mining rewards.
+ * genesis plus mining rewards. The mining pool is in play: keys join (escrowing a stake) and
+ * leave, members mine shares, and blocks found by members are paid by PPLNS (the model keeps
+ * its own list of shares and splits each block with the protocol's pplnsWeights/pplnsSplit),
+ * blocks found by other keys are solo rewards.
  */
 
 const KEYS = ['k0', 'k1', 'k2', 'k3'].map((name) => testKey(`model-${name}`));
@@ -90,8 +101,16 @@ interface MOrder {
 
 type Outcome = { status: 200; body: Record<string, unknown> } | { status: number; code: string };
 
+/** The pool terms of the validator under test (its defaults). */
+const POOL_FEE_BPS = 200n;
+const POOL_WINDOW_FACTOR = 2n;
+
 class Model {
   readonly balances = new Map<string, bigint>();
+  /** Pool members and their stakes. */
+  readonly members = new Map<string, bigint>();
+  /** Paid shares, oldest first, with their PPLNS score. */
+  readonly shares: { pubkey: string; weight: bigint }[] = [];
   readonly stakes: MStake[] = [];
   readonly vaults: MVault[] = [];
   readonly orders: MOrder[] = [];
@@ -304,6 +323,46 @@ class Model {
     };
   }
 
+  poolJoin(who: string, stake: bigint): Outcome {
+    if (this.members.has(who)) return { status: 409, code: 'pool_already_member' };
+    if (stake > 0n) {
+      const no = this.insufficient(who, 'PTM', stake);
+      if (no) return no;
+      this.move(who, POOL_STAKE_ACCOUNT, 'PTM', stake);
+    }
+    this.members.set(who, stake);
+    return { status: 200, body: { joined: true, stake_amount: formatAmount(stake, 'PTM') } };
+  }
+
+  poolLeave(who: string): Outcome {
+    const stake = this.members.get(who);
+    if (stake === undefined) return { status: 409, code: 'pool_not_member' };
+    if (stake > 0n) this.move(POOL_STAKE_ACCOUNT, who, 'PTM', stake);
+    this.members.delete(who);
+    return { status: 200, body: { left: true, returned_stake: formatAmount(stake, 'PTM') } };
+  }
+
+  /** A member's share (score S / D). */
+  share(who: string, weight: bigint): void {
+    this.shares.push({ pubkey: who, weight });
+  }
+
+  /** A member's block: its share, then the reward minted to the pool and split by PPLNS. */
+  poolBlock(finder: string, weight: bigint): bigint {
+    this.share(finder, weight);
+    const weights = pplnsWeights([...this.shares].reverse(), pplnsScoreWindow(POOL_WINDOW_FACTOR));
+    const split = pplnsSplit({ reward: HEX_BLOCK_REWARD, feeBps: POOL_FEE_BPS, weights, finder });
+    this.add(POOL_REWARD_ACCOUNT, 'PTM', HEX_BLOCK_REWARD);
+    for (const p of split.payouts) this.move(POOL_REWARD_ACCOUNT, p.pubkey, 'PTM', p.amount);
+    this.move(POOL_REWARD_ACCOUNT, POOL_FEE_ACCOUNT, 'PTM', split.fee);
+    return split.payouts.find((p) => p.pubkey === finder)?.amount ?? 0n;
+  }
+
+  /** A block of a key that is not a member: the solo reward. */
+  soloBlock(finder: string): void {
+    this.add(finder, 'PTM', HEX_BLOCK_REWARD);
+  }
+
   cancel(owner: string, id: string): Outcome {
     const o = this.orders.find((x) => x.id === id && x.owner === owner);
     if (!o) return { status: 404, code: 'order_not_found' };
@@ -343,6 +402,9 @@ type Op =
   | { op: 'place'; who: number; side: 'buy' | 'sell'; token: string; amount: bigint; priceIdx: number }
   | { op: 'cancel'; who: number; pick: number }
   | { op: 'time'; seconds: number }
+  | { op: 'poolJoin'; who: number; amount: bigint }
+  | { op: 'poolLeave'; who: number }
+  | { op: 'poolMine'; who: number; hashes: number }
   | { op: 'retry' };
 
 const PRICES: Record<string, string[]> = {
@@ -410,6 +472,17 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     arbitrary: fc.integer({ min: 1, max: 3 * 86_400 }).map((seconds) => ({ op: 'time' as const, seconds })),
   },
   { weight: 1, arbitrary: fc.constant({ op: 'retry' as const }) },
+  {
+    weight: 2,
+    arbitrary: fc.tuple(key, minor('PTM')).map(([who, amount]) => ({ op: 'poolJoin' as const, who, amount })),
+  },
+  { weight: 1, arbitrary: key.map((who) => ({ op: 'poolLeave' as const, who })) },
+  {
+    weight: 4,
+    arbitrary: fc
+      .tuple(key, fc.integer({ min: 1, max: 160 }))
+      .map(([who, hashes]) => ({ op: 'poolMine' as const, who, hashes })),
+  },
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -434,7 +507,27 @@ function expectOutcome(actual: Outcome, expected: Outcome, what: string): void {
 
 async function runSequence(ops: readonly Op[]): Promise<void> {
   const clock = manualClock();
-  const v: Validator = await testValidator({ now: clock.now, genesis: GENESIS });
+  // Block difficulty 64 (then retargeted every 12 blocks); a member's first share difficulty is
+  // 16 (it declares 1 H/s), so a few dozen hashes find shares and blocks.
+  const v: Validator = await testValidator({
+    now: clock.now,
+    genesis: GENESIS,
+    poolStrategy: 'pplns',
+    hexDifficulty: 64n,
+  });
+  expect(BigInt(v.config.poolFeeBps)).toBe(POOL_FEE_BPS);
+  expect(BigInt(v.config.poolPplnsWindowFactor)).toBe(POOL_WINDOW_FACTOR);
+  for (const k of KEYS) {
+    const res = await signedPost(
+      k,
+      '/devices/register',
+      { pubkey: hex(k), device_type: 'native' },
+      {
+        timestamp: clock.now(),
+      },
+    ).send(v);
+    expect(res.statusCode, res.body).toBe(200);
+  }
   const model = new Model(GENESIS);
   const accounts = [
     ...KEYS.map(hex),
@@ -444,16 +537,21 @@ async function runSequence(ops: readonly Op[]): Promise<void> {
     MARKET_ACCOUNT,
     FEES_ACCOUNT,
     ...POOLS.map((p) => swapPoolAccount(`${p.base}/${p.quote}`)),
+    POOL_STAKE_ACCOUNT,
+    POOL_REWARD_ACCOUNT,
+    POOL_FEE_ACCOUNT,
   ];
   let last: { request: SignedPost; response: LightMyRequestResponse } | undefined;
   try {
     for (const [step, op] of ops.entries()) {
       const what = `step ${step} ${JSON.stringify(op, (_k, x) => (typeof x === 'bigint' ? x.toString() : x))}`;
       const now = Math.floor(clock.now() / 1000);
-      const send = async (k: KeyPair, url: string, body: unknown) => {
+      // Pool join and leave are not exactly-once operations (a resent copy is a replay): `retry`
+      // resends only the others.
+      const send = async (k: KeyPair, url: string, body: unknown, retriable = true) => {
         const request = signedPost(k, url, body, { timestamp: clock.now() });
         const response = await request.send(v);
-        last = { request, response };
+        if (retriable) last = { request, response };
         return outcomeOf(response);
       };
       // Mostly one of the key's own records, sometimes anyone's, sometimes an unknown id.
@@ -571,6 +669,65 @@ async function runSequence(ops: readonly Op[]): Promise<void> {
         case 'time':
           clock.advance(op.seconds);
           break;
+        case 'poolJoin': {
+          const k = KEYS[op.who]!;
+          const actual = await send(
+            k,
+            '/pool/join',
+            {
+              pubkey: hex(k),
+              stake_amount: formatAmount(op.amount, 'PTM'),
+              hashrate: 1,
+            },
+            false,
+          );
+          expectOutcome(actual, model.poolJoin(hex(k), op.amount), what);
+          break;
+        }
+        case 'poolLeave': {
+          const k = KEYS[op.who]!;
+          const actual = await send(k, '/pool/leave', { pubkey: hex(k) }, false);
+          expectOutcome(actual, model.poolLeave(hex(k)), what);
+          break;
+        }
+        case 'poolMine': {
+          // A member sends every share of `hashes` nonces (up to its first block); another key
+          // mines on until a block, which is its own (solo).
+          const k = KEYS[op.who]!;
+          const challenge = await issue(v, { miner_pubkey: hex(k) });
+          const member = model.members.has(hex(k));
+          expect(challenge.share_difficulty !== undefined, what).toBe(member);
+          if (!member) {
+            let nonce = 0;
+            for (; ; nonce += 256) {
+              const found = grind(challenge, k, nonce, 256).find((h) => h.block);
+              if (found === undefined) continue;
+              const res = await submit(v, shareSubmission(challenge, k, found.nonce));
+              expect(res.statusCode, `${what}: ${res.body}`).toBe(200);
+              expect(res.json().pool, what).toBeUndefined();
+              model.soloBlock(hex(k));
+              break;
+            }
+            break;
+          }
+          const weight = pplnsScore(BigInt(challenge.share_difficulty!), BigInt(challenge.difficulty));
+          for (const h of grind(challenge, k, 0, op.hashes)) {
+            if (!h.share) continue;
+            const res = await submitShare(v, shareSubmission(challenge, k, h.nonce));
+            expect(res.statusCode, `${what}: ${res.body}`).toBe(200);
+            const body = res.json();
+            expect(body.kind, what).toBe(h.block ? 'block' : 'share');
+            if (!h.block) {
+              model.share(hex(k), weight);
+              continue;
+            }
+            const payout = model.poolBlock(hex(k), weight);
+            expect(body.block.reward, what).toBe(formatAmount(payout, 'PTM'));
+            expect(body.block.pool.finder_payout, what).toBe(formatAmount(payout, 'PTM'));
+            break; // the cell is taken: the rest of this challenge would be stale
+          }
+          break;
+        }
         case 'retry': {
           if (!last) break;
           // The identical signed request again: the stored result, or the replay refusal.

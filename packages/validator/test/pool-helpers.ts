@@ -19,20 +19,60 @@ import { issue } from './hexchain-mine.js';
 
 /** Test helpers of the pool tests: join, pooled challenges, grinding shares, submitting them. */
 
-export async function setStrategy(v: Validator, strategy: 'solo' | 'pplns' | 'proportional'): Promise<void> {
+/** POST /admin/config with the admin token; expects 200. */
+export async function adminConfig(v: Validator, payload: Record<string, unknown>): Promise<void> {
   const res = await v.inject({
     method: 'POST',
     url: '/admin/config',
     headers: { authorization: `Bearer ${v.adminToken}` },
-    payload: { pool_strategy: strategy },
+    payload,
   });
   expect(res.statusCode, res.body).toBe(200);
 }
 
-export function join(v: Validator, key: KeyPair, stake = '0'): Promise<LightMyRequestResponse> {
+export function setStrategy(v: Validator, strategy: 'solo' | 'pplns' | 'proportional'): Promise<void> {
+  return adminConfig(v, { pool_strategy: strategy });
+}
+
+/**
+ * Stores `count` shares of `pubkey` straight into the pool's table (fake pow hashes 1, 2, ...
+ * from `from`), each of share difficulty 16 under block difficulty 4096 (1/256 of a block).
+ */
+export function insertShares(
+  v: Validator,
+  input: { pubkey: string; challengeId: string; count: number; atMs: number; from?: number },
+): Promise<void> {
+  return v.context.storage.transaction(async (tx) => {
+    const from = input.from ?? 1;
+    for (let i = from; i < from + input.count; i++) {
+      await tx.pool.insertShare({
+        pubkey: input.pubkey,
+        challengeId: input.challengeId,
+        powHash: i.toString(16).padStart(64, '0'),
+        difficulty: 16n,
+        blockDifficulty: 4096n,
+        stale: false,
+        createdAtMs: input.atMs,
+      });
+    }
+  });
+}
+
+/**
+ * Joins the pool. `hashrate` is the declared hash rate (H/s); by default 1, so that the first
+ * share difficulty is the smallest (16) and tests find shares in a few dozen hashes; null
+ * declares none (the device type's nominal rate applies).
+ */
+export function join(
+  v: Validator,
+  key: KeyPair,
+  stake = '0',
+  hashrate: number | null = 1,
+): Promise<LightMyRequestResponse> {
   return signedInject(v, key, 'POST', '/pool/join', {
     pubkey: formatPublicKey(key.publicKey),
     stake_amount: stake,
+    ...(hashrate === null ? {} : { hashrate }),
   });
 }
 

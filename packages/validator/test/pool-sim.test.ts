@@ -8,8 +8,15 @@ import { conservation, grind, join, pooledChallenge, shareSubmission, submitShar
 /**
  * A pool of simulated miners against an in-process validator with a fake clock. Each tick every
  * active miner hashes `rate` nonces of its current challenge and sends every share it finds;
- * a share that is a block is the pool's block. Work is counted in hashes, the only honest
- * measure of it; pay is what pool_payout credited.
+ * a share that is a block is the pool's block. The block difficulty D is retargeted by the
+ * chain as usual (every 12 blocks toward one block per 2 ticks), so it moves during a run.
+ *
+ * Work is measured as what it was worth: each hash tried counts 1 / D, D the block difficulty
+ * of the challenge it was tried on (the expected number of blocks it stands for). A raw hash
+ * count would be the wrong yardstick whenever D moves: a hash at D = 128 is worth twice a hash
+ * at D = 256, and a miner whose work clusters where D is low (the hopper below: its work is a
+ * fixed burst per block, so it does more of the pool's work when blocks come fast) would seem
+ * overpaid. Pay is what pool_payout credited.
  */
 
 interface SimMiner {
@@ -20,7 +27,8 @@ interface SimMiner {
   readonly active: (ticksSinceBlock: number) => boolean;
   challenge: HexChallenge | undefined;
   nonce: number;
-  hashes: number;
+  /** Sum over the hashes it tried of 1 / D. */
+  work: number;
 }
 
 interface SimResult {
@@ -39,7 +47,8 @@ async function simulate(
 ): Promise<SimResult> {
   for (const m of miners) {
     await register(v, m.key);
-    expect((await join(v, m.key)).statusCode).toBe(200);
+    // Declares its rate: the first share difficulty is one share per tick (then vardiff).
+    expect((await join(v, m.key, '0', m.rate)).statusCode).toBe(200);
   }
   let blocks = 0;
   let sinceBlock = 0;
@@ -54,7 +63,7 @@ async function simulate(
       // Work is the hashes actually tried: the rest of the tick after a block or a stale share
       // is on a new challenge, next tick.
       for (const h of hashes) {
-        m.hashes++;
+        m.work += 1 / m.challenge.difficulty;
         if (!h.share) continue;
         const res = await submitShare(v, shareSubmission(m.challenge, m.key, h.nonce));
         if (res.statusCode === 200 && res.json().kind === 'block') {
@@ -78,7 +87,7 @@ async function simulate(
     for (const m of miners)
       paid.set(m.name, await tx.pool.paidTotal(formatPublicKey(m.key.publicKey), 'PTM'));
   });
-  return { blocks, work: new Map(miners.map((m) => [m.name, m.hashes])), paid };
+  return { blocks, work: new Map(miners.map((m) => [m.name, m.work])), paid };
 }
 
 function fractions<T extends number | bigint>(values: Map<string, T>): Map<string, number> {
@@ -87,48 +96,77 @@ function fractions<T extends number | bigint>(values: Map<string, T>): Map<strin
   return new Map([...values].map(([k, value]) => [k, Number(value) / total]));
 }
 
-function miner(name: string, rate: number, active: (t: number) => boolean = () => true): SimMiner {
-  return { name, key: testKey(`pool-sim-${name}`), rate, active, challenge: undefined, nonce: 0, hashes: 0 };
+function miner(
+  seed: number,
+  name: string,
+  rate: number,
+  active: (t: number) => boolean = () => true,
+): SimMiner {
+  return {
+    name,
+    key: testKey(`pool-sim-${seed}-${name}`),
+    rate,
+    active,
+    challenge: undefined,
+    nonce: 0,
+    work: 0,
+  };
+}
+
+function simValidator(clock: { now: number }): Promise<Validator> {
+  return testValidator({
+    now: () => clock.now,
+    hexDifficulty: 256n,
+    blockIntervalMs: 2_000n,
+    poolStrategy: 'pplns',
+    poolPplnsWindowFactor: 8,
+    poolShareIntervalMs: 1_000n,
+  });
+}
+
+function mean(xs: readonly number[]): number {
+  return xs.reduce((s, x) => s + x, 0) / xs.length;
+}
+
+function sampleSd(xs: readonly number[]): number {
+  const m = mean(xs);
+  return Math.sqrt(xs.reduce((s, x) => s + (x - m) ** 2, 0) / (xs.length - 1));
 }
 
 /**
- * The bound: block difficulty 256, window 8 x 256 = 2048 difficulty units (about 40 to 130
- * shares). Measured over 600-block runs the paid fractions were within 0.011 of the work
- * fractions (and the hopper at most 0.026 above its work); 400 blocks, as here, has a standard
- * deviation of about 0.012. We allow 0.05 absolute (about 4 sigma).
+ * 1:2:5, one run of 400 blocks (window 8 blocks' worth). Over 6 runs of 400 blocks, seeds 1 to
+ * 6, paid minus work fraction per miner had a standard deviation of at most 0.011 and a largest
+ * absolute value of 0.022 (measured 2026-11-24 with this file; see docs/protocol.md 4.15). We
+ * allow 0.05, about 4.5 sigma: a miner paid 5 % of the pool's pay beyond its work fails.
  */
 const BOUND = 0.05;
 
 /**
- * The hopper's pay is noisier: its work comes in bursts right after blocks, so its shares are
- * correlated with the block times. Five runs of 300 to 400 blocks gave +0.002, +0.007, +0.026,
- * +0.034 and +0.080 over its work fraction (mean +0.03): within 0.05 most of the time, once
- * outside. We allow 0.10 here; whether a small positive bias remains is an open question (see
- * the report of issue 11), so this test guards against a gross hopping gain, not a 3 % one.
+ * The hopper: RUNS runs (seeds 1..RUNS) of HOPPER_BLOCKS blocks. Its excess, paid minus work
+ * fraction, is averaged over the runs; the test fails when the mean is above
+ * T_ONE_SIDED x s / sqrt(RUNS), s the runs' sample standard deviation: a one-sided t-test at
+ * the 0.5 % level of "the hopper earns no more than its work" (t quantile 4.03 for 5 degrees
+ * of freedom). Before shares were scored by S / D (protocol 4.15) the excess was +0.011 on
+ * average over 8 runs of 400 blocks (s = 0.012; +0.032 against raw hash counts); since then,
+ * see docs/protocol.md 4.15 for the measured mean and spread.
  */
-const HOPPER_BOUND = 0.1;
+const RUNS = 6;
+const HOPPER_BLOCKS = 300;
+const T_ONE_SIDED = 4.03;
 
 describe('pooled mining simulation (PPLNS)', () => {
   it('pays three miners with hash rates 1:2:5 in proportion to their work', {
     timeout: 240_000,
   }, async () => {
     const clock = { now: Date.now() };
-    const v = await testValidator({
-      now: () => clock.now,
-      hexDifficulty: 256n,
-      blockIntervalMs: 2_000n,
-      poolStrategy: 'pplns',
-      poolPplnsWindowFactor: 8,
-      poolShareIntervalMs: 1_000n,
-    });
-    const miners = [miner('one', 16), miner('two', 32), miner('five', 80)];
+    const v = await simValidator(clock);
+    const seed = Number(process.env.POOL_SIM_SEED ?? 1);
+    const miners = [miner(seed, 'one', 16), miner(seed, 'two', 32), miner(seed, 'five', 80)];
     const result = await simulate(v, clock, miners, 400);
     const work = fractions(result.work);
-    if (process.env.POOL_SIM_LOG)
-      console.log(
-        JSON.stringify({ blocks: result.blocks, work: [...work], paid: [...fractions(result.paid)] }),
-      );
     const paid = fractions(result.paid);
+    if (process.env.POOL_SIM_LOG)
+      console.log(JSON.stringify({ blocks: result.blocks, work: [...work], paid: [...paid] }));
     for (const m of miners) {
       const w = work.get(m.name) ?? 0;
       const p = paid.get(m.name) ?? 0;
@@ -146,30 +184,34 @@ describe('pooled mining simulation (PPLNS)', () => {
     let paidTotal = 0n;
     for (const value of result.paid.values()) paidTotal += value;
     expect(paidTotal + fees).toBe(minted);
+    await v.close();
   });
 
   it('pays a pool hopper (mining only right after each block) no more than its work', {
-    timeout: 240_000,
+    timeout: 600_000,
   }, async () => {
-    const clock = { now: Date.now() };
-    const v = await testValidator({
-      now: () => clock.now,
-      hexDifficulty: 256n,
-      blockIntervalMs: 2_000n,
-      poolStrategy: 'pplns',
-      poolPplnsWindowFactor: 8,
-      poolShareIntervalMs: 1_000n,
-    });
-    const miners = [miner('steady', 48), miner('hopper', 96, (t) => t < 1)];
-    const result = await simulate(v, clock, miners, 400);
-    const work = fractions(result.work);
-    if (process.env.POOL_SIM_LOG)
-      console.log(
-        JSON.stringify({ blocks: result.blocks, work: [...work], paid: [...fractions(result.paid)] }),
-      );
-    const paid = fractions(result.paid);
-    const w = work.get('hopper') ?? 0;
-    const p = paid.get('hopper') ?? 0;
-    expect(p, `hopper: paid ${p.toFixed(4)} for ${w.toFixed(4)} of the work`).toBeLessThan(w + HOPPER_BOUND);
+    const excess: number[] = [];
+    for (let seed = 1; seed <= RUNS; seed++) {
+      const clock = { now: Date.now() };
+      const v = await simValidator(clock);
+      const miners = [miner(seed, 'steady', 48), miner(seed, 'hopper', 96, (t) => t < 1)];
+      const result = await simulate(v, clock, miners, HOPPER_BLOCKS);
+      await v.close();
+      const w = fractions(result.work).get('hopper') ?? 0;
+      const p = fractions(result.paid).get('hopper') ?? 0;
+      excess.push(p - w);
+      if (process.env.POOL_SIM_LOG)
+        console.log(JSON.stringify({ seed, blocks: result.blocks, work: w, paid: p }));
+    }
+    const m = mean(excess);
+    const s = sampleSd(excess);
+    const bound = (T_ONE_SIDED * s) / Math.sqrt(RUNS);
+    if (process.env.POOL_SIM_LOG) console.log(JSON.stringify({ excess, mean: m, sd: s, bound }));
+    expect(
+      m,
+      `hopper: paid minus work fraction over ${RUNS} runs: ${excess.map((x) => x.toFixed(4)).join(', ')} (mean ${m.toFixed(4)}, s ${s.toFixed(4)})`,
+    ).toBeLessThanOrEqual(bound);
+    // And no single run is grossly off either way.
+    for (const x of excess) expect(Math.abs(x)).toBeLessThan(0.08);
   });
 });

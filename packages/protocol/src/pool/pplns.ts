@@ -1,30 +1,60 @@
 /**
  * PPLNS, pay per last N shares (docs/protocol.md section 4.15): when the pool finds a block,
- * the reward minus the pool fee is split over the most recent shares whose difficulties add up
- * to the window N (in difficulty units), in proportion to difficulty. Exact integers: every
- * minor unit of the reward is accounted for.
+ * the reward minus the pool fee is split over the most recent shares whose scores add up to the
+ * window, in proportion to score. A share's score is the number of blocks its work was worth
+ * when it was mined: its share difficulty over the block difficulty of its challenge, so that a
+ * share's expected pay is the same whenever it was mined, across difficulty changes too. Exact
+ * integers: scores are fixed point (PPLNS_SCORE_SCALE), every minor unit of the reward is
+ * accounted for.
  */
 
-/** The default window: 2 x the block difficulty (N = 2D). */
+/** The default window: 2 blocks' worth of work (N = 2D at a constant difficulty D). */
 export const PPLNS_WINDOW_FACTOR_DEFAULT = 2n;
 
 /** Fees are in basis points: 100 = 1 %. */
 export const BPS = 10_000n;
 
+/** Scores are fixed point: a score of 1 block's worth of work is 2^64. */
+export const PPLNS_SCORE_SCALE = 2n ** 64n;
+
 export interface PplnsShare {
   readonly pubkey: string;
-  /** The share difficulty the share was mined at (its weight). */
-  readonly difficulty: bigint;
+  /** Its weight in the window: its score (pplnsScore), or any unit the window is given in. */
+  readonly weight: bigint;
 }
 
-/** The window N of a block of difficulty D: factor x D. */
+/**
+ * The score of a share: floor(shareDifficulty x 2^64 / blockDifficulty), the blocks' worth of
+ * work it stands for (a share of difficulty S mined under block difficulty D is a block with
+ * probability S / D) in fixed point. With D <= 2^53 - 1 and S >= 16, a score is >= 2^15, so
+ * the floor costs less than 2^-15 of it.
+ */
+export function pplnsScore(shareDifficulty: bigint, blockDifficulty: bigint): bigint {
+  if (shareDifficulty <= 0n || blockDifficulty <= 0n)
+    throw new RangeError(
+      `pplnsScore: difficulties must be > 0, got ${shareDifficulty} and ${blockDifficulty}`,
+    );
+  return (shareDifficulty * PPLNS_SCORE_SCALE) / blockDifficulty;
+}
+
+/** The window in scores: factor blocks' worth of work, factor x 2^64. */
+export function pplnsScoreWindow(factor: bigint): bigint {
+  return factor * PPLNS_SCORE_SCALE;
+}
+
+/** The window in difficulty units at block difficulty D: factor x D (what GET /pool publishes). */
 export function pplnsWindow(blockDifficulty: bigint, factor: bigint): bigint {
   return blockDifficulty * factor;
 }
 
+/** A score as difficulty units at block difficulty D: floor(score x D / 2^64). */
+export function scoreToDifficulty(score: bigint, blockDifficulty: bigint): bigint {
+  return (score * blockDifficulty) / PPLNS_SCORE_SCALE;
+}
+
 /**
  * The weight of each member in the window: walk the shares newest first, each counting its
- * difficulty, the oldest one only partly so that the weights add up to exactly `window` (or to
+ * weight, the oldest one only partly so that the weights add up to exactly `window` (or to
  * less, when the pool has fewer shares than that). Members appear in the order of their newest
  * share.
  * @param sharesNewestFirst shares, newest first (an iterable, so a store can stream them).
@@ -34,8 +64,8 @@ export function pplnsWeights(sharesNewestFirst: Iterable<PplnsShare>, window: bi
   let left = window;
   for (const share of sharesNewestFirst) {
     if (left <= 0n) break;
-    if (share.difficulty <= 0n) continue;
-    let counted = share.difficulty;
+    if (share.weight <= 0n) continue;
+    let counted = share.weight;
     if (counted > left) counted = left; // bigints: no Math.min
 
     weights.set(share.pubkey, (weights.get(share.pubkey) ?? 0n) + counted);

@@ -63,6 +63,23 @@ export const PublicKeyHexSchema = Type.String({
 });
 export type PublicKeyHex = Static<typeof PublicKeyHexSchema>;
 
+/**
+ * The pattern of a module account: `@` and a lowercase name, optionally `:` and a qualifier
+ * (`@stake`, `@reserve`, `@fees`, `@vault`, `@market`, `@pool`, `@pool:rewards`, `@pool:fees`,
+ * `@swap:PTM/USDC`). Module accounts hold the economy's own funds; they can never be keys.
+ */
+export const MODULE_ACCOUNT_PATTERN = '^@[a-z][a-z0-9_]{0,31}(:[A-Za-z0-9_/-]{1,40})?$';
+
+export const AccountSchema = Type.String({
+  pattern: `^([0-9a-f]{64}|${MODULE_ACCOUNT_PATTERN.slice(1, -1)})$`,
+  minLength: 2,
+  maxLength: 74,
+  description:
+    "A ledger account: an ed25519 public key (64 lowercase hex digits), or a module account holding the economy's own funds: `@` and a lowercase name, optionally `:` and a qualifier (@stake, @reserve, @fees, @vault, @market, @pool, @pool:rewards, @pool:fees, @swap:PTM/USDC).",
+  examples: ['d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a', '@pool:rewards'],
+});
+export type Account = Static<typeof AccountSchema>;
+
 export const Hex8Schema = Type.String({
   pattern: '^[0-9a-f]{16}$',
   minLength: 16,

@@ -1,5 +1,6 @@
 import Type, { type Static } from 'typebox';
 import {
+  AccountSchema,
   AmountSchema,
   CursorSchema,
   FractionSchema,
@@ -451,7 +452,10 @@ export const LedgerEntrySchema = Type.Object(
     ),
     token: withDescription(TokenSymbolSchema, 'The token.'),
     timestamp: withDescription(UnixSecondsSchema, 'When the entry was recorded.'),
-    pubkey: withDescription(PublicKeyHexSchema, 'The account whose balance changed.'),
+    pubkey: withDescription(
+      AccountSchema,
+      'The account whose balance changed: a public key, or a module account (`@pool:rewards`, `@stake`...).',
+    ),
     ref: nullable(
       Type.String({ maxLength: 128 }),
       'The id of what caused it (challenge_id, block hash, stake_id, swap_id, vault_id, order_id); null if none.',
@@ -463,7 +467,12 @@ export type LedgerEntry = Static<typeof LedgerEntrySchema>;
 
 export const LedgerQuerySchema = Type.Object(
   {
-    pubkey: Type.Optional(withDescription(PublicKeyHexSchema, 'Only entries of this account.')),
+    pubkey: Type.Optional(
+      withDescription(
+        AccountSchema,
+        'Only entries of this account: a public key or a module account (`@pool:fees`).',
+      ),
+    ),
     token: Type.Optional(withDescription(TokenSymbolSchema, 'Only entries in this token.')),
     type: Type.Optional(withDescription(LedgerEntryTypeSchema, 'Only entries of this type.')),
     limit: Type.Optional(PageLimitSchema),
@@ -517,6 +526,14 @@ export const PoolJoinRequestSchema = Type.Object(
       AmountSchema,
       'PTM to stake in the pool (at least minimum_stake: stake_below_minimum); debited from the balance.',
     ),
+    hashrate: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 1e15,
+        description:
+          "The member's expected hash rate, hexchain hashes per second: its first share difficulty is one share per share_interval_s at this rate (then vardiff, protocol 4.14). Without it: the nominal rate of the key's registered device type (native 2 000 000, esp32 150 000, esp8266 40 000), or the share difficulty the key had when it last left.",
+      }),
+    ),
   },
   { title: 'PoolJoinRequest', description: 'POST /pool/join body (signed).' },
 );
@@ -528,6 +545,10 @@ export const PoolJoinResultSchema = Type.Object(
     pubkey: withDescription(PublicKeyHexSchema, 'The new member.'),
     stake_amount: withDescription(AmountSchema, 'The stake held by the pool, in PTM.'),
     joined_at: withDescription(UnixSecondsSchema, 'When the key joined.'),
+    share_difficulty: withDescription(
+      SafeUintSchema,
+      "The member's starting share difficulty at the current block difficulty (vardiff moves it from there; protocol 4.14).",
+    ),
   },
   { title: 'PoolJoinResult', description: 'POST /pool/join response.' },
 );

@@ -137,8 +137,32 @@ export const HexSubmitResultSchema = Type.Object(
     depth: Count('The depth of the accepted block.'),
     block_hash: withDescription(Hex32Schema, 'Hash of the accepted block (its identity in the lattice).'),
     coord: withDescription(CoordSchema, 'The coordinate the block now occupies.'),
-    reward: withDescription(AmountSchema, 'The reward credited to miner_pubkey, in whole units of token.'),
+    reward: withDescription(
+      AmountSchema,
+      "What this block credited to miner_pubkey, in whole units of token: the block reward for a solo block; for a pool member's block, the finder's own PPLNS payout (pool.finder_payout), the rest of the block reward going to the other members and the pool fee.",
+    ),
     token: withDescription(TokenSymbolSchema, 'The reward token (PTM).'),
+    pool: Type.Optional(
+      Type.Object(
+        {
+          reward: withDescription(
+            AmountSchema,
+            'The block reward, paid to the pool (module account @pool:rewards).',
+          ),
+          fee: withDescription(AmountSchema, "The pool's fee out of it (to @pool:fees)."),
+          finder_payout: withDescription(
+            AmountSchema,
+            "The finder's own PPLNS payout, rounding remainder included (equal to reward above).",
+          ),
+          payees: Count('Members paid out of this block (the finder included when it had weight).'),
+          window: Count('The PPLNS window, in difficulty units at the block difficulty (protocol 4.15).'),
+        },
+        {
+          description:
+            "Present only when the block was a pool member's block, paid by the pool (protocol 4.15): the block reward split by PPLNS.",
+        },
+      ),
+    ),
   },
   { title: 'HexSubmitResult', description: 'POST /api/hexchain/submit response.' },
 );

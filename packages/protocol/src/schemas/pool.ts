@@ -79,7 +79,9 @@ export const PoolMemberSchema = Type.Object(
     shares_rejected: Count('Shares refused as invalid (forged, below target, duplicate...).'),
     blocks_found: Count('Pool blocks this member found.'),
     last_share_at: nullable(UnixSecondsSchema, 'When its last share was accepted.'),
-    window_weight: Count('Its weight in the current PPLNS window, in difficulty units.'),
+    window_weight: Count(
+      'Its weight in the current PPLNS window, in difficulty units at the current block difficulty (its score x D).',
+    ),
     estimated_payout: withDescription(
       AmountSchema,
       'What it would be paid if the pool found a block now (PPLNS over the current window), in PTM.',

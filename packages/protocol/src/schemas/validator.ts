@@ -533,9 +533,11 @@ export const PoolInfoSchema = Type.Object(
     round_duration: Count('Length of a reward round, in seconds.'),
     token: withDescription(TokenSymbolSchema, 'The token of stake and rewards (PTM).'),
     fee_bps: Count('The pool fee in basis points (100 = 1 %): the exact value behind fee.'),
-    pplns_window_factor: Count('The PPLNS window is this many times the block difficulty.'),
+    pplns_window_factor: Count(
+      "The PPLNS window is this many blocks' worth of work: the newest shares whose scores (share difficulty / block difficulty of their challenge) add up to it.",
+    ),
     pplns_window: Count(
-      'The PPLNS window N now, in difficulty units (factor x the current block difficulty).',
+      'The PPLNS window now in difficulty units at the current block difficulty (factor x D).',
     ),
     share_interval_s: Count('The share interval vardiff aims at per member, in seconds.'),
     blocks_found: Count('Blocks the pool has found.'),

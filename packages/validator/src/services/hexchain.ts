@@ -12,6 +12,7 @@ import {
   GENESIS_COORD,
   type HexStatus,
   type HexSubmitRequest,
+  type HexSubmitResult,
   hexChallengeEntropy,
   hexChallengeHash,
   parentsRoot,
@@ -34,7 +35,7 @@ import type { BlockRecord, HexChallengeRecord, StorageTx } from '../store/types.
 import { LatticeState } from './hexchain/lattice-state.js';
 import { challengeToWire, latticeCursor, parseLatticeCursor } from './hexchain/wire.js';
 import { COUNTERS } from './metrics.js';
-import type { HexchainHooks, HexchainService } from './types.js';
+import type { HexchainHooks, HexchainService, PoolBlockPay } from './types.js';
 
 /**
  * The v4.1 hexchain service (docs/protocol.md section 4, docs/.sections/validator-hexchain.md):
@@ -123,14 +124,32 @@ export async function createHexchainService(
   };
 
   /** The answer to an accepted block. */
-  const acceptance = (block: BlockRecord) => ({
+  const acceptance = (block: BlockRecord, pool: PoolBlockPay | undefined): HexSubmitResult => ({
     accepted: true,
     depth: block.depth,
     block_hash: block.blockHash,
     coord: { q: block.coord.q, r: block.coord.r, s: block.coord.s },
-    reward: formatAmount(HEX_BLOCK_REWARD, HEX_REWARD_TOKEN),
+    reward: formatAmount(pool === undefined ? HEX_BLOCK_REWARD : pool.finderPayout, HEX_REWARD_TOKEN),
     token: HEX_REWARD_TOKEN,
+    ...(pool === undefined
+      ? {}
+      : {
+          pool: {
+            reward: formatAmount(pool.reward, HEX_REWARD_TOKEN),
+            fee: formatAmount(pool.fee, HEX_REWARD_TOKEN),
+            finder_payout: formatAmount(pool.finderPayout, HEX_REWARD_TOKEN),
+            payees: pool.payees,
+            window: Number(pool.window),
+          },
+        }),
   });
+  /** The acceptance of a stored block (a resent block gets the first answer again). */
+  const storedAcceptance = async (block: BlockRecord): Promise<HexSubmitResult> => {
+    const poolBlock = hooks.poolBlock;
+    const pool =
+      poolBlock === undefined ? undefined : await ctx.storage.read((tx) => poolBlock(tx, block.blockHash));
+    return acceptance(block, pool);
+  };
 
   /**
    * The acceptance of this very block when it was accepted before: the block at the
@@ -140,7 +159,7 @@ export async function createHexchainService(
   const acceptedBefore = async (
     challenge: HexChallengeRecord,
     body: HexSubmitRequest,
-  ): Promise<ReturnType<typeof acceptance> | undefined> => {
+  ): Promise<HexSubmitResult | undefined> => {
     if (lattice.get(challenge.coord) === undefined) return undefined;
     const stored = await ctx.storage.read((tx) => tx.blocks.get(challenge.coord));
     const b = body.block;
@@ -163,7 +182,7 @@ export async function createHexchainService(
       body,
       { requireSignature: ctx.config.requireSignatures },
     );
-    return verdict.ok && toHex(verdict.blockHash) === stored.blockHash ? acceptance(stored) : undefined;
+    return verdict.ok && toHex(verdict.blockHash) === stored.blockHash ? storedAcceptance(stored) : undefined;
   };
 
   const handlers = routeHandlers({
@@ -290,8 +309,8 @@ export async function createHexchainService(
           return { accepted: false as const, winner };
         }
         // A pool member's block is paid by the pool (PPLNS); any other by the solo rule.
-        const pooled = (await hooks.rewardBlock?.(tx, block, HEX_BLOCK_REWARD)) ?? false;
-        if (!pooled) {
+        const pool = await hooks.rewardBlock?.(tx, block, HEX_BLOCK_REWARD);
+        if (pool === undefined) {
           await tx.ledger.apply([
             {
               type: 'mining_reward',
@@ -328,12 +347,12 @@ export async function createHexchainService(
           });
           await tx.meta.set(HEX_DIFFICULTY_META_KEY, next.toString());
         }
-        return { accepted: true as const, block, old, next, seq: ++writeSeq };
+        return { accepted: true as const, block, pool, old, next, seq: ++writeSeq };
       });
 
       if (!outcome.accepted) {
         const winner = outcome.winner;
-        if (winner !== undefined && winner.blockHash === blockHash) return acceptance(winner);
+        if (winner !== undefined && winner.blockHash === blockHash) return storedAcceptance(winner);
         return rejectBlock(occupied(challenge.coord, winner?.blockHash, winner?.depth));
       }
       state.add(outcome.block);
@@ -345,7 +364,7 @@ export async function createHexchainService(
           'hexchain difficulty retargeted',
         );
       }
-      return acceptance(outcome.block);
+      return acceptance(outcome.block, outcome.pool);
     },
 
     async hexStatus(request) {

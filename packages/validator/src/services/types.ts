@@ -28,6 +28,24 @@ export interface HexchainHooks {
     tx: StorageTx,
     challenge: HexChallengeRecord,
   ): Promise<Pick<HexChallenge, 'share_difficulty' | 'share_target'> | undefined>;
-  /** Pays an accepted block's reward; true when it did (a pool block), false for the solo rule. */
-  rewardBlock?(tx: StorageTx, block: BlockRecord, reward: bigint): Promise<boolean>;
+  /**
+   * Pays an accepted block's reward when it is a pool block (then returns what it paid);
+   * undefined leaves it to the solo rule.
+   */
+  rewardBlock?(tx: StorageTx, block: BlockRecord, reward: bigint): Promise<PoolBlockPay | undefined>;
+  /** What a stored pool block paid (to answer a resent block as the first time); undefined: solo. */
+  poolBlock?(tx: StorageTx, blockHash: string): Promise<PoolBlockPay | undefined>;
+}
+
+/** What a pool block paid (minor units of the reward token). */
+export interface PoolBlockPay {
+  /** The block reward, minted to the pool. */
+  readonly reward: bigint;
+  readonly fee: bigint;
+  /** The finder's own PPLNS payout, rounding remainder included. */
+  readonly finderPayout: bigint;
+  /** Members paid. */
+  readonly payees: number;
+  /** The PPLNS window in difficulty units at the block's difficulty. */
+  readonly window: bigint;
 }

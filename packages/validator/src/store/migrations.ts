@@ -392,6 +392,38 @@ CREATE TRIGGER pool_blocks_no_update BEFORE UPDATE ON pool_blocks
 BEGIN SELECT RAISE(ABORT, 'pool blocks are immutable'); END;
 `;
 
+/**
+ * Pool, second step (issue 11). `pool_shares.block_difficulty`: the block difficulty of the
+ * share's challenge, so that a share's PPLNS score is S / D (protocol 4.15); filled from the
+ * challenges for the shares already stored. `pool_shares_created`: pruning by age.
+ * `pool_blocks.finder_payout`: what the finder was paid (its PPLNS share), filled from the
+ * ledger for the blocks already paid (the immutability trigger is lifted for that one update).
+ * `pool_backoff`: the invalid-share back-off (protocol 4.16), in the database so that it holds
+ * across restarts and across validator nodes sharing it.
+ */
+const POOL_2 = `
+ALTER TABLE pool_shares ADD COLUMN block_difficulty TEXT CHECK (block_difficulty IS NULL OR (block_difficulty GLOB '[1-9]*' AND block_difficulty NOT GLOB '*[^0-9]*'));
+UPDATE pool_shares SET block_difficulty = (SELECT c.difficulty FROM hex_challenges c WHERE c.id = pool_shares.challenge_id);
+CREATE INDEX pool_shares_created ON pool_shares (created_at_ms);
+
+DROP TRIGGER pool_blocks_no_update;
+ALTER TABLE pool_blocks ADD COLUMN finder_payout TEXT CHECK (finder_payout IS NULL OR (finder_payout GLOB '[0-9]*' AND finder_payout NOT GLOB '*[^0-9]*'));
+UPDATE pool_blocks SET finder_payout = (
+  SELECT CAST(COALESCE(sum(CAST(e.amount AS INTEGER)), 0) AS TEXT) FROM ledger_entries e
+  WHERE e.ref = pool_blocks.block_hash AND e.pubkey = pool_blocks.finder AND e.type = 'pool_payout'
+);
+CREATE TRIGGER pool_blocks_no_update BEFORE UPDATE ON pool_blocks
+BEGIN SELECT RAISE(ABORT, 'pool blocks are immutable'); END;
+
+CREATE TABLE pool_backoff (
+  key TEXT PRIMARY KEY,
+  invalid INTEGER NOT NULL CHECK (invalid >= 0),
+  last_invalid_ms INTEGER NOT NULL,
+  until_ms INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE INDEX pool_backoff_last ON pool_backoff (last_invalid_ms);
+`;
+
 /** Every step, in order. */
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial schema', sql: V1 },
@@ -402,6 +434,11 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: V3_ECONOMY,
   },
   { version: 4, name: 'mining pool: members, shares, blocks', sql: POOL },
+  {
+    version: 5,
+    name: 'mining pool: share scores, finder payouts, persisted back-off',
+    sql: POOL_2,
+  },
 ];
 
 /** The schema version this code writes. */

@@ -10,6 +10,7 @@ import {
   text,
 } from './sqlite-repos.js';
 import type {
+  PoolBackoffRecord,
   PoolBlockRecord,
   PoolChallengeTerms,
   PoolMemberRecord,
@@ -22,9 +23,10 @@ import type {
 
 const MEMBER_COLUMNS =
   'pubkey, stake, joined_at, share_difficulty, vardiff_since_ms, vardiff_shares, shares_accepted, shares_stale, shares_rejected, blocks_found, last_share_at';
-const SHARE_COLUMNS = 'id, pubkey, challenge_id, pow_hash, difficulty, stale, created_at_ms';
+const SHARE_COLUMNS =
+  'id, pubkey, challenge_id, pow_hash, difficulty, block_difficulty, stale, created_at_ms';
 const BLOCK_COLUMNS =
-  'block_hash, height, q, r, s, finder, reward, fee, window, last_share_id, payees, found_at_ms';
+  'block_hash, height, q, r, s, finder, reward, fee, window, last_share_id, payees, found_at_ms, finder_payout';
 
 export class SqlitePoolRepo implements PoolRepo {
   constructor(private readonly scope: Scope) {}
@@ -114,13 +116,22 @@ export class SqlitePoolRepo implements PoolRepo {
 
   async insertShare(s: PoolShareRecord): Promise<boolean> {
     checkBigint('pool.insertShare: difficulty', s.difficulty);
+    checkBigint('pool.insertShare: blockDifficulty', s.blockDifficulty);
     const result = this.scope
       .write('pool.insertShare')
       .prepare(
-        'INSERT INTO pool_shares (pubkey, challenge_id, pow_hash, difficulty, stale, created_at_ms) ' +
-          'VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (pow_hash) DO NOTHING',
+        'INSERT INTO pool_shares (pubkey, challenge_id, pow_hash, difficulty, block_difficulty, stale, created_at_ms) ' +
+          'VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (pow_hash) DO NOTHING',
       )
-      .run(s.pubkey, s.challengeId, s.powHash, s.difficulty.toString(), s.stale ? 1 : 0, s.createdAtMs);
+      .run(
+        s.pubkey,
+        s.challengeId,
+        s.powHash,
+        s.difficulty.toString(),
+        s.blockDifficulty.toString(),
+        s.stale ? 1 : 0,
+        s.createdAtMs,
+      );
     return result.changes === 1;
   }
 
@@ -143,7 +154,7 @@ export class SqlitePoolRepo implements PoolRepo {
     const result = this.scope
       .write('pool.insertBlock')
       .prepare(
-        `INSERT INTO pool_blocks (${BLOCK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (block_hash) DO NOTHING`,
+        `INSERT INTO pool_blocks (${BLOCK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (block_hash) DO NOTHING`,
       )
       .run(
         b.blockHash,
@@ -158,6 +169,7 @@ export class SqlitePoolRepo implements PoolRepo {
         b.lastShareId,
         b.payees,
         b.foundAtMs,
+        b.finderPayout === null ? null : b.finderPayout.toString(),
       );
     return result.changes === 1;
   }
@@ -181,6 +193,67 @@ export class SqlitePoolRepo implements PoolRepo {
       .prepare("SELECT credited FROM ledger_totals WHERE pubkey = ? AND token = ? AND type = 'pool_payout'")
       .get(pubkey, token);
     return row === undefined ? 0n : bigintOf(row, 'credited');
+  }
+
+  async getBlock(blockHash: string): Promise<PoolBlockRecord | undefined> {
+    const row = this.scope
+      .read()
+      .prepare(`SELECT ${BLOCK_COLUMNS} FROM pool_blocks WHERE block_hash = ?`)
+      .get(blockHash);
+    return row === undefined ? undefined : toBlock(row);
+  }
+
+  async pruneShares(beforeId: number, expiredBeforeS: number, limit: number): Promise<number> {
+    checkCount('pool.pruneShares: limit', limit);
+    const result = this.scope
+      .write('pool.pruneShares')
+      .prepare(
+        'DELETE FROM pool_shares WHERE id IN (SELECT s.id FROM pool_shares s JOIN hex_challenges c ON c.id = s.challenge_id ' +
+          'WHERE s.id < ? AND c.expires_at < ? ORDER BY s.id LIMIT ?)',
+      )
+      .run(beforeId, expiredBeforeS, limit);
+    return Number(result.changes);
+  }
+
+  async getBackoff(key: string): Promise<PoolBackoffRecord | undefined> {
+    const row = this.scope
+      .read()
+      .prepare('SELECT key, invalid, last_invalid_ms, until_ms FROM pool_backoff WHERE key = ?')
+      .get(key);
+    return row === undefined
+      ? undefined
+      : {
+          key: text(row, 'key'),
+          invalid: int(row, 'invalid'),
+          lastInvalidMs: int(row, 'last_invalid_ms'),
+          untilMs: int(row, 'until_ms'),
+        };
+  }
+
+  async putBackoff(e: PoolBackoffRecord): Promise<void> {
+    checkCount('pool.putBackoff: invalid', e.invalid);
+    this.scope
+      .write('pool.putBackoff')
+      .prepare(
+        'INSERT INTO pool_backoff (key, invalid, last_invalid_ms, until_ms) VALUES (?, ?, ?, ?) ' +
+          'ON CONFLICT (key) DO UPDATE SET invalid = excluded.invalid, last_invalid_ms = excluded.last_invalid_ms, until_ms = excluded.until_ms',
+      )
+      .run(e.key, e.invalid, e.lastInvalidMs, e.untilMs);
+  }
+
+  async deleteBackoff(key: string): Promise<void> {
+    this.scope.write('pool.deleteBackoff').prepare('DELETE FROM pool_backoff WHERE key = ?').run(key);
+  }
+
+  async pruneBackoff(beforeMs: number, limit: number): Promise<number> {
+    checkCount('pool.pruneBackoff: limit', limit);
+    const result = this.scope
+      .write('pool.pruneBackoff')
+      .prepare(
+        'DELETE FROM pool_backoff WHERE key IN (SELECT key FROM pool_backoff WHERE last_invalid_ms < ? ORDER BY last_invalid_ms LIMIT ?)',
+      )
+      .run(beforeMs, limit);
+    return Number(result.changes);
   }
 }
 
@@ -208,6 +281,11 @@ function toShare(row: Row): StoredPoolShare {
     challengeId: text(row, 'challenge_id'),
     powHash: text(row, 'pow_hash'),
     difficulty: bigintOf(row, 'difficulty'),
+    // Null only for a share whose challenge was gone at migration 5: scored as a whole block's worth at most.
+    blockDifficulty:
+      nullableText(row, 'block_difficulty') === null
+        ? bigintOf(row, 'difficulty')
+        : bigintOf(row, 'block_difficulty'),
     stale: int(row, 'stale') === 1,
     createdAtMs: int(row, 'created_at_ms'),
   };
@@ -225,5 +303,6 @@ function toBlock(row: Row): PoolBlockRecord {
     lastShareId: int(row, 'last_share_id'),
     payees: int(row, 'payees'),
     foundAtMs: int(row, 'found_at_ms'),
+    finderPayout: nullableText(row, 'finder_payout') === null ? null : bigintOf(row, 'finder_payout'),
   };
 }

@@ -347,7 +347,10 @@ export interface PoolShareRecord {
   readonly challengeId: string;
   /** 64 hex digits; unique: the same header is one share. */
   readonly powHash: string;
+  /** The share difficulty it was mined at. */
   readonly difficulty: bigint;
+  /** The block difficulty of its challenge (its PPLNS score is difficulty / blockDifficulty). */
+  readonly blockDifficulty: bigint;
   /** Stale shares are kept (to refuse duplicates) but never paid. */
   readonly stale: boolean;
   readonly createdAtMs: number;
@@ -369,6 +372,19 @@ export interface PoolBlockRecord {
   readonly lastShareId: number;
   readonly payees: number;
   readonly foundAtMs: number;
+  /** What the finder was paid: its PPLNS payout, remainder included (null: unknown, older rows). */
+  readonly finderPayout: bigint | null;
+}
+
+/** The invalid-share back-off of one client address and key (protocol 4.16). */
+export interface PoolBackoffRecord {
+  /** `<address>|<pubkey>`. */
+  readonly key: string;
+  /** Invalid shares in a row. */
+  readonly invalid: number;
+  readonly lastInvalidMs: number;
+  /** Shares are refused until then (Unix ms; 0: not in back-off). */
+  readonly untilMs: number;
 }
 
 export interface PoolRepo {
@@ -392,4 +408,16 @@ export interface PoolRepo {
   countBlocks(): Promise<number>;
   /** Sum of pool_payout credits of a key. */
   paidTotal(pubkey: string, token: string): Promise<bigint>;
+  /** The paid pool block of this hash. */
+  getBlock(blockHash: string): Promise<PoolBlockRecord | undefined>;
+  /**
+   * Deletes at most `limit` shares, oldest first, with id < `beforeId` whose challenge expired
+   * before `expiredBeforeS` (Unix seconds). Returns how many.
+   */
+  pruneShares(beforeId: number, expiredBeforeS: number, limit: number): Promise<number>;
+  getBackoff(key: string): Promise<PoolBackoffRecord | undefined>;
+  putBackoff(entry: PoolBackoffRecord): Promise<void>;
+  deleteBackoff(key: string): Promise<void>;
+  /** Deletes at most `limit` back-off entries whose last invalid share is older than `beforeMs`. */
+  pruneBackoff(beforeMs: number, limit: number): Promise<number>;
 }

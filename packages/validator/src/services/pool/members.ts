@@ -1,11 +1,12 @@
 import {
   clampShareDifficulty,
   initialShareDifficulty,
+  MAX_HEX_DIFFICULTY,
   shareDifficultyBounds,
   vardiffDue,
   vardiffStep,
 } from '@tensormine/protocol';
-import type { PoolMemberRecord } from '../../store/types.js';
+import type { PoolMemberRecord, StorageTx } from '../../store/types.js';
 
 /** A pool member's record: membership, vardiff state and counters. */
 
@@ -32,19 +33,38 @@ export function isMember(m: PoolMemberRecord | undefined): m is PoolMemberRecord
 }
 
 /**
+ * The unclamped share difficulty a new member starts with: one share per interval at the
+ * nominal hash rate of its registered device type (protocol 4.14); advanceVardiff clamps it.
+ */
+export async function startingShareDifficulty(
+  tx: StorageTx,
+  pubkey: string,
+  intervalMs: bigint,
+): Promise<bigint> {
+  const device = await tx.devices.get(pubkey);
+  return initialShareDifficulty(device?.deviceType, intervalMs, MAX_HEX_DIFFICULTY);
+}
+
+/**
  * The member after `acceptedShares` more accepted shares at `nowMs`, with its share difficulty
  * moved by vardiff when a step is due (protocol 4.14) and kept inside [16, block difficulty].
- * A member without a share difficulty gets the initial one (D / 256).
+ * A member without a share difficulty gets `initial()` (startingShareDifficulty), clamped.
  */
-export function advanceVardiff(
+export async function advanceVardiff(
   m: PoolMemberRecord,
-  input: { nowMs: number; blockDifficulty: bigint; targetIntervalMs: bigint; acceptedShares: number },
-): PoolMemberRecord {
+  input: {
+    nowMs: number;
+    blockDifficulty: bigint;
+    targetIntervalMs: bigint;
+    acceptedShares: number;
+    initial: () => Promise<bigint>;
+  },
+): Promise<PoolMemberRecord> {
   const { nowMs, blockDifficulty, targetIntervalMs } = input;
   if (m.shareDifficulty === null) {
     return {
       ...m,
-      shareDifficulty: initialShareDifficulty(blockDifficulty),
+      shareDifficulty: clampShareDifficulty(await input.initial(), blockDifficulty),
       vardiffSinceMs: nowMs,
       vardiffShares: input.acceptedShares,
     };

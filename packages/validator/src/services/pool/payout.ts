@@ -1,5 +1,13 @@
-import { type PplnsShare, pplnsSplit, pplnsWeights, pplnsWindow } from '@tensormine/protocol';
+import {
+  type PplnsShare,
+  pplnsScore,
+  pplnsScoreWindow,
+  pplnsSplit,
+  pplnsWeights,
+  scoreToDifficulty,
+} from '@tensormine/protocol';
 import type { BlockRecord, NewLedgerEntry, StorageTx } from '../../store/types.js';
+import type { PoolBlockPay } from '../types.js';
 
 /**
  * Paying a pool block (docs/protocol.md section 4.15), inside the block's transaction: the
@@ -31,18 +39,30 @@ export interface PayoutTerms {
   readonly token: string;
 }
 
+/** The window read for a block (or an estimate) now. */
+export interface WindowRead {
+  /** Each member's score in the window (fixed point, PPLNS_SCORE_SCALE = one block's worth). */
+  readonly weights: Map<string, bigint>;
+  /** The window in scores (PPLNS: factor x 2^64; proportional: the scores since the last block). */
+  readonly window: bigint;
+  /** The newest share when it was read. */
+  readonly lastShareId: number;
+  /** The oldest share counted (lastShareId + 1 when none): older ones are no longer needed. */
+  readonly oldestShareId: number;
+}
+
 /**
- * The weights of the window for a block of difficulty D now: PPLNS counts the newest shares up
- * to N = factor x D; proportional counts every share since the pool's previous block.
+ * The weights of the window now: PPLNS counts the newest shares up to `factor` blocks' worth
+ * of score; proportional counts every share since the pool's previous block. A share's score
+ * is its share difficulty over the block difficulty of its challenge (protocol 4.15).
  */
 export async function windowWeights(
   tx: StorageTx,
   terms: Pick<PayoutTerms, 'strategy' | 'windowFactor'>,
-  blockDifficulty: bigint,
-): Promise<{ weights: Map<string, bigint>; window: bigint; lastShareId: number }> {
+): Promise<WindowRead> {
   const lastShareId = await tx.pool.lastShareId();
   let afterId = 0;
-  let window: bigint | undefined = pplnsWindow(blockDifficulty, terms.windowFactor);
+  let window: bigint | undefined = pplnsScoreWindow(terms.windowFactor);
   if (terms.strategy === 'proportional') {
     afterId = (await tx.pool.lastBlock())?.lastShareId ?? 0;
     window = undefined;
@@ -50,28 +70,34 @@ export async function windowWeights(
   const shares: PplnsShare[] = [];
   let sum = 0n;
   let before = lastShareId + 1;
+  let oldestShareId = lastShareId + 1;
   while ((window === undefined || sum < window) && shares.length < MAX_WINDOW_SHARES) {
     const page = await tx.pool.sharesBefore(before, afterId, PAGE);
     for (const share of page) {
-      shares.push({ pubkey: share.pubkey, difficulty: share.difficulty });
-      sum += share.difficulty;
+      if (window !== undefined && sum >= window) break;
+      const weight = pplnsScore(share.difficulty, share.blockDifficulty);
+      shares.push({ pubkey: share.pubkey, weight });
+      sum += weight;
+      oldestShareId = share.id;
     }
     const last = page.at(-1);
     if (page.length < PAGE || last === undefined) break;
     before = last.id;
   }
   const effective = window ?? sum;
-  return { weights: pplnsWeights(shares, effective), window: effective, lastShareId };
+  return { weights: pplnsWeights(shares, effective), window: effective, lastShareId, oldestShareId };
 }
 
-/** Pays `block` by the pool's rule. Returns the number of members paid. */
+/** Pays `block` by the pool's rule. Returns what it paid. */
 export async function payPoolBlock(
   tx: StorageTx,
   terms: PayoutTerms,
   block: BlockRecord,
   reward: bigint,
-): Promise<{ payees: number; fee: bigint; window: bigint; lastShareId: number }> {
-  const { weights, window, lastShareId } = await windowWeights(tx, terms, block.difficulty);
+): Promise<PoolBlockPay> {
+  const read = await windowWeights(tx, terms);
+  const { weights, lastShareId } = read;
+  const window = scoreToDifficulty(read.window, block.difficulty);
   const split = pplnsSplit({ reward, feeBps: terms.feeBps, weights, finder: block.minerPubkey });
   const timestamp = Math.floor(block.timestampMs / 1000);
   const ref = block.blockHash;
@@ -116,6 +142,7 @@ export async function payPoolBlock(
     );
   }
   await tx.ledger.apply(entries);
+  const finderPayout = split.payouts.find((p) => p.pubkey === block.minerPubkey)?.amount ?? 0n;
   await tx.pool.insertBlock({
     blockHash: block.blockHash,
     height: block.height,
@@ -127,6 +154,7 @@ export async function payPoolBlock(
     lastShareId,
     payees: split.payouts.length,
     foundAtMs: block.timestampMs,
+    finderPayout,
   });
-  return { payees: split.payouts.length, fee: split.fee, window, lastShareId };
+  return { reward, fee: split.fee, finderPayout, payees: split.payouts.length, window };
 }

@@ -1,8 +1,11 @@
 import {
+  clampShareDifficulty,
   formatAmount,
+  MAX_HEX_DIFFICULTY,
   ProtocolError,
   parseAmount,
   pplnsWindow,
+  scoreToDifficulty,
   shareTargetFromDifficulty,
   targetToHex,
 } from '@tensormine/protocol';
@@ -13,8 +16,9 @@ import { InsufficientBalanceError, type PoolBlockRecord, type StorageTx } from '
 import { HEX_BLOCK_REWARD } from '../hexchain.js';
 import type { HexchainHooks, HexchainService, Service } from '../types.js';
 import { ShareBackoff } from './backoff.js';
-import { advanceVardiff, isMember, newMember } from './members.js';
+import { advanceVardiff, isMember, newMember, startingShareDifficulty } from './members.js';
 import { type PayoutTerms, POOL_STAKE_ACCOUNT, payPoolBlock, windowWeights } from './payout.js';
+import { type PruneResult, prunePool } from './prune.js';
 import { shareHandlers } from './shares.js';
 
 /**
@@ -26,6 +30,9 @@ import { shareHandlers } from './shares.js';
 
 export const POOL_TOKEN = 'PTM';
 
+/** How often shares and back-offs are pruned. */
+const PRUNE_EVERY_MS = 60_000;
+
 /** A member counts as online when its last accepted share is this recent (or 2 block intervals). */
 const ONLINE_WINDOW_S = 600;
 
@@ -34,6 +41,10 @@ export interface PoolService extends Service {
   readonly hooks: HexchainHooks;
   /** Connects the hexchain service (created after the pool, with its hooks). */
   attach(hexchain: HexchainService): void;
+  /** One pruning run (shares no longer needed, forgotten back-offs); also run every minute. */
+  prune(): Promise<PruneResult>;
+  /** Stops the pruning timer. */
+  close(): void;
 }
 
 export function createPoolService(ctx: ValidatorContext): PoolService {
@@ -49,7 +60,7 @@ export function createPoolService(ctx: ValidatorContext): PoolService {
     windowFactor: BigInt(ctx.config.poolPplnsWindowFactor),
     token: POOL_TOKEN,
   });
-  const backoff = new ShareBackoff({ now: ctx.now });
+  const backoff = new ShareBackoff(ctx.storage, { now: ctx.now });
   const roundDurationS = () => Math.max(1, Number(ctx.config.blockIntervalMs / 1000n));
 
   const hooks: HexchainHooks = {
@@ -57,11 +68,12 @@ export function createPoolService(ctx: ValidatorContext): PoolService {
       if (!pooled() || challenge.minerPubkey === null) return undefined;
       const member = await tx.pool.getMember(challenge.minerPubkey);
       if (!isMember(member)) return undefined;
-      const next = advanceVardiff(member, {
+      const next = await advanceVardiff(member, {
         nowMs: ctx.now(),
         blockDifficulty: challenge.difficulty,
         targetIntervalMs: ctx.config.poolShareIntervalMs,
         acceptedShares: 0,
+        initial: () => startingShareDifficulty(tx, member.pubkey, ctx.config.poolShareIntervalMs),
       });
       await tx.pool.putMember(next);
       const shareDifficulty = next.shareDifficulty ?? challenge.difficulty;
@@ -73,9 +85,9 @@ export function createPoolService(ctx: ValidatorContext): PoolService {
     },
 
     async rewardBlock(tx, block, reward) {
-      if (!pooled()) return false;
+      if (!pooled()) return undefined;
       const member = await tx.pool.getMember(block.minerPubkey);
-      if (!isMember(member)) return false;
+      if (!isMember(member)) return undefined;
       // The block is also the finder's share (when its challenge carried share terms), counted
       // before the window is read; a share already recorded under this hash is not counted twice.
       const challengeTerms = await tx.pool.getChallengeTerms(block.challengeId);
@@ -86,16 +98,18 @@ export function createPoolService(ctx: ValidatorContext): PoolService {
           challengeId: block.challengeId,
           powHash: block.powHash,
           difficulty: challengeTerms.shareDifficulty,
+          blockDifficulty: block.difficulty,
           stale: false,
           createdAtMs: block.timestampMs,
         });
         if (inserted) counted = 1;
       }
-      const advanced = advanceVardiff(member, {
+      const advanced = await advanceVardiff(member, {
         nowMs: block.timestampMs,
         blockDifficulty: block.difficulty,
         targetIntervalMs: ctx.config.poolShareIntervalMs,
         acceptedShares: counted,
+        initial: () => startingShareDifficulty(tx, member.pubkey, ctx.config.poolShareIntervalMs),
       });
       await tx.pool.putMember({
         ...advanced,
@@ -105,15 +119,25 @@ export function createPoolService(ctx: ValidatorContext): PoolService {
       });
       await tx.counters.add('pool_blocks_found', 1);
       if (counted === 1) await tx.counters.add('pool_shares_accepted', 1);
-      await payPoolBlock(tx, terms(), block, reward);
-      return true;
+      return payPoolBlock(tx, terms(), block, reward);
+    },
+
+    async poolBlock(tx, blockHash) {
+      const b = await tx.pool.getBlock(blockHash);
+      if (b === undefined) return undefined;
+      return {
+        reward: b.reward,
+        fee: b.fee,
+        finderPayout: b.finderPayout ?? 0n,
+        payees: b.payees,
+        window: b.window,
+      };
     },
   };
 
   /** What the pool would pay each member for a block found now. */
   const estimate = async (tx: StorageTx) => {
-    const difficulty = chain().info().difficulty;
-    const { weights, window } = await windowWeights(tx, terms(), difficulty);
+    const { weights, window } = await windowWeights(tx, terms());
     let total = 0n;
     for (const w of weights.values()) total += w;
     return { weights, window, total };
@@ -189,7 +213,7 @@ export function createPoolService(ctx: ValidatorContext): PoolService {
         shares_rejected: m?.sharesRejected ?? 0,
         blocks_found: m?.blocksFound ?? 0,
         last_share_at: m?.lastShareAt ?? null,
-        window_weight: Number(weight),
+        window_weight: Number(scoreToDifficulty(weight, chain().info().difficulty)),
         estimated_payout: formatAmount(estimated, POOL_TOKEN),
         paid_total: formatAmount(s.paid, POOL_TOKEN),
         token: POOL_TOKEN,
@@ -215,7 +239,7 @@ export function createPoolService(ctx: ValidatorContext): PoolService {
       }
       const nowMs = ctx.now();
       const joinedAt = Math.floor(nowMs / 1000);
-      await ctx.storage.transaction(async (tx) => {
+      const startDifficulty = await ctx.storage.transaction(async (tx) => {
         if ((await tx.devices.get(pubkey)) === undefined) {
           throw new ApiError(
             'miner_not_registered',
@@ -254,20 +278,29 @@ export function createPoolService(ctx: ValidatorContext): PoolService {
             throw error;
           }
         }
+        // The starting share difficulty (protocol 4.14): one share per interval at the declared
+        // hash rate, else the difficulty it left with, else its device type's nominal rate.
+        const interval = ctx.config.poolShareIntervalMs;
+        const start =
+          body.hashrate !== undefined
+            ? clampShareDifficulty((BigInt(body.hashrate) * interval) / 1000n, MAX_HEX_DIFFICULTY)
+            : (existing?.shareDifficulty ?? (await startingShareDifficulty(tx, pubkey, interval)));
         await tx.pool.putMember({
           ...(existing ?? newMember(pubkey, nowMs)),
           stake,
           joinedAt,
-          shareDifficulty: null,
+          shareDifficulty: start,
           vardiffSinceMs: nowMs,
           vardiffShares: 0,
         });
+        return start;
       });
       return {
         joined: true as const,
         pubkey,
         stake_amount: formatAmount(stake, POOL_TOKEN),
         joined_at: joinedAt,
+        share_difficulty: Number(clampShareDifficulty(startDifficulty, chain().info().difficulty)),
       };
     },
 
@@ -304,12 +337,20 @@ export function createPoolService(ctx: ValidatorContext): PoolService {
     ...shareHandlers({ ctx, chain, backoff, pooled }),
   });
 
+  const prune = () => prunePool(ctx, terms(), backoff.forgetMs);
+  const pruner = setInterval(() => {
+    prune().catch((error: unknown) => ctx.log.warn({ err: error }, 'could not prune pool shares'));
+  }, PRUNE_EVERY_MS);
+  pruner.unref();
+
   return {
     handlers,
     hooks,
     attach(service) {
       hexchain = service;
     },
+    prune,
+    close: () => clearInterval(pruner),
   };
 }
 

@@ -15,11 +15,11 @@ import {
 import type { ValidatorContext } from '../../context.js';
 import { ApiError, verdictError } from '../../http/errors.js';
 import { routeHandlers } from '../../http/handlers.js';
-import type { HexChallengeRecord } from '../../store/types.js';
+import type { HexChallengeRecord, StorageTx } from '../../store/types.js';
 import { COUNTERS } from '../metrics.js';
 import type { HexchainService } from '../types.js';
-import type { ShareBackoff } from './backoff.js';
-import { advanceVardiff, isMember } from './members.js';
+import { backoffKey, type ShareBackoff } from './backoff.js';
+import { advanceVardiff, isMember, startingShareDifficulty } from './members.js';
 
 /**
  * POST /api/hexchain/pool/share (docs/protocol.md section 4.13). A share is verified like a
@@ -40,8 +40,8 @@ export interface ShareDeps {
 
 export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
   /** Refuses a share: counts it (and, for the back-off, against address + key unless stale). */
-  const refuse = async (error: ApiError, backoffKey: string | undefined): Promise<never> => {
-    if (backoffKey !== undefined) backoff.invalid(backoffKey);
+  const refuse = async (error: ApiError, key: string | undefined): Promise<never> => {
+    if (key !== undefined) await backoff.invalid(key);
     await ctx.metrics.recordRejection(error.code, 'share');
     throw error;
   };
@@ -56,8 +56,17 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
         );
       }
       const pubkey = body.block.miner_pubkey;
-      const key = `${request.ip}|${pubkey}`;
-      const waitMs = backoff.waitMs(key);
+      const key = backoffKey(request.ip, pubkey);
+      const found = await ctx.storage.read(async (tx) => {
+        const challenge = await tx.hexChallenges.get(body.challenge_id);
+        return {
+          backoff: await tx.pool.getBackoff(key),
+          challenge,
+          terms: challenge === undefined ? undefined : await tx.pool.getChallengeTerms(challenge.id),
+          member: await tx.pool.getMember(pubkey),
+        };
+      });
+      const waitMs = backoff.waitOf(found.backoff);
       if (waitMs > 0) {
         const retryAfter = Math.ceil(waitMs / 1000);
         throw new ApiError(
@@ -68,15 +77,11 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
         );
       }
 
-      const found = await ctx.storage.read(async (tx) => {
-        const challenge = await tx.hexChallenges.get(body.challenge_id);
-        return {
-          challenge,
-          terms: challenge === undefined ? undefined : await tx.pool.getChallengeTerms(challenge.id),
-          member: await tx.pool.getMember(pubkey),
-        };
-      });
       const { challenge, terms } = found;
+      /** Clears the back-off of this address and key after an accepted share (if it has one). */
+      const cleared = async (tx: StorageTx) => {
+        if (found.backoff !== undefined) await backoff.valid(tx, key);
+      };
       if (challenge === undefined) {
         return refuse(
           new ApiError(
@@ -170,7 +175,7 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
           else return refuse(error, key);
         }
         if (block !== null) {
-          backoff.valid(key);
+          if (found.backoff !== undefined) await ctx.storage.transaction(cleared);
           const member = await ctx.storage.read((tx) => tx.pool.getMember(pubkey));
           return {
             accepted: true as const,
@@ -189,6 +194,7 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
           challengeId: challenge.id,
           powHash,
           difficulty: terms.shareDifficulty,
+          blockDifficulty: challenge.difficulty,
           stale: stale !== undefined,
           createdAtMs: nowMs,
         });
@@ -200,11 +206,12 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
           await tx.counters.add(COUNTERS.sharesStale, 1);
           return { duplicate: false as const, next: member.shareDifficulty };
         }
-        const advanced = advanceVardiff(member, {
+        const advanced = await advanceVardiff(member, {
           nowMs,
           blockDifficulty: chain().info().difficulty,
           targetIntervalMs: ctx.config.poolShareIntervalMs,
           acceptedShares: 1,
+          initial: () => startingShareDifficulty(tx, pubkey, ctx.config.poolShareIntervalMs),
         });
         await tx.pool.putMember({
           ...advanced,
@@ -212,6 +219,7 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
           lastShareAt: Math.floor(nowMs / 1000),
         });
         await tx.counters.add(COUNTERS.sharesAccepted, 1);
+        await cleared(tx);
         return { duplicate: false as const, next: advanced.shareDifficulty };
       });
       if (outcome.duplicate) {
@@ -232,7 +240,6 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
           { reason: stale },
         );
       }
-      backoff.valid(key);
       return {
         accepted: true as const,
         kind: 'share' as const,
