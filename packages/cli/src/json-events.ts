@@ -109,6 +109,15 @@ export const JSON_EVENTS = [
   event('stale', 'The work went stale (the lattice moved, failover); new work is fetched.', {
     reason: Type.String(),
   }),
+  event('shares-dropped', 'Pool shares were dropped unsent (at most one event a second per reason).', {
+    reason: Type.String({
+      description:
+        '`queue-full` (more than 4096 waiting behind the 32 in flight: the oldest goes), `expired` (their challenge expired while queued), `stopped` (queued at shutdown).',
+    }),
+    count: Type.Integer({ minimum: 1, description: 'Shares dropped by this event.' }),
+    total: Type.Integer({ minimum: 0, description: 'Shares dropped since the start.' }),
+    queued: Type.Integer({ minimum: 0, description: 'Shares still waiting.' }),
+  }),
   event('device-error', 'A device reported a problem.', { device: Type.String(), detail: Type.String() }),
   event('device-state', 'A device changed state (errors, attach, detach; not routine idle/ok).', {
     device: Type.String(),

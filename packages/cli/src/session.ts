@@ -88,6 +88,7 @@ const TONES: Partial<Record<MinerLogEvent['type'], LineTone>> = {
   rejected: 'bad',
   journaled: 'warn',
   expired: 'warn',
+  'shares-dropped': 'warn',
   'connection-lost': 'warn',
   'connection-restored': 'good',
   'device-error': 'warn',

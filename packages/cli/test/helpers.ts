@@ -97,10 +97,14 @@ export async function testValidator(
     hexchain?: boolean;
     genesis?: CreateValidatorOptions['genesis'];
     poolStrategy?: 'solo' | 'pplns';
+    poolShareIntervalMs?: bigint;
   } = {},
 ): Promise<{ validator: Validator; url: string }> {
   const validator = await createValidator({
     ...(options.poolStrategy === undefined ? {} : { poolStrategy: options.poolStrategy }),
+    ...(options.poolShareIntervalMs === undefined
+      ? {}
+      : { poolShareIntervalMs: options.poolShareIntervalMs }),
     dataDir: ':memory:',
     hexDifficulty: options.hexDifficulty ?? 65_536n,
     difficulty: 2,

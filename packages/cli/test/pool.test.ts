@@ -48,7 +48,13 @@ describe('miner mine --pool', () => {
   });
 
   test('joins with --stake, mines shares at the share target, reports them as --json events', async () => {
-    const { url, validator } = await testValidator({ poolStrategy: 'pplns', hexDifficulty: 1n << 20n });
+    // A share interval of 100 ms: a new native member (2 MH/s nominal) starts at share
+    // difficulty 200 000, well below the block difficulty (2^24), so its shares are shares.
+    const { url, validator } = await testValidator({
+      poolStrategy: 'pplns',
+      hexDifficulty: 1n << 24n,
+      poolShareIntervalMs: 100n,
+    });
     const { env } = await tempHome();
     const signer = await testKey(join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key'), [url]);
     const m = startMine(['--url', url, '--pool', '--stake', '0', '--json'], env);
@@ -63,13 +69,18 @@ describe('miner mine --pool', () => {
       .split('\n')
       .map((line) => JSON.parse(line) as Record<string, unknown>);
     const job = events.find((e) => e.type === 'job');
-    // The job is sized to the share target: D / 256 for a new member.
-    expect(job?.difficulty).toBe(4096);
+    // The job is sized to the share target: one share per interval at the nominal rate, or a
+    // quarter of it when the first challenge came 4 intervals (400 ms) after the join (vardiff).
+    expect([200_000, 50_000]).toContain(job?.difficulty);
     const share = events.find((e) => e.type === 'accepted');
-    expect(share?.details).toMatchObject({ accepted: true, kind: 'share', share_difficulty: 4096 });
+    expect(share?.details).toMatchObject({
+      accepted: true,
+      kind: 'share',
+      share_difficulty: job?.difficulty,
+    });
     const pool = m.session()?.snapshot().pool;
     expect(pool?.sharesAccepted).toBeGreaterThanOrEqual(3);
-    expect(pool?.shareDifficulty).toBeGreaterThanOrEqual(4096); // vardiff may have raised it
+    expect(pool?.shareDifficulty).toBeGreaterThanOrEqual(12_500); // vardiff may have raised it
     expect(await m.stop()).toBe(0);
     const member = (await validator.inject(`/pool/members/${signer.publicKeyHex}`)).json();
     expect(member).toMatchObject({ member: true, stake: '0' });

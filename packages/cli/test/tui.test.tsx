@@ -35,6 +35,8 @@ function stats(overrides: Partial<MinerStats> = {}): MinerStats {
     lastLatencyMs: 103,
     averageLatencyMs: 98,
     journalSize: 0,
+    sharesQueued: 0,
+    sharesDropped: 0,
     uptimeSeconds: 3723,
     job: { challengeId: 'h-1', protocolVersion: '4.1', difficulty: 43118, expiresAtMs: Date.now() + 60_000 },
     hashrate: { ...NONE, '10s': 1_520_000, max: 1_600_000 },

@@ -1,7 +1,7 @@
 import type { DeviceNoticeKind } from './device.js';
 import type { FoundResult } from './found.js';
 import { formatHashrate } from './hashrate.js';
-import type { MinerLogEvent } from './miner.js';
+import { type MinerLogEvent, POOL_QUEUE_MAX, type ShareDropReason } from './miner.js';
 
 /**
  * One plain line per log event, xmrig style, for output that is not a terminal (the TUI
@@ -31,6 +31,8 @@ export function formatLogEvent(e: MinerLogEvent): string {
       return `${e.url ? `validator ${e.url}` : 'validator'} back after ${Math.round(e.downMs / 1000)} s`;
     case 'stale':
       return `work is stale (${e.reason}); fetching new work`;
+    case 'shares-dropped':
+      return `${e.count} share${e.count === 1 ? '' : 's'} dropped unsent (${DROP_WORDS[e.reason]}); ${e.total} in all, ${e.queued} queued`;
     case 'device-error':
       return `${e.device}: ${e.message}`;
     case 'device-state':
@@ -45,6 +47,12 @@ export function formatLogEvent(e: MinerLogEvent): string {
       return `error: ${e.message}`;
   }
 }
+
+const DROP_WORDS: Record<ShareDropReason, string> = {
+  'queue-full': `more than ${POOL_QUEUE_MAX} waiting: the share difficulty is too easy for this miner until vardiff raises it`,
+  expired: 'their challenge expired while they waited',
+  stopped: 'the miner stopped with them queued',
+};
 
 const NOTICE_WORDS: Record<DeviceNoticeKind, string> = {
   attached: 'attached',

@@ -84,6 +84,9 @@ export {
   type MinerLogEvent,
   type MinerOptions,
   type MinerStats,
+  POOL_MAX_IN_FLIGHT,
+  POOL_QUEUE_MAX,
+  type ShareDropReason,
 } from './miner.js';
 export {
   type MiningStrategy,

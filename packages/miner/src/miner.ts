@@ -51,6 +51,9 @@ interface ResultFields {
   readonly latencyMs: number;
 }
 
+/** Why pool shares were dropped unsent (the `shares-dropped` event). */
+export type ShareDropReason = 'queue-full' | 'expired' | 'stopped';
+
 /** What the Miner reports. The CLI prints them (plain lines) or shows them (the TUI). */
 export type MinerLogEvent =
   | {
@@ -78,6 +81,21 @@ export type MinerLogEvent =
     }
   | { readonly type: 'connection-restored'; readonly url?: string; readonly downMs: number }
   | { readonly type: 'stale'; readonly reason: string }
+  /**
+   * Pool shares were dropped without being sent: the queue behind the in-flight submissions was
+   * full (the oldest queued share goes), a queued share's challenge expired before its turn, or
+   * the miner stopped with shares still queued.
+   */
+  | {
+      readonly type: 'shares-dropped';
+      readonly reason: ShareDropReason;
+      /** Dropped by this event. */
+      readonly count: number;
+      /** Dropped since the start. */
+      readonly total: number;
+      /** Shares waiting in the queue now. */
+      readonly queued: number;
+    }
   | { readonly type: 'device-error'; readonly device: string; readonly message: string }
   | { readonly type: 'device-state'; readonly device: string; readonly state: DeviceState }
   /** A unit of a backend (a board) attached, lost, back, rebooted, failed its self-test, or its link degraded. */
@@ -89,8 +107,17 @@ export type MinerLogEvent =
   | { readonly type: 'resumed' }
   | { readonly type: 'error'; readonly message: string };
 
-/** Pool mode: at most this many shares in flight; more found meanwhile are not sent. */
-export const POOL_MAX_PENDING = 32;
+/** Pool mode: at most this many share submissions in flight; more found meanwhile queue. */
+export const POOL_MAX_IN_FLIGHT = 32;
+/**
+ * Pool mode: at most this many shares wait behind the in-flight ones. Beyond it the oldest
+ * queued share is dropped and reported (`shares-dropped`): a miner that finds shares faster
+ * than the validator answers is at a share difficulty far too easy for it (a new member before
+ * vardiff), and the newest shares are the likeliest to still be current.
+ */
+export const POOL_QUEUE_MAX = 4096;
+/** `shares-dropped` events are at most one a second (the counts add up in `total`). */
+const DROP_REPORT_MS = 1_000;
 
 export interface MinerEvents {
   log: [event: MinerLogEvent];
@@ -129,6 +156,10 @@ export interface MinerStats {
   readonly lastLatencyMs: number | undefined;
   readonly averageLatencyMs: number | undefined;
   readonly journalSize: number;
+  /** Pool shares waiting for a submission slot. */
+  readonly sharesQueued: number;
+  /** Pool shares dropped unsent since the start (each drop was reported: `shares-dropped`). */
+  readonly sharesDropped: number;
   readonly uptimeSeconds: number;
   readonly job:
     | {
@@ -193,8 +224,13 @@ export class Miner extends EventEmitter<MinerEvents> {
   private readonly inFlight = new Set<Promise<void>>();
   /** Ids of the results whose submission is under way (the journal flush skips them). */
   private readonly submitting = new Set<string>();
-  /** Pool shares not sent because too many were in flight (see POOL_MAX_PENDING). */
-  private sharesSkipped = 0;
+  /** Pool shares waiting for a free submission slot (POOL_MAX_IN_FLIGHT), oldest first. */
+  private readonly shareQueue: FoundResult[] = [];
+  /** Pool shares dropped (queue full or expired while queued), and those not yet reported. */
+  private sharesDropped = 0;
+  private readonly unreported: Record<ShareDropReason, number> = { 'queue-full': 0, expired: 0, stopped: 0 };
+  private lastDropReportMs = 0;
+  private dropReportTimer: NodeJS.Timeout | undefined;
   private readonly detach: (() => void)[] = [];
 
   constructor(options: MinerOptions) {
@@ -296,6 +332,8 @@ export class Miner extends EventEmitter<MinerEvents> {
     if (!this.running) return;
     this.running = false;
     for (const timer of [this.expiryTimer, this.workRetryTimer, this.flushTimer]) clearTimeout(timer);
+    const queued = this.shareQueue.splice(0).length;
+    if (queued > 0 || this.dropReportTimer !== undefined) this.dropped('stopped', queued, true);
     for (const d of this.detach.splice(0)) d();
     await Promise.all(this.backends.map((b) => b.stop()));
     await Promise.race([Promise.allSettled([...this.inFlight]), delay(graceMs)]);
@@ -350,6 +388,8 @@ export class Miner extends EventEmitter<MinerEvents> {
       lastLatencyMs: this.lastLatencyMs,
       averageLatencyMs: this.latencyCount === 0 ? undefined : this.latencyTotal / this.latencyCount,
       journalSize: this.journalValue?.size ?? 0,
+      sharesQueued: this.shareQueue.length,
+      sharesDropped: this.sharesDropped,
       uptimeSeconds: this.running ? Math.floor((this.now() - this.startedAtMs) / 1000) : 0,
       job:
         job === undefined
@@ -478,29 +518,76 @@ export class Miner extends EventEmitter<MinerEvents> {
     if (this.bestDifficulty === undefined || found.achievedDifficulty > this.bestDifficulty) {
       this.bestDifficulty = found.achievedDifficulty;
     }
-    if (this.strategy.continueAfterFound && this.submitting.size >= POOL_MAX_PENDING) {
-      // Pool shares at a share target far too easy for this miner (a new member, before the
-      // validator's vardiff has moved): beyond POOL_MAX_PENDING in flight, a share is not sent
-      // (nor journaled), so that the answers, and the new share difficulty, come back at once.
-      this.sharesSkipped++;
-      if (this.sharesSkipped === 1 || this.sharesSkipped % 1000 === 0) {
-        this.log({
-          type: 'stale',
-          reason: `${this.sharesSkipped} share${this.sharesSkipped === 1 ? '' : 's'} not sent: more than ${POOL_MAX_PENDING} in flight (the share difficulty is too easy for this miner until vardiff raises it)`,
-        });
-        void this.refresh();
+    if (this.strategy.continueAfterFound && this.submitting.size >= POOL_MAX_IN_FLIGHT) {
+      // Pool shares found faster than the validator answers (a share target far too easy for
+      // this miner, before vardiff has moved): they wait their turn, in a bounded queue.
+      if (this.shareQueue.length === 0) void this.refresh(); // new work brings the new share difficulty
+      this.shareQueue.push(found);
+      if (this.shareQueue.length > POOL_QUEUE_MAX) {
+        this.shareQueue.shift();
+        this.dropped('queue-full', 1);
       }
+      this.log({ type: 'found', found });
       return;
     }
     this.log({ type: 'found', found });
+    this.sendFound(found);
+  }
+
+  /** Submits a verified result, then (pool) the next queued share. */
+  private sendFound(found: FoundResult): void {
     this.track(
-      this.submit(found).then(() => {
-        // Solo: the challenge takes one result, so new work once it is settled (not before:
-        // a challenge issued while the block is in flight may name the same cell).
-        if (!this.strategy.continueAfterFound && found.challengeId === this.job?.challengeId)
-          void this.refresh();
-      }),
+      this.submit(found)
+        .finally(() => this.nextQueuedShare())
+        .then(() => {
+          // Solo: the challenge takes one result, so new work once it is settled (not before:
+          // a challenge issued while the block is in flight may name the same cell).
+          if (!this.strategy.continueAfterFound && found.challengeId === this.job?.challengeId)
+            void this.refresh();
+        }),
     );
+  }
+
+  /** Sends queued shares while submission slots are free; drops the expired ones. */
+  private nextQueuedShare(): void {
+    let expired = 0;
+    while (this.running && this.submitting.size < POOL_MAX_IN_FLIGHT && this.shareQueue.length > 0) {
+      const next = this.shareQueue.shift()!;
+      if (this.now() >= next.expiresAtMs) {
+        expired++;
+        continue;
+      }
+      this.sendFound(next);
+    }
+    if (expired > 0) this.dropped('expired', expired);
+  }
+
+  /** Counts dropped shares and reports them (at most one event a second; never silently). */
+  private dropped(reason: ShareDropReason, count: number, now = false): void {
+    this.sharesDropped += count;
+    this.unreported[reason] += count;
+    const report = () => {
+      clearTimeout(this.dropReportTimer);
+      this.dropReportTimer = undefined;
+      this.lastDropReportMs = this.now();
+      for (const r of ['queue-full', 'expired', 'stopped'] as const) {
+        const n = this.unreported[r];
+        if (n === 0) continue;
+        this.unreported[r] = 0;
+        this.log({
+          type: 'shares-dropped',
+          reason: r,
+          count: n,
+          total: this.sharesDropped,
+          queued: this.shareQueue.length,
+        });
+      }
+    };
+    if (now || this.now() - this.lastDropReportMs >= DROP_REPORT_MS) report();
+    else if (this.dropReportTimer === undefined) {
+      this.dropReportTimer = setTimeout(report, DROP_REPORT_MS);
+      this.dropReportTimer.unref();
+    }
   }
 
   /** Journals (write-ahead, in parallel with the request) and submits one result. */

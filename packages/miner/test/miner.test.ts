@@ -5,8 +5,14 @@ import { describe, expect, test } from 'vitest';
 import { MiningEngine } from '../src/engine.js';
 import type { FoundResult } from '../src/found.js';
 import { Journal } from '../src/journal.js';
-import { Miner, type MinerLogEvent, type MinerOptions } from '../src/miner.js';
-import type { WorkSource } from '../src/work-source.js';
+import {
+  Miner,
+  type MinerLogEvent,
+  type MinerOptions,
+  POOL_MAX_IN_FLIGHT,
+  POOL_QUEUE_MAX,
+} from '../src/miner.js';
+import { POOL, type SubmitOutcome, type WorkSource } from '../src/work-source.js';
 import { cleanup, FakeSource, KEY, testKey, waitFor } from './helpers.js';
 import { register, testValidator, ValidatorSource } from './validator-source.js';
 
@@ -246,6 +252,63 @@ describe('Miner work loop', () => {
     await waitFor(() => a.job !== undefined && b.job !== undefined, 'both mining');
     expect([a.job?.nonceStart, a.job?.nonceEnd]).toEqual([0, 2 ** 52]);
     expect([b.job?.nonceStart, b.job?.nonceEnd]).toEqual([2 ** 52, 2 ** 53]);
+  });
+});
+
+/** A pool source whose answers wait until `open()`: share submissions pile up meanwhile. */
+class HeldPoolSource extends FakeSource {
+  readonly strategy = POOL;
+  private readonly gate = Promise.withResolvers<void>();
+  inFlight = 0;
+  maxInFlight = 0;
+  open(): void {
+    this.gate.resolve();
+  }
+  override async submit(found: FoundResult): Promise<SubmitOutcome> {
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    await this.gate.promise;
+    this.inFlight--;
+    return super.submit(found);
+  }
+}
+
+describe('pool shares', () => {
+  test('shares found while 32 are in flight wait in the queue and are all sent: none is lost', async () => {
+    const source = new HeldPoolSource();
+    source.difficulty = 4096n;
+    const { miner, events } = await startMiner(source);
+    await waitFor(() => miner.stats().sharesQueued >= 40, '40 shares queued behind the 32 in flight');
+    miner.pause();
+    expect(source.maxInFlight).toBe(POOL_MAX_IN_FLIGHT);
+    source.open();
+    await waitFor(
+      () => miner.stats().sharesQueued === 0 && source.submitted.length === ofType(events, 'found').length,
+      'every share found sent',
+    );
+    expect(source.submitted.length).toBeGreaterThanOrEqual(72);
+    expect(new Set(source.submitted.map((f) => f.id)).size).toBe(source.submitted.length);
+    expect(miner.stats().sharesDropped).toBe(0);
+    expect(ofType(events, 'shares-dropped')).toEqual([]);
+  });
+
+  test('beyond the queue bound the oldest share is dropped and reported, and so are those queued at exit', async () => {
+    const source = new HeldPoolSource();
+    source.difficulty = 16n;
+    const { miner, events } = await startMiner(source);
+    await waitFor(() => miner.stats().sharesDropped > 0, 'a full queue', 30_000);
+    expect(miner.stats().sharesQueued).toBe(POOL_QUEUE_MAX);
+    const first = ofType(events, 'shares-dropped')[0];
+    expect(first).toMatchObject({ type: 'shares-dropped', reason: 'queue-full', queued: POOL_QUEUE_MAX });
+    expect(first?.count).toBe(first?.total);
+    await miner.stop(0);
+    const drops = ofType(events, 'shares-dropped');
+    const last = drops.at(-1);
+    expect(last).toMatchObject({ reason: 'stopped', count: POOL_QUEUE_MAX, queued: 0 });
+    // Every drop was reported: the counts add up to the total.
+    expect(drops.reduce((sum, e) => sum + e.count, 0)).toBe(miner.stats().sharesDropped);
+    expect(last?.total).toBe(miner.stats().sharesDropped);
+    source.open();
   });
 });
 

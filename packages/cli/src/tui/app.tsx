@@ -186,6 +186,8 @@ function LiveArea({
         <Text {...(stats.rejected > 0 ? { color: 'red' } : {})}>rejected {stats.rejected}</Text>
         {reasons ? ` (${reasons})` : ''}
         {stats.journalSize > 0 ? `  journal ${stats.journalSize}` : ''}
+        {stats.sharesQueued > 0 ? `  queued ${stats.sharesQueued}` : ''}
+        {stats.sharesDropped > 0 ? <Text color="yellow">{`  dropped ${stats.sharesDropped}`}</Text> : null}
       </Text>
       {snapshot.pool ? <PoolLine pool={snapshot.pool} nowMs={nowMs} /> : null}
       <Text wrap="truncate">
