@@ -161,9 +161,10 @@ async function round(solo: Validator, pooled: Validator, n: number): Promise<{ b
 async function main(): Promise<void> {
   const started = Date.now();
   const solo = await validator({ hexDifficulty: 16n }, soloClock);
-  // Block difficulty 4096: a new member's share difficulty is 4096 / 256 = 16.
+  // Block difficulty 4096; the member declares 1 H/s, so its first share difficulty is the
+  // smallest, 16 (one share per 10 s interval at 1 H/s, clamped up to 16).
   const pooled = await validator({ hexDifficulty: 4096n, poolStrategy: 'pplns' }, clock);
-  const join = JSON.stringify({ pubkey: PUBKEY, stake_amount: '0' });
+  const join = JSON.stringify({ pubkey: PUBKEY, stake_amount: '0', hashrate: 1 });
   const headers = signRequest({
     method: 'POST',
     path: '/pool/join',
