@@ -124,11 +124,12 @@ export function createPoolService(ctx: ValidatorContext): PoolService {
 
     async poolBlock(tx, blockHash) {
       const b = await tx.pool.getBlock(blockHash);
-      if (b === undefined) return undefined;
+      // A block paid before the finder's payout was recorded is answered as it was then.
+      if (b === undefined || b.finderPayout === null) return undefined;
       return {
         reward: b.reward,
         fee: b.fee,
-        finderPayout: b.finderPayout ?? 0n,
+        finderPayout: b.finderPayout,
         payees: b.payees,
         window: b.window,
       };

@@ -8,7 +8,7 @@ import {
   type Row,
   type Scope,
   text,
-} from './sqlite-repos.js';
+} from './sql-repos.js';
 import type {
   PoolBackoffRecord,
   PoolBlockRecord,
@@ -26,13 +26,13 @@ const MEMBER_COLUMNS =
 const SHARE_COLUMNS =
   'id, pubkey, challenge_id, pow_hash, difficulty, block_difficulty, stale, created_at_ms';
 const BLOCK_COLUMNS =
-  'block_hash, height, q, r, s, finder, reward, fee, window, last_share_id, payees, found_at_ms, finder_payout';
+  'block_hash, height, q, r, s, finder, reward, fee, "window", last_share_id, payees, found_at_ms, finder_payout';
 
-export class SqlitePoolRepo implements PoolRepo {
+export class SqlPoolRepo implements PoolRepo {
   constructor(private readonly scope: Scope) {}
 
   async getMember(pubkey: string): Promise<PoolMemberRecord | undefined> {
-    const row = this.scope
+    const row = await this.scope
       .read()
       .prepare(`SELECT ${MEMBER_COLUMNS} FROM pool_members WHERE pubkey = ?`)
       .get(pubkey);
@@ -50,7 +50,7 @@ export class SqlitePoolRepo implements PoolRepo {
     ] as const) {
       checkCount(`pool.putMember: ${what}`, n);
     }
-    this.scope
+    await this.scope
       .write('pool.putMember')
       .prepare(
         `INSERT INTO pool_members (${MEMBER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ` +
@@ -76,7 +76,7 @@ export class SqlitePoolRepo implements PoolRepo {
   }
 
   async totals(): Promise<{ members: number; stake: bigint }> {
-    const rows = this.scope
+    const rows = await this.scope
       .read()
       .prepare('SELECT stake FROM pool_members WHERE joined_at IS NOT NULL')
       .all();
@@ -86,7 +86,7 @@ export class SqlitePoolRepo implements PoolRepo {
   }
 
   async countActive(sinceS: number): Promise<number> {
-    const row = this.scope
+    const row = await this.scope
       .read()
       .prepare('SELECT count(*) AS n FROM pool_members WHERE joined_at IS NOT NULL AND last_share_at >= ?')
       .get(sinceS);
@@ -94,14 +94,14 @@ export class SqlitePoolRepo implements PoolRepo {
   }
 
   async putChallengeTerms(t: PoolChallengeTerms): Promise<void> {
-    this.scope
+    await this.scope
       .write('pool.putChallengeTerms')
       .prepare('INSERT INTO pool_challenges (challenge_id, pubkey, share_difficulty) VALUES (?, ?, ?)')
       .run(t.challengeId, t.pubkey, t.shareDifficulty.toString());
   }
 
   async getChallengeTerms(challengeId: string): Promise<PoolChallengeTerms | undefined> {
-    const row = this.scope
+    const row = await this.scope
       .read()
       .prepare('SELECT challenge_id, pubkey, share_difficulty FROM pool_challenges WHERE challenge_id = ?')
       .get(challengeId);
@@ -117,7 +117,7 @@ export class SqlitePoolRepo implements PoolRepo {
   async insertShare(s: PoolShareRecord): Promise<boolean> {
     checkBigint('pool.insertShare: difficulty', s.difficulty);
     checkBigint('pool.insertShare: blockDifficulty', s.blockDifficulty);
-    const result = this.scope
+    const result = await this.scope
       .write('pool.insertShare')
       .prepare(
         'INSERT INTO pool_shares (pubkey, challenge_id, pow_hash, difficulty, block_difficulty, stale, created_at_ms) ' +
@@ -136,22 +136,23 @@ export class SqlitePoolRepo implements PoolRepo {
   }
 
   async sharesBefore(beforeId: number, afterId: number, limit: number): Promise<StoredPoolShare[]> {
-    return this.scope
-      .read()
-      .prepare(
-        `SELECT ${SHARE_COLUMNS} FROM pool_shares WHERE stale = 0 AND id < ? AND id > ? ORDER BY id DESC LIMIT ?`,
-      )
-      .all(beforeId, afterId, limit)
-      .map(toShare);
+    return (
+      await this.scope
+        .read()
+        .prepare(
+          `SELECT ${SHARE_COLUMNS} FROM pool_shares WHERE stale = 0 AND id < ? AND id > ? ORDER BY id DESC LIMIT ?`,
+        )
+        .all(beforeId, afterId, limit)
+    ).map(toShare);
   }
 
   async lastShareId(): Promise<number> {
-    const row = this.scope.read().prepare('SELECT max(id) AS id FROM pool_shares').get();
+    const row = await this.scope.read().prepare('SELECT max(id) AS id FROM pool_shares').get();
     return row === undefined ? 0 : (nullableInt(row, 'id') ?? 0);
   }
 
   async insertBlock(b: PoolBlockRecord): Promise<boolean> {
-    const result = this.scope
+    const result = await this.scope
       .write('pool.insertBlock')
       .prepare(
         `INSERT INTO pool_blocks (${BLOCK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (block_hash) DO NOTHING`,
@@ -175,7 +176,7 @@ export class SqlitePoolRepo implements PoolRepo {
   }
 
   async lastBlock(): Promise<PoolBlockRecord | undefined> {
-    const row = this.scope
+    const row = await this.scope
       .read()
       .prepare(`SELECT ${BLOCK_COLUMNS} FROM pool_blocks ORDER BY height DESC LIMIT 1`)
       .get();
@@ -183,12 +184,12 @@ export class SqlitePoolRepo implements PoolRepo {
   }
 
   async countBlocks(): Promise<number> {
-    const row = this.scope.read().prepare('SELECT count(*) AS n FROM pool_blocks').get();
+    const row = await this.scope.read().prepare('SELECT count(*) AS n FROM pool_blocks').get();
     return row === undefined ? 0 : int(row, 'n');
   }
 
   async paidTotal(pubkey: string, token: string): Promise<bigint> {
-    const row = this.scope
+    const row = await this.scope
       .read()
       .prepare("SELECT credited FROM ledger_totals WHERE pubkey = ? AND token = ? AND type = 'pool_payout'")
       .get(pubkey, token);
@@ -196,7 +197,7 @@ export class SqlitePoolRepo implements PoolRepo {
   }
 
   async getBlock(blockHash: string): Promise<PoolBlockRecord | undefined> {
-    const row = this.scope
+    const row = await this.scope
       .read()
       .prepare(`SELECT ${BLOCK_COLUMNS} FROM pool_blocks WHERE block_hash = ?`)
       .get(blockHash);
@@ -205,7 +206,7 @@ export class SqlitePoolRepo implements PoolRepo {
 
   async pruneShares(beforeId: number, expiredBeforeS: number, limit: number): Promise<number> {
     checkCount('pool.pruneShares: limit', limit);
-    const result = this.scope
+    const result = await this.scope
       .write('pool.pruneShares')
       .prepare(
         'DELETE FROM pool_shares WHERE id IN (SELECT s.id FROM pool_shares s JOIN hex_challenges c ON c.id = s.challenge_id ' +
@@ -216,14 +217,16 @@ export class SqlitePoolRepo implements PoolRepo {
   }
 
   async getBackoff(key: string): Promise<PoolBackoffRecord | undefined> {
-    const row = this.scope
+    const row = await this.scope
       .read()
-      .prepare('SELECT key, invalid, last_invalid_ms, until_ms FROM pool_backoff WHERE key = ?')
+      .prepare(
+        'SELECT backoff_key, invalid, last_invalid_ms, until_ms FROM pool_backoff WHERE backoff_key = ?',
+      )
       .get(key);
     return row === undefined
       ? undefined
       : {
-          key: text(row, 'key'),
+          key: text(row, 'backoff_key'),
           invalid: int(row, 'invalid'),
           lastInvalidMs: int(row, 'last_invalid_ms'),
           untilMs: int(row, 'until_ms'),
@@ -232,25 +235,28 @@ export class SqlitePoolRepo implements PoolRepo {
 
   async putBackoff(e: PoolBackoffRecord): Promise<void> {
     checkCount('pool.putBackoff: invalid', e.invalid);
-    this.scope
+    await this.scope
       .write('pool.putBackoff')
       .prepare(
-        'INSERT INTO pool_backoff (key, invalid, last_invalid_ms, until_ms) VALUES (?, ?, ?, ?) ' +
-          'ON CONFLICT (key) DO UPDATE SET invalid = excluded.invalid, last_invalid_ms = excluded.last_invalid_ms, until_ms = excluded.until_ms',
+        'INSERT INTO pool_backoff (backoff_key, invalid, last_invalid_ms, until_ms) VALUES (?, ?, ?, ?) ' +
+          'ON CONFLICT (backoff_key) DO UPDATE SET invalid = excluded.invalid, last_invalid_ms = excluded.last_invalid_ms, until_ms = excluded.until_ms',
       )
       .run(e.key, e.invalid, e.lastInvalidMs, e.untilMs);
   }
 
   async deleteBackoff(key: string): Promise<void> {
-    this.scope.write('pool.deleteBackoff').prepare('DELETE FROM pool_backoff WHERE key = ?').run(key);
+    await this.scope
+      .write('pool.deleteBackoff')
+      .prepare('DELETE FROM pool_backoff WHERE backoff_key = ?')
+      .run(key);
   }
 
   async pruneBackoff(beforeMs: number, limit: number): Promise<number> {
     checkCount('pool.pruneBackoff: limit', limit);
-    const result = this.scope
+    const result = await this.scope
       .write('pool.pruneBackoff')
       .prepare(
-        'DELETE FROM pool_backoff WHERE key IN (SELECT key FROM pool_backoff WHERE last_invalid_ms < ? ORDER BY last_invalid_ms LIMIT ?)',
+        'DELETE FROM pool_backoff WHERE backoff_key IN (SELECT backoff_key FROM pool_backoff WHERE last_invalid_ms < ? ORDER BY last_invalid_ms LIMIT ?)',
       )
       .run(beforeMs, limit);
     return Number(result.changes);
