@@ -67,6 +67,17 @@ describe("a new member's first share difficulty", () => {
     expect((await member(v, bob)).share_difficulty).toBe(50_000);
   });
 
+  it('is not lowered by the time between joining and the first challenge', async () => {
+    let now = Date.now();
+    const v = await testValidator({ now: () => now, hexDifficulty: 2n ** 40n, poolStrategy: 'pplns' });
+    await register(v, alice);
+    expect((await join(v, alice, '0', 5_000)).json().share_difficulty).toBe(50_000);
+    now += 300_000; // 30 share intervals without a share, but without mining either
+    expect((await pooledChallenge(v, alice)).share_difficulty).toBe(50_000);
+    now += 40_000; // 4 intervals of mining without a share: vardiff lowers it
+    expect((await pooledChallenge(v, alice)).share_difficulty).toBe(12_500);
+  });
+
   it('never exceeds the block difficulty', async () => {
     const v = await testValidator({ hexDifficulty: 4096n, poolStrategy: 'pplns' });
     await register(v, alice);

@@ -350,7 +350,7 @@ export interface PoolMemberRecord {
   readonly joinedAt: number | null;
   /** The share difficulty of its next challenge; null before its first pooled challenge. */
   readonly shareDifficulty: bigint | null;
-  /** Vardiff window: start (Unix ms) and accepted shares since. */
+  /** Vardiff window: start (Unix ms; -1 until its first challenge after joining) and accepted shares since. */
   readonly vardiffSinceMs: number;
   readonly vardiffShares: number;
   readonly sharesAccepted: number;

@@ -10,6 +10,13 @@ import type { PoolMemberRecord, StorageTx } from '../../store/types.js';
 
 /** A pool member's record: membership, vardiff state and counters. */
 
+/**
+ * `vardiffSinceMs` of a member that has joined but not mined yet: its vardiff clock starts at
+ * its first pooled challenge (or share), so that the time before it started mining does not
+ * lower its share difficulty.
+ */
+export const VARDIFF_NOT_STARTED = -1;
+
 /** A key with no history. */
 export function newMember(pubkey: string, nowMs: number): PoolMemberRecord {
   return {
@@ -61,10 +68,11 @@ export async function advanceVardiff(
   },
 ): Promise<PoolMemberRecord> {
   const { nowMs, blockDifficulty, targetIntervalMs } = input;
-  if (m.shareDifficulty === null) {
+  if (m.shareDifficulty === null || m.vardiffSinceMs === VARDIFF_NOT_STARTED) {
+    // The vardiff clock starts now: the time between joining and mining is no evidence.
     return {
       ...m,
-      shareDifficulty: clampShareDifficulty(await input.initial(), blockDifficulty),
+      shareDifficulty: clampShareDifficulty(m.shareDifficulty ?? (await input.initial()), blockDifficulty),
       vardiffSinceMs: nowMs,
       vardiffShares: input.acceptedShares,
     };

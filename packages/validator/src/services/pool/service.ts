@@ -16,7 +16,13 @@ import { InsufficientBalanceError, type PoolBlockRecord, type StorageTx } from '
 import { HEX_BLOCK_REWARD } from '../hexchain.js';
 import type { HexchainHooks, HexchainService, Service } from '../types.js';
 import { ShareBackoff } from './backoff.js';
-import { advanceVardiff, isMember, newMember, startingShareDifficulty } from './members.js';
+import {
+  advanceVardiff,
+  isMember,
+  newMember,
+  startingShareDifficulty,
+  VARDIFF_NOT_STARTED,
+} from './members.js';
 import { type PayoutTerms, POOL_STAKE_ACCOUNT, payPoolBlock, windowWeights } from './payout.js';
 import { type PruneResult, prunePool } from './prune.js';
 import { shareHandlers } from './shares.js';
@@ -291,7 +297,7 @@ export function createPoolService(ctx: ValidatorContext): PoolService {
           stake,
           joinedAt,
           shareDifficulty: start,
-          vardiffSinceMs: nowMs,
+          vardiffSinceMs: VARDIFF_NOT_STARTED,
           vardiffShares: 0,
         });
         return start;
