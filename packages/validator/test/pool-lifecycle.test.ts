@@ -285,8 +285,12 @@ describe('pruning shares', () => {
     expectError(await submitShare(v, bobShare), 409, 'share_duplicate');
     // Once Bob's challenge has expired (and the slack), his share goes; Alice's are still open.
     now += (60 + PRUNE_EXPIRY_SLACK_S + 1) * 1000;
-    expect((await prunePool(v.context, TERMS, 600_000)).shares).toBe(1);
+    expect(await prunePool(v.context, TERMS, 600_000)).toMatchObject({ shares: 1, challenges: 1 });
+    // Its challenge's share terms are gone too; the share is still stale (not reserved, nor a
+    // back-off count), and Alice's open challenge keeps its terms.
     expectError(await submitShare(v, bobShare), 409, 'share_stale');
+    expect(await v.context.storage.read((tx) => tx.pool.getChallengeTerms(open.id))).toBeUndefined();
+    expect(await v.context.storage.read((tx) => tx.pool.getChallengeTerms(c.id))).toBeDefined();
   });
 
   it('forgets back-off entries after the back-off memory', async () => {

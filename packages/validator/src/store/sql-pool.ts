@@ -216,6 +216,18 @@ export class SqlPoolRepo implements PoolRepo {
     return Number(result.changes);
   }
 
+  async pruneChallengeTerms(expiredBeforeS: number, limit: number): Promise<number> {
+    checkCount('pool.pruneChallengeTerms: limit', limit);
+    const result = await this.scope
+      .write('pool.pruneChallengeTerms')
+      .prepare(
+        'DELETE FROM pool_challenges WHERE challenge_id IN (SELECT p.challenge_id FROM pool_challenges p ' +
+          'JOIN hex_challenges c ON c.id = p.challenge_id WHERE c.expires_at < ? ORDER BY c.expires_at LIMIT ?)',
+      )
+      .run(expiredBeforeS, limit);
+    return Number(result.changes);
+  }
+
   async getBackoff(key: string): Promise<PoolBackoffRecord | undefined> {
     const row = await this.scope
       .read()

@@ -440,6 +440,11 @@ export interface PoolRepo {
    * before `expiredBeforeS` (Unix seconds). Returns how many.
    */
   pruneShares(beforeId: number, expiredBeforeS: number, limit: number): Promise<number>;
+  /**
+   * Deletes at most `limit` share terms of challenges that expired before `expiredBeforeS`
+   * (a share or block for them is refused as expired anyway). Returns how many.
+   */
+  pruneChallengeTerms(expiredBeforeS: number, limit: number): Promise<number>;
   getBackoff(key: string): Promise<PoolBackoffRecord | undefined>;
   putBackoff(entry: PoolBackoffRecord): Promise<void>;
   deleteBackoff(key: string): Promise<void>;

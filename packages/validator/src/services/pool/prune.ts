@@ -9,8 +9,9 @@ import { type PayoutTerms, windowWeights } from './payout.js';
  * (every share since the pool's last block), and duplicate detection (a share whose challenge
  * has not expired could be sent again; once it has, a resent share is stale anyway). The rest is
  * deleted oldest first, in transactions of at most PRUNE_BATCH rows, at most PRUNE_MAX_BATCHES
- * per run, so that a run never holds the database for long. Back-off entries older than the
- * back-off's memory are deleted the same way.
+ * per run, so that a run never holds the database for long. The share terms of expired
+ * challenges (`pool_challenges`: a share or block for them is refused as expired) and the
+ * back-off entries older than the back-off's memory are deleted the same way.
  */
 
 /** Rows deleted per transaction. */
@@ -26,6 +27,8 @@ export const PRUNE_EXPIRY_SLACK_S = 60;
 export interface PruneResult {
   /** Shares deleted. */
   readonly shares: number;
+  /** Share terms of expired challenges deleted. */
+  readonly challenges: number;
   /** Back-off entries deleted. */
   readonly backoffs: number;
   /** Shares with an id below this one were eligible (the oldest share still needed). */
@@ -66,6 +69,17 @@ export async function prunePool(
     shares += n;
     if (n < batch) break;
   }
+  let challenges = 0;
+  for (;;) {
+    if (batches >= maxBatches) {
+      more = true;
+      break;
+    }
+    batches++;
+    const n = await ctx.storage.transaction((tx) => tx.pool.pruneChallengeTerms(expiredBeforeS, batch));
+    challenges += n;
+    if (n < batch) break;
+  }
   const backoffBefore = ctx.now() - backoffForgetMs;
   for (;;) {
     if (batches >= maxBatches) {
@@ -77,8 +91,8 @@ export async function prunePool(
     backoffs += n;
     if (n < batch) break;
   }
-  if (shares > 0 || backoffs > 0) {
-    ctx.log.debug({ shares, backoffs, keepFromId, more }, 'pool pruned');
+  if (shares > 0 || challenges > 0 || backoffs > 0) {
+    ctx.log.debug({ shares, challenges, backoffs, keepFromId, more }, 'pool pruned');
   }
-  return { shares, backoffs, keepFromId, more };
+  return { shares, challenges, backoffs, keepFromId, more };
 }

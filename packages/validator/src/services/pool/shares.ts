@@ -20,6 +20,7 @@ import { COUNTERS } from '../metrics.js';
 import type { HexchainService } from '../types.js';
 import { backoffKey, type ShareBackoff } from './backoff.js';
 import { advanceVardiff, isMember, startingShareDifficulty } from './members.js';
+import { PRUNE_EXPIRY_SLACK_S } from './prune.js';
 
 /**
  * POST /api/hexchain/pool/share (docs/protocol.md section 4.13). A share is verified like a
@@ -89,6 +90,16 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
             `challenge_id: no challenge ${JSON.stringify(body.challenge_id)} was issued by this validator`,
           ),
           key,
+        );
+      }
+      if (terms === undefined && ctx.now() > (challenge.expiresAt + PRUNE_EXPIRY_SLACK_S) * 1000) {
+        // Its share terms were pruned with the expired challenge: stale, like any share of an
+        // expired challenge (no back-off: it may be honest work that came late).
+        await ctx.storage.transaction((tx) => tx.counters.add(COUNTERS.sharesStale, 1));
+        throw new ApiError(
+          'share_stale',
+          `challenge ${challenge.id} expired at ${challenge.expiresAt} (Unix seconds): the share is counted as stale, not paid; request a new challenge`,
+          { reason: 'expired' },
         );
       }
       if (terms === undefined) {
