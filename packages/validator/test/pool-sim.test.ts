@@ -134,12 +134,14 @@ function sampleSd(xs: readonly number[]): number {
 }
 
 /**
- * 1:2:5, one run of 400 blocks (window 8 blocks' worth). Over 6 runs of 400 blocks, seeds 1 to
- * 6, paid minus work fraction per miner had a standard deviation of at most 0.011 and a largest
- * absolute value of 0.022 (measured 2026-11-24 with this file; see docs/protocol.md 4.15). We
- * allow 0.05, about 4.5 sigma: a miner paid 5 % of the pool's pay beyond its work fails.
+ * 1:2:5, one run of 400 blocks (window 8 blocks' worth). Six runs of 400 blocks,
+ * seeds 1 to 6 (measured 2026-11-24 with this file, POOL_SIM_SEED and POOL_SIM_LOG): paid minus
+ * work fraction had a sample standard deviation of 0.007 (one), 0.012 (two) and 0.017 (five),
+ * the largest deviation 0.026, the means +0.003, -0.008 and +0.006 (none significant at 6
+ * runs). We allow 0.06: 3.5 standard deviations of the noisiest miner, so an honest run fails
+ * less than once in a thousand while a miner paid 6 % of the pool's pay beyond its work fails.
  */
-const BOUND = 0.05;
+const BOUND = 0.06;
 
 /**
  * The hopper: RUNS runs (seeds 1..RUNS) of HOPPER_BLOCKS blocks. Its excess, paid minus work
