@@ -23,7 +23,7 @@
  *   macConv(n, filters, swap):  Z[f][i][j] = sum_{a,b in 0..2} X[i+a-1][j+b-1] * K[f][a][b]
  */
 import { BSWAP32_LANES, Builder, compressSymbolic, IV256, lit, type Val } from './sha256-wasm.js';
-import { type FunctionDef, forLoop, I32, op, V128 } from './wasm-emit.js';
+import { type FunctionDef, forLoop, I32, Locals, op, V128 } from './wasm-emit.js';
 
 /** W has 128 bytes of slack: expandWeights writes whole groups of 4 blocks. */
 export const MAC_LAYOUT = { seed: 512, x: 1024, w: 9216, wt: 13440, z: 17536 } as const;
@@ -31,20 +31,6 @@ export const MAC_LAYOUT = { seed: 512, x: 1024, w: 9216, wt: 13440, z: 17536 } a
 export const MAC_PAGES = 3;
 
 const { x: X, w: W, wt: WT, z: Z } = MAC_LAYOUT;
-
-/** Locals allocated after the parameters. */
-class Locals {
-  readonly types: (typeof I32 | typeof V128)[] = [];
-  constructor(private readonly params: number) {}
-  i32(): number {
-    this.types.push(I32);
-    return this.params + this.types.length - 1;
-  }
-  v128(): number {
-    this.types.push(V128);
-    return this.params + this.types.length - 1;
-  }
-}
 
 const get = op.localGet;
 const set = op.localSet;
