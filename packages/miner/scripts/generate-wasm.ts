@@ -24,7 +24,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MAC_LAYOUT, MAC_PAGES, macFunctions } from '../../protocol/scripts/mac-wasm.js';
-import { POST_END, POST_LAYOUT, postFunctions } from '../../protocol/scripts/post-wasm.js';
+import { POST_END, POST_LAYOUT, POST_PAGES, postFunctions } from '../../protocol/scripts/post-wasm.js';
 import {
   BSWAP32_LANES,
   Builder,
@@ -161,7 +161,7 @@ function hexchainFunction(): FunctionDef {
 
 // ---------------------------------------------------------------------------------------------
 
-const PAGES = MAC_PAGES + 1;
+const PAGES = Math.max(MAC_PAGES + 1, POST_PAGES);
 if (POST_END > PAGES * 65536) throw new Error(`the buffers end at ${POST_END}, past ${PAGES} pages`);
 const bytes = moduleBytes([hexchainFunction(), ...macFunctions(), ...postFunctions()], PAGES);
 writeGenerated(

@@ -19,6 +19,12 @@
  *                             length in bits, 1 + sum over maximal runs of
  *                             (2 * floor(log2(L)) + 1), counted without visiting the runs:
  *
+ *   postActivate(count, mean, shift, bias, mul, add, lo):
+ *                             the activations Y[i] = clamp(A[i] * mul + add, lo, 127) with
+ *                             A[i] = clamp(((Z[i] - mean) >> shift) + bias, -128, 127), 16
+ *                             neurons per iteration, as int8 at POST_LAYOUT.result (relu:
+ *                             mul 1, add 0, lo 0; sigmoid: 1, 64, 0; tanh: 4, 0, -128).
+ *
  * With W_m the number of windows of m equal consecutive bits, a run of length L holds
  * L - m + 1 of them (when L >= m), so the runs of length >= m number W_m - W_(m+1), and
  * sum over runs of floor(log2(L)) = sum over k >= 1 of (W_(2^k) - W_(2^k + 1)); the runs
@@ -41,9 +47,13 @@ const fired = stats + 64;
 const levelA = fired + MAX_NEURONS / 8 + 16 + PREFIX;
 const levelB = levelA + MAX_NEURONS / 8 + 16 + PREFIX;
 
+const result = levelB + MAX_NEURONS / 8 + 16;
+
 /** Byte offsets of the post-processing buffers, after MAC_LAYOUT's (end: POST_END). */
-export const POST_LAYOUT = { stats, fired, levelA, levelB } as const;
-export const POST_END = levelB + MAX_NEURONS / 8 + 16;
+export const POST_LAYOUT = { stats, fired, levelA, levelB, result } as const;
+export const POST_END = result + MAX_NEURONS + 16;
+/** Pages a module with these buffers needs. */
+export const POST_PAGES = Math.ceil(POST_END / 65536);
 
 const Z = MAC_LAYOUT.z;
 const FOLD_MULTIPLIER = 0x9e3779b1 | 0;
@@ -490,6 +500,79 @@ function postFired(): FunctionDef {
   return { name: 'postFired', params: [I32, I32], results: [I32], locals: L.types, body };
 }
 
+function postActivate(): FunctionDef {
+  const [COUNT, MEAN, SHIFT, BIAS, MUL, ADD, LO] = [0, 1, 2, 3, 4, 5, 6];
+  const L = new Locals(7);
+  const i = L.i32();
+  const o = L.i32();
+  const mean = L.v128();
+  const bias = L.v128();
+  const mul = L.v128();
+  const add = L.v128();
+  const lo = L.v128();
+  const min8 = L.v128();
+  const max8 = L.v128();
+  const splat = (param: number, local: number) => [...get(param), ...op.i32x4Splat, ...set(local)];
+  // Y of Z[o/4 + 4q .. + 4) as 4 int32 lanes.
+  const four = (q: number) => [
+    ...get(o),
+    ...op.v128Load(Z + 16 * q),
+    ...get(mean),
+    ...op.i32x4Sub,
+    ...get(SHIFT),
+    ...op.i32x4ShrS,
+    ...get(bias),
+    ...op.i32x4Add,
+    ...get(min8),
+    ...op.i32x4MaxS,
+    ...get(max8),
+    ...op.i32x4MinS,
+    ...get(mul),
+    ...op.i32x4Mul,
+    ...get(add),
+    ...op.i32x4Add,
+    ...get(lo),
+    ...op.i32x4MaxS,
+    ...get(max8),
+    ...op.i32x4MinS,
+  ];
+  const body = [
+    ...splat(MEAN, mean),
+    ...splat(BIAS, bias),
+    ...splat(MUL, mul),
+    ...splat(ADD, add),
+    ...splat(LO, lo),
+    ...op.v128Const([-128, -128, -128, -128]),
+    ...set(min8),
+    ...op.v128Const([127, 127, 127, 127]),
+    ...set(max8),
+    // 16 neurons per iteration (the values lie in [-128, 127]: the narrowing is exact); the
+    // bytes past count are written too, into the slack, and never read.
+    ...forLoop(i, c(0), get(COUNT), 16, [
+      ...get(i),
+      ...c(2),
+      ...op.i32Shl,
+      ...set(o),
+      ...get(i),
+      ...four(0),
+      ...four(1),
+      ...op.i16x8NarrowI32x4S,
+      ...four(2),
+      ...four(3),
+      ...op.i16x8NarrowI32x4S,
+      ...op.i8x16NarrowI16x8S,
+      ...op.v128Store(result),
+    ]),
+  ];
+  return {
+    name: 'postActivate',
+    params: [I32, I32, I32, I32, I32, I32, I32],
+    results: [],
+    locals: L.types,
+    body,
+  };
+}
+
 export function postFunctions(): FunctionDef[] {
-  return [postStats(), postFired()];
+  return [postStats(), postFired(), postActivate()];
 }

@@ -1,0 +1,162 @@
+/**
+ * Verified native v4.0 POST /submit, the validator's two recomputation cores side by side:
+ * two validator processes, one with `verifyKernel` reference (the TypeScript path, "today's
+ * figure") and one with wasm (the WebAssembly SIMD multiply-accumulates), the same bench
+ * miner, batches of native 64 x 64 proofs prepared untimed for each, then submitted in
+ * alternating order (A B, B A, ...) for several rounds. Reported: every round's rate and server
+ * CPU per proof, the per-round ratio, its median and spread, and the machine's load average.
+ *
+ *   npm run bench:verify -w @tensormine/validator   (writes its section of docs/benchmarks.md)
+ */
+import { loadavg } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { machineLine, writeSection } from '../../protocol/bench/harness.js';
+import { adminEnv, prepareProofs, registerMiner, VALIDATOR, validatorArgs } from './proofs.js';
+import { type Child, fmt, median, startChild, stopAll, stopChild, submitAll, table } from './support.js';
+
+const DOC_PATH = join(dirname(fileURLToPath(import.meta.url)), '../../../docs/benchmarks.md');
+const COMMAND = 'npm run bench:verify -w @tensormine/validator';
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
+const PER_ROUND = Number(process.env.BENCH_PROOFS ?? 300);
+const CONNECTIONS = 20;
+
+interface Sample {
+  readonly rate: number;
+  readonly cpuUs: number;
+  readonly conv: number;
+}
+
+async function round(child: Child): Promise<Sample> {
+  const prepared = await prepareProofs(child.url, 'native', PER_ROUND, 0);
+  const run = await submitAll(child.url, '/submit', prepared.bodies, CONNECTIONS, child.process.pid);
+  if (run.ok !== PER_ROUND) {
+    throw new Error(`${child.name}: ${run.ok} of ${PER_ROUND} proofs accepted (${[...run.rejected]})`);
+  }
+  const conv = [...prepared.ops].filter(([op]) => op.startsWith('conv')).reduce((a, [, n]) => a + n, 0);
+  return {
+    rate: (run.ok * 1000) / run.elapsedMs,
+    cpuUs: run.serverCpuMs === undefined ? Number.NaN : (run.serverCpuMs * 1000) / run.ok,
+    conv,
+  };
+}
+
+const load = () =>
+  loadavg()
+    .slice(0, 2)
+    .map((v) => v.toFixed(1))
+    .join(' / ');
+
+async function main(): Promise<void> {
+  const startedAt = performance.now();
+  const loadBefore = load();
+  console.log(`validator verify-kernel A/B on ${machineLine()}`);
+  const args = validatorArgs('--difficulty', '1', '--max-tensor-dim', '64');
+  const [reference, wasm] = await Promise.all([
+    startChild('validator (verifyKernel reference)', VALIDATOR, args, {
+      ...adminEnv,
+      TENSORMINE_VERIFY_KERNEL: 'reference',
+    }),
+    startChild('validator (verifyKernel wasm)', VALIDATOR, args, {
+      ...adminEnv,
+      TENSORMINE_VERIFY_KERNEL: 'wasm',
+    }),
+  ]);
+  const ref: Sample[] = [];
+  const fast: Sample[] = [];
+  try {
+    await Promise.all([registerMiner(reference.url), registerMiner(wasm.url)]);
+    // A warm-up batch each (JIT, the module's compilation and self-check), not counted.
+    await round(reference);
+    await round(wasm);
+    for (let r = 0; r < ROUNDS; r++) {
+      if (r % 2 === 0) {
+        ref.push(await round(reference));
+        fast.push(await round(wasm));
+      } else {
+        fast.push(await round(wasm));
+        ref.push(await round(reference));
+      }
+      console.log(
+        `round ${r + 1}: reference ${fmt(ref[r]!.rate)}/s (${fmt(ref[r]!.cpuUs)} us/proof), wasm ${fmt(fast[r]!.rate)}/s (${fmt(fast[r]!.cpuUs)} us/proof), ratio ${(fast[r]!.rate / ref[r]!.rate).toFixed(2)}x, load ${load()}`,
+      );
+    }
+  } finally {
+    await Promise.all([stopChild(reference.process), stopChild(wasm.process)]);
+  }
+  const seconds = (performance.now() - startedAt) / 1000;
+  const rateRatios = fast.map((s, i) => s.rate / ref[i]!.rate);
+  const cpuRatios = fast.map((s, i) => ref[i]!.cpuUs / s.cpuUs);
+  const list = (xs: readonly number[], digits = 0) => xs.map((x) => fmt(x, digits)).join(', ');
+  const spread = (xs: readonly number[]) => `${Math.min(...xs).toFixed(2)}x - ${Math.max(...xs).toFixed(2)}x`;
+  const row = (name: string, s: readonly Sample[], ratio: string, cpuRatio: string) => [
+    name,
+    list(s.map((x) => x.rate)),
+    `**${fmt(median(s.map((x) => x.rate)))}/s**`,
+    ratio,
+    list(s.map((x) => x.cpuUs)),
+    `${fmt(median(s.map((x) => x.cpuUs)))} us`,
+    cpuRatio,
+    list(s.map((x) => x.conv)),
+  ];
+  const result = table(
+    [
+      'verifyKernel',
+      'accepted /s, by round',
+      'median',
+      'rate ratio: median (spread over rounds)',
+      'server CPU us per proof, by round',
+      'median',
+      'CPU ratio: median (spread)',
+      `conv proofs of ${PER_ROUND}, by round`,
+    ],
+    [
+      row('reference (TypeScript)', ref, '1.00x', '1.00x'),
+      row(
+        'wasm (WebAssembly SIMD)',
+        fast,
+        `**${median(rateRatios).toFixed(2)}x** (${spread(rateRatios)})`,
+        `**${median(cpuRatios).toFixed(2)}x** (${spread(cpuRatios)})`,
+      ),
+    ],
+  );
+  console.log(result);
+  writeSection(
+    DOC_PATH,
+    'validator-verify',
+    `## Validator: verified native /submit, reference against WebAssembly verification
+
+Command: \`${COMMAND}\` (measured ${new Date().toISOString().slice(0, 10)} on ${machineLine()}; load average ${loadBefore} at the start; ${fmt(seconds)} s).
+Two validator processes (\`src/bin.ts start --data-dir :memory:\`, difficulty 1, rate limits
+raised) that differ only in \`TENSORMINE_VERIFY_KERNEL\`: \`reference\` (the TypeScript
+recomputation, the figure before the WebAssembly core) and \`wasm\` (the multiply-accumulates
+in WebAssembly SIMD, after its self-check against the reference). Each round, ${PER_ROUND} native
+64 x 64 proofs are requested from each validator, solved and signed in the bench process
+(untimed), then submitted to it with autocannon (${CONNECTIONS} connections, each body once); the rate is
+accepted proofs over the time to the last response, the CPU is the server process's (all
+threads) over the run. The order alternates (reference first in odd rounds, wasm first in even
+ones), ${ROUNDS} rounds after one warm-up batch each; the ratios are per round, then their median and
+their range. Every proof of every round was accepted (200). The challenges are a random mix of
+matmul 64x64 and conv 8x64x64 (the last column: the conv ones per round; a conv verification
+costs about 2.5 times a matmul one with the reference).
+
+${result}
+
+The server CPU per proof is the steadier comparison on this shared 2-core machine (the rate also
+depends on how much of a core the neighbours leave the server during its run).`,
+  );
+  console.log(`wrote the validator-verify section of ${DOC_PATH} (${fmt(seconds)} s)`);
+}
+
+const onSignal = (signal: NodeJS.Signals) => {
+  void stopAll().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+};
+process.once('SIGINT', onSignal);
+process.once('SIGTERM', onSignal);
+
+main()
+  .catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  })
+  .finally(() => stopAll());
