@@ -77,20 +77,22 @@ export interface Prepared {
 
 /**
  * Requests `count` challenges of `deviceType` over HTTP, solves them (the reference solver)
- * and signs the proofs as MINER; verifyProof runs in this process over the first `localVerify`
+ * (or through `base` when it is a function: in process) and signs the proofs as MINER; verifyProof runs in this process over the first `localVerify`
  * of them, timed (the side-by-side reference of part 2; 0 skips it).
  */
 export async function prepareProofs(
-  base: string,
+  base: string | ((body: string) => Promise<ChallengeWire>),
   deviceType: DeviceType,
   count: number,
   localVerify = LOCAL_VERIFY_COUNT,
 ): Promise<Prepared> {
   const slots = Array.from({ length: count }, (_, i) => i + 1);
+  const issue =
+    typeof base === 'string'
+      ? (body: string) => request<ChallengeWire>(base, 'POST', '/challenge', { body })
+      : base;
   const wires = await mapConcurrent(slots, 8, (slot) =>
-    request<ChallengeWire>(base, 'POST', '/challenge', {
-      body: JSON.stringify({ slot, slot_hash: `bench-${deviceType}`, device_type: deviceType }),
-    }),
+    issue(JSON.stringify({ slot, slot_hash: `bench-${deviceType}`, device_type: deviceType })),
   );
   const ops = new Map<string, number>();
   const checks: {
