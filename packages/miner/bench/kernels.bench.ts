@@ -383,15 +383,20 @@ ${cpuRows.join('\n')}
 \`search\` is a kernel's per-nonce path (up to the thresholds: the result hash and commitment
 are computed only for a nonce that passes), with the multiply-accumulates in WebAssembly SIMD
 (\`wasm\`, int8 widened to int16, 8 products per \`i32x4.dot_i16x8_s\` or 2 x 4 per extended
-multiply) or in JavaScript (\`js\`, two products per float64 multiply-add); \`work\` is the
-wasm kernel's complete WorkResult, the same fields as the reference \`computeWork\`. The last
-two columns are what a validator's verification costs: the reference \`computeWork\` with the
-WebAssembly SIMD multiply-accumulate core (\`wasmMac()\`, the validator's \`verifyKernel\`).
+multiply) or in JavaScript (\`js\`, two products per float64 multiply-add); with \`wasm\` the
+passes over the accumulators (the fold, sum, min and max in one pass of two i32x4 per 8
+neurons; the fired bitmap by \`i32x4.gt_s\` and \`i8x16.bitmask\`, 32 neurons per word; its MML
+length from windows of equal bits, 64 neurons per step) run in the module too, and Z never
+leaves it for a nonce that fails. \`work\` is the wasm kernel's complete WorkResult, the same
+fields as the reference \`computeWork\`. The last two columns are what a validator's
+verification costs: \`computeWork\` with the WebAssembly SIMD core (\`wasmMac()\`, the
+validator's \`verifyKernel\`: the multiply-accumulates and the same passes, plus the
+activations) against the reference.
 
 Rates per second of the bench thread's CPU time (5 interleaved rounds of 150 ms per case,
 median), as for the hexchain kernels.
 
-| task | wasm search | js search | wasm / js | wasm work | computeWork | wasm search / reference | computeWork, wasm MAC | wasm MAC / reference |
+| task | wasm search | js search | wasm / js | wasm work | computeWork | wasm search / reference | computeWork, wasm core | wasm core / reference |
 |---|---|---|---|---|---|---|---|---|
 ${tensorRows.join('\n')}`,
 );
