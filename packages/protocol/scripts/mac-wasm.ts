@@ -65,6 +65,46 @@ function macMatmul(): FunctionDef {
   const xv = [L.v128(), L.v128()];
   const wv = Array.from({ length: 4 }, () => L.v128());
   const t = [L.v128(), L.v128(), L.v128(), L.v128()];
+  const src = L.i32();
+  const dst = L.i32();
+  const word = L.i32();
+
+  // With bytes in order (swap 0) and N a multiple of 4 (every device size): the same
+  // transpose 4 bytes at a time, one 32-bit load (W[k][j..j+4)) and 4 byte stores.
+  const byteAt = (q: number) => [
+    ...get(dst),
+    ...(q > 0 ? [...get(kp), ...c(q), ...op.i32Mul, ...op.i32Add] : []),
+    ...get(word),
+    ...(q > 0 ? [...c(8 * q), ...op.i32ShrU] : []),
+    ...op.i32Store8(WT),
+  ];
+  const transpose4 = [
+    ...c(0),
+    ...set(src),
+    ...forLoop(k, c(0), get(N), 1, [
+      ...get(k),
+      ...set(dst),
+      ...forLoop(j, c(0), get(N), 4, [
+        ...get(src),
+        ...op.i32Load(W),
+        ...set(word),
+        ...byteAt(0),
+        ...byteAt(1),
+        ...byteAt(2),
+        ...byteAt(3),
+        ...get(src),
+        ...c(4),
+        ...op.i32Add,
+        ...set(src),
+        ...get(dst),
+        ...get(kp),
+        ...c(2),
+        ...op.i32Shl,
+        ...op.i32Add,
+        ...set(dst),
+      ]),
+    ]),
+  ];
 
   // WT[j][k] = W[k][j]: WT + j * kp + k <- W + ((k * N + j) ^ swap).
   const transpose = forLoop(
@@ -193,7 +233,18 @@ function macMatmul(): FunctionDef {
       ...set(jp),
       ...roundUp(N, 2),
       ...set(ip),
+      ...get(SWAP),
+      ...op.i32Eqz,
+      ...get(N),
+      ...c(3),
+      ...op.i32And,
+      ...op.i32Eqz,
+      ...op.i32And,
+      ...op.if(),
+      ...transpose4,
+      ...op.else,
       ...transpose,
+      ...op.end,
       ...rows,
     ],
   };
