@@ -49,7 +49,9 @@ afterAll(async () => {
  * listings hold only what a test wrote.
  */
 export async function testValidator(options: CreateValidatorOptions = {}): Promise<Validator> {
-  const databaseUrl = await testDatabaseUrl(options.dataDir);
+  const databaseUrl = await testDatabaseUrl(
+    typeof options.dataDir === 'string' ? options.dataDir : undefined,
+  );
   const v = await createValidator({
     dataDir: ':memory:',
     ...(databaseUrl === undefined ? {} : { databaseUrl, databasePoolSize: 4 }),
