@@ -26,7 +26,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.stop();
-});
+}, 30_000);
 
 describeStorageConformance('postgres', async () =>
   openPostgresStorage({ url: await server.createDatabase(undefined, { template: TEMPLATE }), poolSize: 4 }),
