@@ -3,9 +3,9 @@
  * no logger). Prints "listening on URL" like the validator's bin; closes on SIGTERM or SIGINT.
  *
  * - GET /health answers a small JSON object of the same shape as the validator's;
- * - with BARE_PATH and BARE_BODY set, GET BARE_PATH answers exactly the bytes of BARE_BODY as
- *   JSON (one constant string, the cheapest a Fastify route can answer): the lattice-reads
- *   bench compares the validator's route with this one, same path and same bytes.
+ * - BARE_ROUTES (JSON, path -> body) adds a GET route per path answering exactly that body as
+ *   JSON (one constant string: the cheapest answer a Fastify route can give). The lattice-reads
+ *   bench compares the validator's routes with these, same paths and same bytes.
  */
 import Fastify from 'fastify';
 
@@ -22,9 +22,8 @@ app.get('/health', async () => ({
   uptime_s: Math.floor((Date.now() - startedAt) / 1000),
 }));
 
-const path = process.env.BARE_PATH;
-const body = process.env.BARE_BODY;
-if (path !== undefined && body !== undefined) {
+const routes = JSON.parse(process.env.BARE_ROUTES ?? '{}') as Record<string, string>;
+for (const [path, body] of Object.entries(routes)) {
   app.get(path, async (_request, reply) => reply.type('application/json; charset=utf-8').send(body));
 }
 
