@@ -210,8 +210,8 @@ Command: \`${COMMAND}\` (measured ${new Date().toISOString().slice(0, 10)} on ${
 
 The validator (in memory, a lattice of 300 blocks) and the status proxy in front of it
 (\`status-proxy --validator URL --cache-ms 1000\`) each run in a child process; autocannon (100
-connections, 3 s runs after a 3 s warm-up each, alternated A B five times, medians) here. The proxy
-answers from its cache (the exact bytes, refreshed at most once a second or on a new block,
+connections, 3 s runs after a 3 s warm-up each, alternated A B, B A, ... five times, medians; in
+parentheses the lowest and highest ratio of a round) here. The proxy answers from its cache (the exact bytes, refreshed at most once a second or on a new block,
 concurrent misses sharing one upstream request), so a thousand dashboards cost the validator
 about one status request per second.
 
