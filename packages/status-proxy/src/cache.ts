@@ -5,7 +5,7 @@
  */
 export interface CachedAnswer {
   readonly status: number;
-  /** The JSON body; a Buffer when it is sent many times (no re-encoding per request). */
+  /** The JSON body: a string, or bytes when it is long (keptBody of @tensormine/protocol). */
   readonly body: string | Buffer;
 }
 

@@ -15,6 +15,7 @@ import {
   ERROR_CODES,
   type ErrorCode,
   type ErrorResponse,
+  keptBody,
   type LiveState,
   type OperationId,
   ROUTES,
@@ -184,7 +185,7 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
   ): Promise<CachedAnswer> => {
     try {
       const data = await client.request(operationId as never, input as never);
-      return { status: 200, body: Buffer.from(JSON.stringify(data)) };
+      return { status: 200, body: keptBody(JSON.stringify(data)) };
     } catch (error) {
       return answerOf(error);
     }
