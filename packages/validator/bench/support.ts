@@ -216,7 +216,15 @@ export function readRatios(
   targets: readonly ReadTarget[],
   samples: readonly ReadSamples[],
   i: number,
-): { rate: number; p99: number; cpu: number; roundRates: number[]; roundP99s: number[] } {
+): {
+  rate: number;
+  p99: number;
+  cpu: number;
+  roundRates: number[];
+  roundP99s: number[];
+  pairedRate: number;
+  pairedP99: number;
+} {
   const s = samples[i]!;
   const b = samples[targets[i]!.versus ?? i]!;
   return {
@@ -226,6 +234,9 @@ export function readRatios(
     // Round by round (the two ran seconds apart): the spread of the ratio itself.
     roundRates: s.rate.map((x, k) => x / b.rate[k]!),
     roundP99s: s.p99.map((x, k) => x / b.p99[k]!),
+    // The median of those: each ratio compares two runs seconds apart, under the same neighbours.
+    pairedRate: median(s.rate.map((x, k) => x / b.rate[k]!)),
+    pairedP99: median(s.p99.map((x, k) => x / b.p99[k]!)),
   };
 }
 
@@ -234,17 +245,17 @@ export function readTable(targets: readonly ReadTarget[], samples: readonly Read
   const x = (n: number) => `${n.toFixed(2)}x`;
   const spread = (values: number[]) => {
     const sorted = [...values].sort((a, b) => a - b);
-    return `${x(sorted[0]!)} to ${x(sorted.at(-1)!)}`;
+    return `rounds ${x(sorted[0]!)} to ${x(sorted.at(-1)!)}, median ${x(median(values))}`;
   };
   return table(
     [
       'server',
       'median req/s',
       'rounds (req/s)',
-      'req/s ratio (rounds)',
+      'req/s ratio (per round)',
       'p50 ms',
       'p99 ms',
-      'p99 ratio (rounds)',
+      'p99 ratio (per round)',
       'server CPU us / answer (ratio)',
       'non-2xx + errors',
     ],
