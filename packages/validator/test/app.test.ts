@@ -27,6 +27,7 @@ describe('node endpoints', () => {
       total_nodes: 1,
       synced: true,
       mode: 'local_only',
+      node_id: v.context.nodeId,
     });
     const status = (await v.inject('/status')).json();
     expect(status).toMatchObject({

@@ -392,6 +392,21 @@ CREATE TRIGGER pool_blocks_no_update BEFORE UPDATE ON pool_blocks
 BEGIN SELECT RAISE(ABORT, 'pool blocks are immutable'); END;
 `;
 
+/** The validator nodes sharing this database, with their heartbeats (issue 14, services/cluster.ts). */
+const CLUSTER_NODES = `
+CREATE TABLE cluster_nodes (
+  node_id TEXT PRIMARY KEY,
+  instance TEXT NOT NULL,
+  url TEXT,
+  software_version TEXT NOT NULL,
+  started_at_ms INTEGER NOT NULL,
+  heartbeat_at_ms INTEGER NOT NULL,
+  applied_height INTEGER NOT NULL CHECK (applied_height >= 0),
+  synced INTEGER NOT NULL CHECK (synced IN (0, 1)),
+  stopped_at_ms INTEGER
+) STRICT, WITHOUT ROWID;
+`;
+
 /** Every step, in order. */
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial schema', sql: V1 },
@@ -402,6 +417,7 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: V3_ECONOMY,
   },
   { version: 4, name: 'mining pool: members, shares, blocks', sql: POOL },
+  { version: 5, name: 'cluster nodes', sql: CLUSTER_NODES },
 ];
 
 /** The schema version this code writes. */

@@ -1,6 +1,7 @@
 import type { SQLInputValue, StatementSync } from 'node:sqlite';
 import { StorageError } from './errors.js';
 import { sqliteEconomyRepos } from './sqlite-economy.js';
+import { SqliteNodeRepo } from './sqlite-nodes.js';
 import { SqlitePoolRepo } from './sqlite-pool.js';
 import { SqliteRequestNonceRepo } from './sqlite-request-nonces.js';
 import {
@@ -27,6 +28,7 @@ import {
   type MinerRepo,
   type MinerStats,
   type NewLedgerEntry,
+  type NodeRepo,
   type PoolRepo,
   type ProofRepo,
   type RequestNonceRepo,
@@ -48,6 +50,8 @@ export interface Statements {
 /** One transaction or read: whether it is still running and whether it may write. */
 export class Scope {
   active = true;
+  /** Notifications of this transaction, delivered after its commit. */
+  readonly notifications: { readonly channel: string; readonly payload: string }[] = [];
 
   constructor(
     private readonly statements: Statements,
@@ -91,8 +95,11 @@ export class SqliteTx implements StorageTx {
   readonly economy: EconomyRepos;
   readonly pool: PoolRepo;
   readonly requestNonces: RequestNonceRepo;
+  readonly nodes: NodeRepo;
+  readonly #scope: Scope;
 
   constructor(scope: Scope) {
+    this.#scope = scope;
     this.meta = new SqliteMetaRepo(scope);
     this.counters = new SqliteCounterRepo(scope);
     this.ledger = new SqliteLedgerRepo(scope);
@@ -105,6 +112,18 @@ export class SqliteTx implements StorageTx {
     this.economy = sqliteEconomyRepos(scope);
     this.pool = new SqlitePoolRepo(scope);
     this.requestNonces = new SqliteRequestNonceRepo(scope);
+    this.nodes = new SqliteNodeRepo(scope);
+  }
+
+  async notify(channel: string, payload: string): Promise<void> {
+    this.#scope.write('notify');
+    if (Buffer.byteLength(payload) > 7000) {
+      throw new StorageError(
+        'invalid_value',
+        `notify: payload of ${Buffer.byteLength(payload)} bytes, at most 7000`,
+      );
+    }
+    this.#scope.notifications.push({ channel, payload });
   }
 }
 

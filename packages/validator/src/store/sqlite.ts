@@ -68,6 +68,8 @@ export class SqliteStorage implements Storage {
   /** performance.now() when the last group committed. */
   #lastCommitAt = Number.NEGATIVE_INFINITY;
   #closed = false;
+  /** listen(): handlers by channel (one connection, one process: delivered in process). */
+  readonly #listeners = new Map<string, Set<(payload: string) => void>>();
 
   private constructor(db: DatabaseSync, location: string, schemaVersion: number) {
     this.#db = db;
@@ -121,6 +123,29 @@ export class SqliteStorage implements Storage {
     return this.#run('read', true, fn);
   }
 
+  async listen(channel: string, handler: (payload: string) => void): Promise<() => Promise<void>> {
+    let handlers = this.#listeners.get(channel);
+    if (handlers === undefined) {
+      handlers = new Set();
+      this.#listeners.set(channel, handlers);
+    }
+    const own = (payload: string) => handler(payload);
+    handlers.add(own);
+    return async () => {
+      handlers.delete(own);
+    };
+  }
+
+  /** Delivers committed notifications, after the current turn (as a database would). */
+  #deliver(notifications: readonly { channel: string; payload: string }[]): void {
+    if (notifications.length === 0) return;
+    setImmediate(() => {
+      for (const { channel, payload } of notifications) {
+        for (const handler of this.#listeners.get(channel) ?? []) handler(payload);
+      }
+    });
+  }
+
   /** Waits for the running and requested transactions, then closes the database. Idempotent. */
   async close(): Promise<void> {
     this.#checkOutside('close');
@@ -152,6 +177,7 @@ export class SqliteStorage implements Storage {
           const result = await this.#inside.run(scope, () => fn(new SqliteTx(scope)));
           scope.active = false;
           this.#db.exec('COMMIT');
+          this.#deliver(scope.notifications);
           return result;
         } catch (error) {
           scope.active = false;
@@ -201,7 +227,7 @@ export class SqliteStorage implements Storage {
       for (const item of group) item.reject(error);
       return;
     }
-    const done: { item: QueuedTransaction; value: unknown }[] = [];
+    const done: { item: QueuedTransaction; value: unknown; scope: Scope }[] = [];
     for (const [index, item] of group.entries()) {
       const scope = new Scope(this.#statements, false);
       this.#db.exec('SAVEPOINT group_item');
@@ -209,7 +235,7 @@ export class SqliteStorage implements Storage {
         const value = await this.#inside.run(scope, () => item.fn(new SqliteTx(scope)));
         scope.active = false;
         this.#db.exec('RELEASE group_item');
-        done.push({ item, value });
+        done.push({ item, value, scope });
       } catch (error) {
         scope.active = false;
         item.reject(error);
@@ -235,6 +261,7 @@ export class SqliteStorage implements Storage {
       return;
     }
     this.#lastCommitAt = performance.now();
+    this.#deliver(done.flatMap((d) => d.scope.notifications));
     for (const d of done) d.item.resolve(d.value);
   }
 

@@ -1,6 +1,8 @@
 import type { EconomyRepos } from './economy-types.js';
+import type { NodeRepo } from './node-types.js';
 
 export type * from './economy-types.js';
+export type * from './node-types.js';
 
 /**
  * The storage interface of the validator. Every method is asynchronous so that a PostgreSQL
@@ -23,6 +25,11 @@ export interface Storage {
   read<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T>;
   /** Where the data lives, for logs: a file path or ':memory:'. */
   readonly location: string;
+  /**
+   * Subscribes to `channel`: `handler` receives the payload of every `tx.notify(channel, ...)`
+   * of a committed transaction of ANY node sharing the database. Resolves to an unsubscribe.
+   */
+  listen(channel: string, handler: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -39,6 +46,10 @@ export interface StorageTx {
   readonly economy: EconomyRepos;
   readonly pool: PoolRepo;
   readonly requestNonces: RequestNonceRepo;
+  /** The validator nodes sharing the database (heartbeats). */
+  readonly nodes: NodeRepo;
+  /** Notifies the listeners of `channel` if and when this transaction commits (payload <= 7000 bytes). */
+  notify(channel: string, payload: string): Promise<void>;
 }
 
 /**
