@@ -8,7 +8,12 @@ import {
   utf8,
 } from '@tensormine/protocol';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type Node, NODE_ADMIN_TOKEN, startNode, stopNodes } from '../../validator/test/support/cluster-nodes.js';
+import {
+  NODE_ADMIN_TOKEN,
+  type Node,
+  startNode,
+  stopNodes,
+} from '../../validator/test/support/cluster-nodes.js';
 import { type PostgresServer, startPostgres } from '../../validator/test/support/postgres.js';
 import {
   createClient,
@@ -142,12 +147,18 @@ describe('validator nodes on one PostgreSQL', () => {
     const lattices = await Promise.all(nodes.map(lattice));
     for (const l of lattices) expect(l.map((b) => b.block_hash).sort()).toEqual([...accepted].sort());
     // One reward per block in the shared ledger.
-    const rewards = await json<{ entries: unknown[] }>(`${urls[0]}/ledger/entries?type=mining_reward&limit=100`);
+    const rewards = await json<{ entries: unknown[] }>(
+      `${urls[0]}/ledger/entries?type=mining_reward&limit=100`,
+    );
     expect(rewards.body.entries).toHaveLength(accepted.length);
 
-    const peers = await json<{ mode: string; total_nodes: number; synced: boolean; node_id: string; peers: { node_id: string; url: string }[] }>(
-      `${urls[1]}/network/peers`,
-    );
+    const peers = await json<{
+      mode: string;
+      total_nodes: number;
+      synced: boolean;
+      node_id: string;
+      peers: { node_id: string; url: string }[];
+    }>(`${urls[1]}/network/peers`);
     expect(peers.body).toMatchObject({ mode: 'cluster', total_nodes: 3, synced: true, node_id: 'node-1' });
     expect(peers.body.peers.map((p) => [p.node_id, p.url]).sort()).toEqual([
       ['node-0', urls[0]],
@@ -162,7 +173,9 @@ describe('validator nodes on one PostgreSQL', () => {
     expect(metrics.body).toMatchObject({ node_id: 'node-0', blocks_accepted: accepted.length });
   });
 
-  it('lets exactly one of two blocks for one cell win, sent at once through two nodes', { timeout: 120_000 }, async () => {
+  it('lets exactly one of two blocks for one cell win, sent at once through two nodes', {
+    timeout: 120_000,
+  }, async () => {
     const [a, b] = await cluster(2);
     const alice = Signer.generate();
     const bob = Signer.generate();
@@ -202,7 +215,9 @@ describe('validator nodes on one PostgreSQL', () => {
     expect(again.result).toEqual(first.result);
     // Another valid nonce for the same challenge and key through node b: refused.
     const other = solveWork(v40, signer, { maxIterations: 500_000, startNonce: solution.nonce + 1 })!;
-    await expect(ca.submitWork(v40, other, { endpoint: b!.url })).rejects.toMatchObject({ code: 'proof_replayed' });
+    await expect(ca.submitWork(v40, other, { endpoint: b!.url })).rejects.toMatchObject({
+      code: 'proof_replayed',
+    });
     const ledger = await json<{ entries: unknown[] }>(`${b!.url}/ledger/entries?type=mining_reward`);
     expect(ledger.body.entries).toHaveLength(1);
 
@@ -215,7 +230,11 @@ describe('validator nodes on one PostgreSQL', () => {
     };
     const ok = await json(`${a!.url}/devices/register`, { method: 'POST', headers, body });
     expect(ok.status).toBe(200);
-    const replay = await json<{ code: string }>(`${b!.url}/devices/register`, { method: 'POST', headers, body });
+    const replay = await json<{ code: string }>(`${b!.url}/devices/register`, {
+      method: 'POST',
+      headers,
+      body,
+    });
     expect(replay.status).toBe(409);
     expect(replay.body.code).toBe('request_replayed');
   });
@@ -240,7 +259,7 @@ describe('validator nodes on one PostgreSQL', () => {
     await new Promise((r) => setTimeout(r, 300));
     const work = (await ca.getWork()) as HexWork;
     const done = await ca.submitWork(work, solveWork(work, signer, { maxIterations: 1_000_000 })!);
-    await until('the block on node b\'s stream', async () => seen.length > 0, 2_000);
+    await until("the block on node b's stream", async () => seen.length > 0, 2_000);
     expect(seen[0]).toMatchObject({ block: { block_hash: done.result.block_hash } });
     abort.abort();
     await reading;
@@ -317,9 +336,12 @@ describe('validator nodes on one PostgreSQL', () => {
     );
     const held = await lattice(survivors[1]!);
     const hashes = new Set(held.map((b) => b.block_hash));
-    for (const hash of acknowledged.keys()) expect(hashes.has(hash), `acknowledged block ${hash} lost`).toBe(true);
+    for (const hash of acknowledged.keys())
+      expect(hashes.has(hash), `acknowledged block ${hash} lost`).toBe(true);
     // Nothing applied twice: one reward per stored block.
-    const rewards = await json<{ entries: { ref: string }[] }>(`${survivors[0]!.url}/ledger/entries?type=mining_reward&limit=1000`);
+    const rewards = await json<{ entries: { ref: string }[] }>(
+      `${survivors[0]!.url}/ledger/entries?type=mining_reward&limit=1000`,
+    );
     expect(rewards.body.entries.length).toBe(held.length);
     expect(new Set(rewards.body.entries.map((e) => e.ref)).size).toBe(held.length);
     // The dead node leaves the peers once its heartbeat expires.

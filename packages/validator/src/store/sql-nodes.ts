@@ -1,15 +1,15 @@
 import type { NodeRecord, NodeRepo } from './node-types.js';
-import { int, nullableInt, nullableText, type Row, type Scope, text } from './sqlite-repos.js';
+import { int, nullableInt, nullableText, type Row, type Scope, text } from './sql-repos.js';
 
 const COLUMNS =
   'node_id, instance, url, software_version, started_at_ms, heartbeat_at_ms, applied_height, synced, stopped_at_ms';
 
-/** SQLite table `cluster_nodes` (migration step "cluster nodes"). */
-export class SqliteNodeRepo implements NodeRepo {
+/** Table `cluster_nodes` (migration step "cluster nodes"), in the SQL both engines accept. */
+export class SqlNodeRepo implements NodeRepo {
   constructor(private readonly scope: Scope) {}
 
   async put(n: NodeRecord): Promise<void> {
-    this.scope
+    await this.scope
       .write('nodes.put')
       .prepare(
         `INSERT INTO cluster_nodes (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ` +
@@ -32,7 +32,7 @@ export class SqliteNodeRepo implements NodeRepo {
   }
 
   async get(nodeId: string): Promise<NodeRecord | undefined> {
-    const row = this.scope
+    const row = await this.scope
       .read()
       .prepare(`SELECT ${COLUMNS} FROM cluster_nodes WHERE node_id = ?`)
       .get(nodeId);
@@ -40,15 +40,15 @@ export class SqliteNodeRepo implements NodeRepo {
   }
 
   async list(): Promise<NodeRecord[]> {
-    return this.scope
+    const rows = await this.scope
       .read()
       .prepare(`SELECT ${COLUMNS} FROM cluster_nodes ORDER BY node_id`)
-      .all()
-      .map(toNode);
+      .all();
+    return rows.map(toNode);
   }
 
   async forget(beforeMs: number): Promise<number> {
-    const result = this.scope
+    const result = await this.scope
       .write('nodes.forget')
       .prepare('DELETE FROM cluster_nodes WHERE heartbeat_at_ms < ?')
       .run(beforeMs);
