@@ -40,7 +40,7 @@ import { keepRawJsonBodies } from './http/raw-body.js';
 import { type Handlers, registerRoutes } from './http/routes.js';
 import { validatorCompiler } from './http/validator-compiler.js';
 import { adminHandlers, CONFIG_CHANNEL } from './services/admin.js';
-import { Cluster, resolveNodeId } from './services/cluster.js';
+import { Cluster, followReconnects, isSharedStorage, resolveNodeId } from './services/cluster.js';
 import { createEconomyService, type EconomyGenesis, readGenesisFile } from './services/economy.js';
 import { createHexchainService } from './services/hexchain.js';
 import { Metrics } from './services/metrics.js';
@@ -129,7 +129,7 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
 
   const seed = await loadSeed(storage);
   const identity = keyPairFromSecret(taggedHash('PTM/validator-identity', seed));
-  const clustered = clusterOption ?? (storage as { readonly dialect?: string }).dialect === 'postgres';
+  const clustered = clusterOption ?? isSharedStorage(storage);
   const nodeId = resolveNodeId(config, identity, clustered);
   const runtime = await loadRuntime(storage, resolved);
 
@@ -227,6 +227,7 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
     hexchain,
     log: app.log,
   });
+  const stopFollowingReconnects = followReconnects(storage, () => hexchain.catchUp(), app.log);
   // POST /admin/config on another node: apply the run-time settings it changed (and persisted),
   // as that node did, whatever their source here.
   const stopConfigListener = await storage.listen(CONFIG_CHANNEL, (payload) => {
@@ -292,6 +293,7 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
         .stop()
         .catch((error: unknown) => app.log.warn({ err: error }, 'could not mark the node stopped'));
       await stopConfigListener();
+      stopFollowingReconnects();
       economy.close();
       await app.close();
       await metrics.beat().catch(() => {});

@@ -62,6 +62,30 @@ export function resolveNodeId(config: ValidatorConfig, identity: KeyPair, cluste
   return stored;
 }
 
+/** A storage other processes may share: PostgreSQL (SQLite is one process's file). */
+export function isSharedStorage(storage: Storage): boolean {
+  return (storage as { readonly dialect?: { readonly name?: string } }).dialect?.name === 'postgres';
+}
+
+/**
+ * Notifications sent while the storage's listening connection was down are lost: when it is
+ * back, `catchUp` re-reads what the node follows. Returns the unsubscribe (a no-op when the
+ * storage never loses its listeners, as SQLite in process).
+ */
+export function followReconnects(
+  storage: Storage,
+  catchUp: () => Promise<void>,
+  log: { warn(obj: unknown, msg: string): void },
+): () => void {
+  const s = storage as { onListenReconnect?: (fn: () => void) => () => void };
+  if (typeof s.onListenReconnect !== 'function') return () => {};
+  return s.onListenReconnect(() => {
+    catchUp().catch((error: unknown) =>
+      log.warn({ err: error }, 'could not catch up after the listener reconnected'),
+    );
+  });
+}
+
 export interface PeerView {
   readonly node_id: string;
   readonly url: string;
