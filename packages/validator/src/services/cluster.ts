@@ -62,9 +62,12 @@ export function resolveNodeId(config: ValidatorConfig, identity: KeyPair, cluste
   return stored;
 }
 
-/** A storage other processes may share: PostgreSQL (SQLite is one process's file). */
+/**
+ * A storage other processes may share: PostgreSQL, whose `location` is its postgres:// URL
+ * (SQLite is one process's file).
+ */
 export function isSharedStorage(storage: Storage): boolean {
-  return (storage as { readonly dialect?: { readonly name?: string } }).dialect?.name === 'postgres';
+  return /^postgres(ql)?:\/\//.test(storage.location);
 }
 
 /**
