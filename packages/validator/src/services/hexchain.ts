@@ -67,6 +67,9 @@ export const HEXCHAIN_CHANNEL = 'tensormine_hexchain';
 /** Blocks read per catch-up query. */
 const CATCH_UP_BATCH = 500;
 
+/** In a cluster, how many times a challenge is issued again after its lattice was found stale. */
+const STALE_RETRIES = 3;
+
 /** In a cluster, the open-challenge count of the status is read from the database this often. */
 const OPEN_COUNT_TTL_MS = 1_000;
 
@@ -209,37 +212,56 @@ export async function createHexchainService(
         if (device === undefined) throw notRegistered('miner_pubkey', minerPubkey);
       }
       const issuedAt = nowSeconds(ctx);
-      const record = await ctx.storage.transaction(async (tx) => {
-        const serial = await tx.hexChallenges.nextSerial();
-        const entropy = hexChallengeEntropy(ctx.seed, serial);
-        // The lattice only holds committed blocks, and blocks are never removed: the parents
-        // read here stay occupied, so the depth fixed now is final.
-        const coord = chooseTargetCell(lattice.frontier(), cellSelector(slot, slotHash, entropy));
-        const parents = lattice.parentsOf(coord);
-        const target = targetFromDifficulty(difficulty);
-        const challengeHash = toHex(
-          hexChallengeHash({ coord, slot, slotHash, target, parentsRoot: parentsRoot(parents), entropy }),
-        );
-        const challenge: HexChallengeRecord = {
-          id: `h-${challengeHash.slice(0, 24)}`,
-          serial,
-          coord,
-          slot,
-          slotHash,
-          challengeHash,
-          target: targetToHex(target),
-          difficulty,
-          entropy: toHex(entropy),
-          parents: parents.map((p) => ({ coord: p.coord, blockHash: toHex(p.blockHash), depth: p.depth })),
-          depth: depthFromParents(parents),
-          minerPubkey: minerPubkey ?? null,
-          issuedAt,
-          expiresAt: issuedAt + ctx.runtime.challengeTtlS,
-        };
-        await tx.hexChallenges.insert(challenge);
-        await tx.counters.add(COUNTERS.hexChallengesIssued, 1);
-        return { challenge, extras: await hooks.challengeTerms?.(tx, challenge) };
-      });
+      // In a cluster the lattice may lag another node's block by the time its notification
+      // takes: the transaction checks that no block above the applied height is committed (a
+      // frontier cell or a parent read here could be stale otherwise), and after a catch-up the
+      // issue is tried again (at most STALE_RETRIES times; then the cell is still a valid one,
+      // only maybe taken).
+      let record:
+        | {
+            challenge: HexChallengeRecord;
+            extras: Awaited<ReturnType<NonNullable<HexchainHooks['challengeTerms']>>>;
+          }
+        | undefined;
+      for (let attempt = 0; record === undefined; attempt++) {
+        const check = options.cluster === true && attempt < STALE_RETRIES;
+        record = await ctx.storage.transaction(async (tx) => {
+          if (check) {
+            const [newer] = await tx.blocks.list(state.appliedHeight, 1);
+            if (newer !== undefined && state.block(newer.coord) === undefined) return undefined;
+          }
+          const serial = await tx.hexChallenges.nextSerial();
+          const entropy = hexChallengeEntropy(ctx.seed, serial);
+          // The lattice only holds committed blocks, and blocks are never removed: the parents
+          // read here stay occupied, so the depth fixed now is final.
+          const coord = chooseTargetCell(lattice.frontier(), cellSelector(slot, slotHash, entropy));
+          const parents = lattice.parentsOf(coord);
+          const target = targetFromDifficulty(difficulty);
+          const challengeHash = toHex(
+            hexChallengeHash({ coord, slot, slotHash, target, parentsRoot: parentsRoot(parents), entropy }),
+          );
+          const challenge: HexChallengeRecord = {
+            id: `h-${challengeHash.slice(0, 24)}`,
+            serial,
+            coord,
+            slot,
+            slotHash,
+            challengeHash,
+            target: targetToHex(target),
+            difficulty,
+            entropy: toHex(entropy),
+            parents: parents.map((p) => ({ coord: p.coord, blockHash: toHex(p.blockHash), depth: p.depth })),
+            depth: depthFromParents(parents),
+            minerPubkey: minerPubkey ?? null,
+            issuedAt,
+            expiresAt: issuedAt + ctx.runtime.challengeTtlS,
+          };
+          await tx.hexChallenges.insert(challenge);
+          await tx.counters.add(COUNTERS.hexChallengesIssued, 1);
+          return { challenge, extras: await hooks.challengeTerms?.(tx, challenge) };
+        });
+        if (record === undefined) await catchUp();
+      }
       state.addOpenChallenge(record.challenge.expiresAt);
       return { ...challengeToWire(record.challenge), ...record.extras };
     },
