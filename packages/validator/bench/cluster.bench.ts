@@ -40,7 +40,11 @@ import { startPostgres } from '../test/support/postgres.js';
 import { fmt, mapConcurrent, request, type SubmitRun, submitAll } from './support.js';
 
 const DOC_PATH = join(dirname(fileURLToPath(import.meta.url)), '../../../docs/benchmarks.md');
-const MINER: KeyPair = keyPairFromSecret(taggedHash('bench/cluster', utf8('miner')));
+/** Many miners, as in a real network: one key would make every transaction update the same rows. */
+const MINERS: KeyPair[] = Array.from({ length: 32 }, (_, i) =>
+  keyPairFromSecret(taggedHash('bench/cluster', utf8(`miner-${i}`))),
+);
+const minerOf = (i: number): KeyPair => MINERS[i % MINERS.length]!;
 const ENV = {
   TENSORMINE_HEX_DIFFICULTY: '16',
   TENSORMINE_DIFFICULTY: '1',
@@ -49,9 +53,13 @@ const ENV = {
 };
 /** Submissions in flight at once, over all the nodes of a setup. */
 const CONNECTIONS = 32;
-/** Blocks per hexchain round (challenges issued, deduplicated by cell, solved, submitted). */
-const HEX_ROUND = 200;
-const HEX_ROUNDS = 4;
+/**
+ * Hexchain rounds: challenges issued (HEX_ROUND), kept one per free frontier cell, solved and
+ * submitted at once; rounds until HEX_BLOCKS blocks or HEX_BUDGET_MS.
+ */
+const HEX_ROUND = 120;
+const HEX_BLOCKS = 600;
+const HEX_BUDGET_MS = 20_000;
 /** v4.0 proofs per setup (esp8266 work: 16x16 tensors, cheap to solve here). */
 const PROOFS = 600;
 
@@ -93,15 +101,18 @@ async function spread(setup: Setup, path: string, bodies: string[], into: Measur
 
 async function register(setup: Setup): Promise<void> {
   const path = '/devices/register';
-  const body = JSON.stringify({ pubkey: formatPublicKey(MINER.publicKey), device_type: 'native' });
-  const headers = signRequest({ method: 'POST', path, body, secretKey: MINER.secretKey });
-  await request(setup.nodes[0]!.url, 'POST', path, { body, headers });
+  for (const miner of MINERS) {
+    const body = JSON.stringify({ pubkey: formatPublicKey(miner.publicKey), device_type: 'native' });
+    const headers = signRequest({ method: 'POST', path, body, secretKey: miner.secretKey });
+    await request(setup.nodes[0]!.url, 'POST', path, { body, headers });
+  }
 }
 
 async function hexchain(setup: Setup): Promise<Measured> {
   const m = empty();
   let slot = 1;
-  for (let round = 0; round < HEX_ROUNDS; round++) {
+  const started = performance.now();
+  while (m.sent < HEX_BLOCKS && performance.now() - started < HEX_BUDGET_MS) {
     const slots = Array.from({ length: HEX_ROUND }, () => slot++);
     const issued = await mapConcurrent(slots, 16, (s) =>
       request<HexChallenge>(setup.nodes[s % setup.nodes.length]!.url, 'POST', '/api/hexchain/challenge', {
@@ -112,12 +123,13 @@ async function hexchain(setup: Setup): Promise<Measured> {
     const byCell = new Map<string, HexChallenge>();
     for (const c of issued)
       byCell.set(`${c.coord.q},${c.coord.r}`, byCell.get(`${c.coord.q},${c.coord.r}`) ?? c);
-    const bodies = [...byCell.values()].map((c) => {
+    const bodies = [...byCell.values()].map((c, i) => {
+      const miner = minerOf(i);
       const challengeHash = fromHex(c.challenge_hash);
       const solved = solveBlock({
         challengeHash,
         coord: c.coord,
-        minerPublicKey: MINER.publicKey,
+        minerPublicKey: miner.publicKey,
         target: targetFromHex(c.target),
         maxIterations: 1_000_000,
       });
@@ -128,7 +140,7 @@ async function hexchain(setup: Setup): Promise<Measured> {
           challengeHash,
           coord: c.coord,
           nonce: solved.nonce,
-          keyPair: MINER,
+          keyPair: miner,
         }),
       );
     });
@@ -144,18 +156,19 @@ async function tensor(setup: Setup): Promise<Measured> {
       body: JSON.stringify({ slot: s, slot_hash: 'bench-cluster', device_type: 'esp8266' }),
     }),
   );
-  const bodies = wires.map((wire) => {
+  const bodies = wires.map((wire, i) => {
+    const miner = minerOf(i);
     const task = taskFromWire(wire);
-    const solution = solveProof(task, MINER.publicKey, { maxIterations: 100_000 });
+    const solution = solveProof(task, miner.publicKey, { maxIterations: 100_000 });
     if (!solution) throw new Error(`no proof for ${wire.challenge_id}`);
     const proof = proofFromWork(
       task.challengeId,
       task.challengeHash,
-      MINER.publicKey,
+      miner.publicKey,
       solution.nonce,
       solution.work,
     );
-    const signature = signProof(proofBytesFromWire(proof, solution.work.mmlScoreQ16), MINER.secretKey);
+    const signature = signProof(proofBytesFromWire(proof, solution.work.mmlScoreQ16), miner.secretKey);
     return JSON.stringify({ proof, signature });
   });
   const m = empty();
@@ -210,6 +223,9 @@ async function main(): Promise<void> {
         );
         results.push({ setup: setup.name, hex, proofs, blocks: metrics.blocks_accepted });
         console.log(setup.name, rate(hex).toFixed(0), 'blocks/s', rate(proofs).toFixed(0), 'proofs/s');
+      } catch (error) {
+        for (const node of setup.nodes) console.error(`--- ${node.nodeId}:\n${node.output().slice(-3000)}`);
+        throw error;
       } finally {
         await stopNodes();
       }
@@ -235,8 +251,9 @@ processes and the load generator (which also solves the work between the measure
 a second node adds no CPU: the two-node figures measure what sharing one database costs, not
 what a second machine would add. PostgreSQL ran with fsync and synchronous_commit on, SQLite
 with synchronous=FULL. ${CONNECTIONS} connections in all, spread over the nodes round robin
-(whichever node issued the challenge). Hexchain: ${HEX_ROUNDS} rounds of up to ${HEX_ROUND}
-blocks at difficulty 16 (one per free cell); v4.0: ${PROOFS} proofs of esp8266 work (16x16).
+(whichever node issued the challenge), from ${MINERS.length} miner keys. Hexchain: rounds of one
+block per free frontier cell at difficulty 16 (up to ${HEX_BLOCKS} blocks or ${HEX_BUDGET_MS / 1000} s);
+v4.0: ${PROOFS} proofs of esp8266 work (16x16 tensors).
 
 | setup | verified hexchain submits/s (vs SQLite) | p50 / p99 ms | verified v4.0 proofs/s (vs SQLite) | p50 / p99 ms | refused |
 |---|---|---|---|---|---|
@@ -246,32 +263,31 @@ Blocks accepted as counted by the nodes: ${results.map((r) => `${r.setup} ${r.bl
 
 ### Paper estimate: how many miners one cluster serves
 
-A solo miner at the default block interval (${10} s per block network-wide, the retarget keeps
-it there) sends one challenge and one submission per block it wins, and a v4.0 miner one
-challenge and one proof per proof. The database cost of an accepted submission is one short
-SERIALIZABLE transaction (plus one for its challenge). From the one-node PostgreSQL row, one
-node verifies and commits about ${fmt(rate(pgOne.hex))} blocks/s and ${fmt(rate(pgOne.proofs))}
-proofs/s on a core it shares with the database; the two-node row (${fmt(rate(pgTwo.hex))} blocks/s,
-${fmt(rate(pgTwo.proofs))} proofs/s) on the same cores shows the cost of a second node and of
-conflicting transactions, not extra capacity.
+Per miner, the network sees about one challenge and one submission per work unit: a v4.0
+miner sends a proof per challenge; a hexchain miner asks for a challenge, and submits only when
+it finds a block (the retarget holds the network at one block per block interval, 10 s by
+default), so its steady load is mostly challenges. Every challenge and every accepted
+submission is one short SERIALIZABLE transaction on the one database.
 
-- **v4.0 (verification-bound).** A proof costs the node the tensor recomputation and the
-  database one insert transaction. With N nodes on N machines and the database on its own
-  machine, the cluster verifies about N x the one-node rate, until the database commits stop
-  keeping up. If a miner sends one proof every 10 s, one node serves about
-  ${fmt(rate(pgOne.proofs) * 10)} miners and N nodes N times that.
-- **hexchain (database-bound).** A block's verification is one hash; nearly all its cost is
-  the transaction. Every block transaction reads the block count and the retarget state, so
-  concurrent block transactions conflict and are re-run: the blocks per second of the whole
-  cluster stay near the one-node figure however many nodes there are. That is no limit in
-  practice: the retarget holds the network at one block per block interval, so the submits
-  that matter are challenges and pool shares.
-- **Where the database becomes the limit.** Every challenge and every accepted submission
-  increments shared counters and serial numbers (hot rows): the database serialises them. Its
-  ceiling is roughly the one-node PostgreSQL rate above (the node and the server shared the
-  cores here; on a dedicated database machine, expect a few times more). Past it, add
-  capacity to the database machine (faster commits: storage with a low fsync latency), not
-  nodes.
+- **What a node adds.** Verification (one hash per block; the tensor recomputation of a v4.0
+  proof, the dominant cost on SQLite: ${fmt(rate(base.proofs))} proofs/s here) runs on the
+  node that received the submission, so with one machine per node it scales with N.
+- **What the database caps.** On PostgreSQL one node reached ${fmt(rate(pgOne.proofs))} proofs/s and
+  two nodes ${fmt(rate(pgTwo.proofs))}/s (${fmt(rate(pgOne.hex))} and ${fmt(rate(pgTwo.hex))} blocks/s): far below the
+  node's verification rate, and not raised by the second node. The limit is the database,
+  and within it the rows every transaction updates: the network-wide counters
+  (\`proofs_valid\`, \`blocks_accepted\`, challenges issued), the serial numbers of
+  challenges, and a miner's balance and statistics rows. Under SERIALIZABLE two concurrent
+  updates of one row conflict; the adapter re-runs the loser with a growing pause (up to 30
+  times; the submissions refused with 500 above are transactions that lost 30 times).
+- **Miners per cluster, today.** With one submission per miner every 10 s, the cluster serves
+  about ${fmt(rate(pgOne.proofs) * 10)} v4.0 miners (${fmt(rate(pgOne.proofs))} accepted proofs/s x 10 s) whatever
+  N is, on this hardware; a hexchain miner costs about the same per challenge. N nodes raise
+  it only once the hot rows are gone: counters kept as appended deltas (or per-node rows
+  summed on read) and serials from PostgreSQL sequences, which never conflict. Then the
+  ceiling becomes the database machine's commit rate (thousands of short transactions per
+  second on a dedicated server with a fast fsync), i.e. tens of thousands of miners, and the
+  nodes' verification (N x ${fmt(rate(base.proofs))} proofs/s on these cores) until then.
 `;
   writeSection(DOC_PATH, 'cluster', body);
   console.log(body);
