@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   type HexBlock,
   type HexStatus,
@@ -249,6 +252,58 @@ describe('validator nodes on one PostgreSQL', () => {
     });
     expect(replay.status).toBe(409);
     expect(replay.body.code).toBe('request_replayed');
+  });
+
+  it('keeps the economy conserved: concurrent transfers through two nodes never overdraw an account', {
+    timeout: 120_000,
+  }, async () => {
+    const alice = key('economy-alice');
+    const bob = key('economy-bob');
+    const hexOf = (k: KeyPair) => Buffer.from(k.publicKey).toString('hex');
+    const dir = mkdtempSync(join(tmpdir(), 'cluster-genesis-'));
+    const genesisFile = join(dir, 'genesis.json');
+    writeFileSync(
+      genesisFile,
+      JSON.stringify({
+        reserve: '0',
+        pools: [],
+        allocations: [{ pubkey: hexOf(alice), token: 'PTM', amount: '10' }],
+      }),
+    );
+    try {
+      const databaseUrl = await pg.createDatabase();
+      const env = { ...HEX, TENSORMINE_GENESIS_FILE: genesisFile };
+      const a = await startNode({ nodeId: 'node-0', databaseUrl, env });
+      const b = await startNode({ nodeId: 'node-1', databaseUrl, env });
+      // 40 transfers of 1 PTM from a 10 PTM balance, half through each node, all at once.
+      const results = await Promise.all(
+        Array.from({ length: 40 }, async (_, i) => {
+          const path = '/transfer';
+          const body = JSON.stringify({ from: hexOf(alice), to: hexOf(bob), token: 'PTM', amount: '1' });
+          const headers = {
+            ...signRequest({ method: 'POST', path, body, secretKey: alice.secretKey }),
+            'content-type': 'application/json',
+          };
+          return json<{ code?: string }>(`${(i % 2 === 0 ? a : b).url}${path}`, {
+            method: 'POST',
+            headers,
+            body,
+          });
+        }),
+      );
+      const ok = results.filter((r) => r.status === 200).length;
+      const refused = results.filter((r) => r.status !== 200);
+      expect(ok).toBe(10);
+      for (const r of refused) expect(r.body.code).toBe('insufficient_balance');
+      const balance = async (k: KeyPair) =>
+        (
+          await json<{ balances: { token: string; available: string }[] }>(`${b.url}/balances/${hexOf(k)}`)
+        ).body.balances.find((x) => x.token === 'PTM')?.available;
+      expect(await balance(alice)).toBe('0');
+      expect(await balance(bob)).toBe('10');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("pushes a block accepted by one node on another node's event stream", { timeout: 120_000 }, async () => {
