@@ -274,6 +274,7 @@ class SqlLedgerRepo implements LedgerRepo {
     // callback awaits this call.
     await db.exec('SAVEPOINT ledger_apply');
     try {
+      if (db.dialect.concurrentWriters) await lockAccounts(db, entries);
       const applied: LedgerEntry[] = [];
       for (const entry of entries) applied.push(await this.#applyOne(db, entry));
       await db.exec('RELEASE ledger_apply');
@@ -388,6 +389,26 @@ class SqlLedgerRepo implements LedgerRepo {
       .get(pubkey, token);
     return row === undefined ? 0n : bigintOf(row, 'credited');
   }
+}
+
+/**
+ * Locks the balance rows of the entries' accounts in (pubkey, token) order, creating missing
+ * ones at 0 (the entries write them anyway; a refused call rolls them back with the rest). A
+ * no-op upsert, because it locks an existing row and a new one alike.
+ */
+async function lockAccounts(db: SqlExecutor, entries: readonly NewLedgerEntry[]): Promise<void> {
+  const accounts = [...new Set(entries.map((e) => JSON.stringify([e.pubkey, e.token])))]
+    .map((key) => JSON.parse(key) as [string, string])
+    .sort(([p1, t1], [p2, t2]) => (p1 === p2 ? compare(t1, t2) : compare(p1, p2)));
+  const lock = db.prepare(
+    "INSERT INTO balances (pubkey, token, amount) VALUES (?, ?, '0') ON CONFLICT (pubkey, token) DO UPDATE SET amount = balances.amount",
+  );
+  for (const [pubkey, token] of accounts) await lock.run(pubkey, token);
+}
+
+/** Code-unit order (the same on every node, unlike a locale's). */
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 async function readBalance(db: SqlExecutor, pubkey: string, token: string): Promise<bigint> {

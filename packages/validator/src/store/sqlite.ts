@@ -3,7 +3,7 @@ import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { sqliteDialect } from './dialect.js';
-import { StorageError } from './errors.js';
+import { nestedTransactionError, StorageError } from './errors.js';
 import { migrate, rollback } from './migrations.js';
 import { Mutex } from './mutex.js';
 import {
@@ -294,11 +294,7 @@ export class SqliteStorage implements Storage {
 
   #checkOutside(what: string): void {
     if (this.#inside.getStore()?.active) {
-      throw new StorageError(
-        'nested_transaction',
-        `storage.${what}() was called inside a transaction or read callback of the same storage; ` +
-          'it would wait for that callback to finish, which waits for it: use the tx given to the callback',
-      );
+      throw nestedTransactionError(what);
     }
   }
 }

@@ -27,8 +27,12 @@ export interface PostgresServer {
   /** `postgres://postgres@127.0.0.1:<port>/postgres` (the maintenance database). */
   readonly url: string;
   readonly port: number;
-  /** Creates an empty database (a fresh unique name when omitted) and returns its URL. */
-  createDatabase(name?: string): Promise<string>;
+  /**
+   * Creates a database (a fresh unique name when `name` is omitted) and returns its URL: empty,
+   * or a copy of `template` (a database nobody is connected to; copying a migrated template is
+   * much faster than migrating each new database).
+   */
+  createDatabase(name?: string, options?: { readonly template?: string }): Promise<string>;
   /** Stops the server (fast shutdown) and removes its directory. Idempotent. */
   stop(): Promise<void>;
 }
@@ -80,13 +84,18 @@ function server(child: ChildProcess, dir: string, port: number): PostgresServer 
   return {
     url,
     port,
-    async createDatabase(name) {
+    async createDatabase(name, options = {}) {
       const db = name ?? `test_${process.pid}_${++databases}_${Date.now().toString(36)}`;
-      if (!/^[a-z_][a-z0-9_]*$/.test(db)) throw new Error(`createDatabase: not a plain identifier: ${db}`);
+      for (const identifier of [db, options.template ?? 'x']) {
+        if (!/^[a-z_][a-z0-9_]*$/.test(identifier)) {
+          throw new Error(`createDatabase: not a plain identifier: ${identifier}`);
+        }
+      }
       const client = new pg.Client({ connectionString: url });
       await client.connect();
       try {
-        await client.query(`CREATE DATABASE ${db}`);
+        const template = options.template === undefined ? '' : ` TEMPLATE ${options.template}`;
+        await client.query(`CREATE DATABASE ${db}${template}`);
       } finally {
         await client.end();
       }
