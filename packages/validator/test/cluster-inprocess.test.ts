@@ -1,21 +1,32 @@
 import { formatPublicKey, type HexStatus, RETARGET_WINDOW_BLOCKS, signRequest } from '@tensormine/protocol';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Validator } from '../src/app.js';
 import { HEX_DIFFICULTY_WRITES_COUNTER } from '../src/services/hexchain.js';
-import { openSqliteStorage, type SqliteStorage } from '../src/store/sqlite.js';
+import { openPostgresStorage } from '../src/store/postgres.js';
+import { openSqliteStorage } from '../src/store/sqlite.js';
+import type { Storage } from '../src/store/types.js';
 import { register, testKey, testValidator } from './helpers.js';
 import { issue, mine, submit } from './hexchain-mine.js';
+import { type PostgresServer, startPostgres } from './support/postgres.js';
 
 /**
- * Several validators on one storage, in one process: the cluster logic (notifications, lattice
- * following, heartbeats, peers, run-time settings) without processes. The same properties are
- * checked with real processes on PostgreSQL in cluster-postgres.test.ts.
+ * Several validators on one database, in one process: the cluster logic (notifications,
+ * lattice following, heartbeats, peers, run-time settings) without processes, on one SQLite
+ * storage shared in process and on two PostgreSQL storages of one real database (LISTEN/NOTIFY
+ * between them). The real bin in separate processes: packages/client/test/validator-cluster.test.ts.
  */
 
 const alice = testKey('cluster-alice');
 const open: Validator[] = [];
 const bob = testKey('cluster-bob');
-const storages: SqliteStorage[] = [];
+const storages: Storage[] = [];
+let server: PostgresServer;
+beforeAll(async () => {
+  server = await startPostgres();
+}, 60_000);
+afterAll(async () => {
+  await server?.stop();
+});
 
 // Registered before helpers' afterEach runs? vitest runs afterEach hooks in reverse order of
 // registration, so this one (registered after helpers.ts's) runs first: close the validators here.
@@ -24,15 +35,29 @@ afterEach(async () => {
   await Promise.all(storages.splice(0).map((s) => s.close()));
 });
 
-async function cluster(n: number, options: Record<string, unknown> = {}): Promise<Validator[]> {
-  const storage = await openSqliteStorage({ path: ':memory:' });
-  const nodes: Validator[] = [];
-  for (let i = 0; i < n; i++) {
-    nodes.push(await testValidator({ storage, cluster: true, nodeId: `node-${i}`, ...options }));
-  }
-  storages.push(storage);
-  open.push(...nodes);
-  return nodes;
+/** `n` validators on one database: one shared SQLite storage, or one PostgreSQL storage each. */
+type Engine = 'sqlite' | 'postgres';
+let cluster: (n: number) => Promise<Validator[]>;
+function clusterOn(engine: Engine) {
+  return async (n: number): Promise<Validator[]> => {
+    const nodes: Validator[] = [];
+    if (engine === 'sqlite') {
+      const storage = await openSqliteStorage({ path: ':memory:' });
+      storages.push(storage);
+      for (let i = 0; i < n; i++) {
+        nodes.push(await testValidator({ storage, cluster: true, nodeId: `node-${i}` }));
+      }
+    } else {
+      const url = await server.createDatabase();
+      for (let i = 0; i < n; i++) {
+        const storage = await openPostgresStorage({ url, poolSize: 4 });
+        storages.push(storage);
+        nodes.push(await testValidator({ storage, nodeId: `node-${i}` }));
+      }
+    }
+    open.push(...nodes);
+    return nodes;
+  };
 }
 
 async function until(what: string, check: () => Promise<boolean> | boolean, ms = 5_000): Promise<void> {
@@ -47,7 +72,11 @@ async function hexStatus(v: Validator): Promise<HexStatus> {
   return (await v.inject('/api/hexchain/status')).json() as HexStatus;
 }
 
-describe('validators sharing one database', () => {
+describe.each(['sqlite', 'postgres'] as const)('validators sharing one database (%s)', (engine) => {
+  beforeAll(() => {
+    cluster = clusterOn(engine);
+  });
+
   it("a block accepted by one node is in the other nodes' lattice and event stream, pushed", async () => {
     const [a, b] = await cluster(2);
     await register(a!, alice);
