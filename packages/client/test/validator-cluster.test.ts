@@ -57,12 +57,10 @@ const HEX = { TENSORMINE_HEX_DIFFICULTY: '16', TENSORMINE_DIFFICULTY: '1', TENSO
 
 async function cluster(n: number): Promise<Node[]> {
   const databaseUrl = await pg.createDatabase();
-  // The first node creates the schema; the others start together.
-  const first = await startNode({ nodeId: 'node-0', databaseUrl, env: HEX });
-  const rest = await Promise.all(
-    Array.from({ length: n - 1 }, (_, i) => startNode({ nodeId: `node-${i + 1}`, databaseUrl, env: HEX })),
+  // All at once on a new database: they race to create the schema and write the genesis.
+  return Promise.all(
+    Array.from({ length: n }, (_, i) => startNode({ nodeId: `node-${i}`, databaseUrl, env: HEX })),
   );
-  return [first, ...rest];
 }
 
 function sdk(urls: readonly string[], signer?: Signer, protocol?: '4.0' | '4.1'): TensormineClient {
