@@ -1,6 +1,7 @@
 import { formatPublicKey, type HexStatus, RETARGET_WINDOW_BLOCKS, signRequest } from '@tensormine/protocol';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Validator } from '../src/app.js';
+import { LIVE_MS } from '../src/services/cluster.js';
 import { HEX_DIFFICULTY_WRITES_COUNTER } from '../src/services/hexchain.js';
 import { openPostgresStorage } from '../src/store/postgres.js';
 import { openSqliteStorage } from '../src/store/sqlite.js';
@@ -37,22 +38,23 @@ afterEach(async () => {
 
 /** `n` validators on one database: one shared SQLite storage, or one PostgreSQL storage each. */
 type Engine = 'sqlite' | 'postgres';
-let cluster: (n: number) => Promise<Validator[]>;
+let cluster: (n: number, clocks?: (() => number)[]) => Promise<Validator[]>;
 function clusterOn(engine: Engine) {
-  return async (n: number): Promise<Validator[]> => {
+  return async (n: number, clocks: (() => number)[] = []): Promise<Validator[]> => {
     const nodes: Validator[] = [];
+    const clock = (i: number) => (clocks[i] === undefined ? {} : { now: clocks[i] });
     if (engine === 'sqlite') {
       const storage = await openSqliteStorage({ path: ':memory:' });
       storages.push(storage);
       for (let i = 0; i < n; i++) {
-        nodes.push(await testValidator({ storage, cluster: true, nodeId: `node-${i}` }));
+        nodes.push(await testValidator({ storage, cluster: true, nodeId: `node-${i}`, ...clock(i) }));
       }
     } else {
       const url = await server.createDatabase();
       for (let i = 0; i < n; i++) {
         const storage = await openPostgresStorage({ url, poolSize: 4 });
         storages.push(storage);
-        nodes.push(await testValidator({ storage, nodeId: `node-${i}` }));
+        nodes.push(await testValidator({ storage, nodeId: `node-${i}`, ...clock(i) }));
       }
     }
     open.push(...nodes);
@@ -191,5 +193,16 @@ describe.each(['sqlite', 'postgres'] as const)('validators sharing one database 
     await b!.close();
     const after = (await a!.inject('/network/peers')).json();
     expect(after).toMatchObject({ total_nodes: 1, peers: [] });
+  });
+
+  it('drops a node whose heartbeats stopped (a crash) after LIVE_MS, and says which node is behind', async () => {
+    let later = 0;
+    const [a, b] = await cluster(2, [Date.now, () => Date.now() + later]);
+    await a!.listen({ host: '127.0.0.1', port: 0 });
+    await b!.listen({ host: '127.0.0.1', port: 0 });
+    expect((await b!.inject('/network/peers')).json()).toMatchObject({ total_nodes: 2 });
+    // Node 1's clock runs LIVE_MS ahead: node 0's last heartbeat is now too old.
+    later = LIVE_MS + 1_000;
+    expect((await b!.inject('/network/peers')).json()).toMatchObject({ total_nodes: 1, peers: [] });
   });
 });
