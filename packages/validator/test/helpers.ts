@@ -8,10 +8,29 @@ import {
   utf8,
 } from '@tensormine/protocol';
 import type { LightMyRequestResponse } from 'fastify';
-import { afterEach } from 'vitest';
+import { afterAll, afterEach } from 'vitest';
 import { type CreateValidatorOptions, createValidator, type Validator } from '../src/app.js';
+import { type PostgresServer, startPostgres } from './support/postgres.js';
 
 const open: Validator[] = [];
+
+/**
+ * `TENSORMINE_TEST_STORAGE=postgres npx vitest run --project validator` runs the tests that use
+ * testValidator on PostgreSQL (one server per test file, one fresh database per validator)
+ * instead of node:sqlite in memory.
+ */
+const onPostgres = process.env.TENSORMINE_TEST_STORAGE === 'postgres';
+let postgres: Promise<PostgresServer> | undefined;
+
+async function testDatabaseUrl(): Promise<string | undefined> {
+  if (!onPostgres) return undefined;
+  postgres ??= startPostgres();
+  return (await postgres).createDatabase();
+}
+
+afterAll(async () => {
+  await (await postgres)?.stop();
+});
 
 /**
  * A validator in memory (closed after each test), with low difficulties so tests mine fast and
@@ -19,8 +38,10 @@ const open: Validator[] = [];
  * listings hold only what a test wrote.
  */
 export async function testValidator(options: CreateValidatorOptions = {}): Promise<Validator> {
+  const databaseUrl = await testDatabaseUrl();
   const v = await createValidator({
     dataDir: ':memory:',
+    ...(databaseUrl === undefined ? {} : { databaseUrl, databasePoolSize: 4 }),
     difficulty: 2,
     hexDifficulty: 64n,
     rateLimitPerSecond: 100_000,

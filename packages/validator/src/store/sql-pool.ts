@@ -24,7 +24,7 @@ const MEMBER_COLUMNS =
   'pubkey, stake, joined_at, share_difficulty, vardiff_since_ms, vardiff_shares, shares_accepted, shares_stale, shares_rejected, blocks_found, last_share_at';
 const SHARE_COLUMNS = 'id, pubkey, challenge_id, pow_hash, difficulty, stale, created_at_ms';
 const BLOCK_COLUMNS =
-  'block_hash, height, q, r, s, finder, reward, fee, window, last_share_id, payees, found_at_ms';
+  'block_hash, height, q, r, s, finder, reward, fee, "window", last_share_id, payees, found_at_ms';
 
 export class SqlPoolRepo implements PoolRepo {
   constructor(private readonly scope: Scope) {}
