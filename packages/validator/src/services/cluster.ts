@@ -161,9 +161,11 @@ export class Cluster {
   async beat(): Promise<void> {
     if (!this.enabled || this.#stopped) return;
     await this.o.hexchain.catchUp();
+    // Read apart from the write: the heartbeat's transaction touches only cluster_nodes, so it
+    // never takes part in a serialization conflict with the blocks being accepted.
+    const height = await this.o.storage.read((tx) => tx.blocks.count());
+    const applied = this.o.hexchain.appliedHeight();
     await this.o.storage.transaction(async (tx) => {
-      const height = await tx.blocks.count();
-      const applied = this.o.hexchain.appliedHeight();
       await tx.nodes.put(this.#record({ applied, synced: applied >= height, stoppedAtMs: null }));
       await tx.nodes.forget(this.o.now() - FORGET_MS);
     });
