@@ -1,5 +1,5 @@
 import { formatPublicKey, type HexStatus, RETARGET_WINDOW_BLOCKS, signRequest } from '@tensormine/protocol';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Validator } from '../src/app.js';
 import { LIVE_MS } from '../src/services/cluster.js';
 import { HEX_DIFFICULTY_WRITES_COUNTER } from '../src/services/hexchain.js';
@@ -20,6 +20,9 @@ import { type PostgresServer, startPostgres } from './support/postgres.js';
 const alice = testKey('cluster-alice');
 const open: Validator[] = [];
 const bob = testKey('cluster-bob');
+// Each test mines a few blocks and may wait for notifications: generous on a loaded machine.
+vi.setConfig({ testTimeout: 30_000 });
+
 const storages: Storage[] = [];
 let server: PostgresServer;
 beforeAll(async () => {
