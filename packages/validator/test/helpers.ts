@@ -16,16 +16,27 @@ const open: Validator[] = [];
 
 /**
  * `TENSORMINE_TEST_STORAGE=postgres npx vitest run --project validator` runs the tests that use
- * testValidator on PostgreSQL (one server per test file, one fresh database per validator)
- * instead of node:sqlite in memory.
+ * testValidator on PostgreSQL (one server per test file; a fresh database per validator, or the
+ * database of its `dataDir` when a test gives one, so that restarts find their data) instead of
+ * node:sqlite.
  */
 const onPostgres = process.env.TENSORMINE_TEST_STORAGE === 'postgres';
 let postgres: Promise<PostgresServer> | undefined;
 
-async function testDatabaseUrl(): Promise<string | undefined> {
+/** The database of each data directory given, so that validators sharing one share a database. */
+const databases = new Map<string, Promise<string>>();
+
+async function testDatabaseUrl(dataDir: string | undefined): Promise<string | undefined> {
   if (!onPostgres) return undefined;
   postgres ??= startPostgres();
-  return (await postgres).createDatabase();
+  const server = await postgres;
+  if (dataDir === undefined || dataDir === ':memory:') return server.createDatabase();
+  let url = databases.get(dataDir);
+  if (url === undefined) {
+    url = server.createDatabase();
+    databases.set(dataDir, url);
+  }
+  return url;
 }
 
 afterAll(async () => {
@@ -38,7 +49,9 @@ afterAll(async () => {
  * listings hold only what a test wrote.
  */
 export async function testValidator(options: CreateValidatorOptions = {}): Promise<Validator> {
-  const databaseUrl = await testDatabaseUrl();
+  const databaseUrl = await testDatabaseUrl(
+    typeof options.dataDir === 'string' ? options.dataDir : undefined,
+  );
   const v = await createValidator({
     dataDir: ':memory:',
     ...(databaseUrl === undefined ? {} : { databaseUrl, databasePoolSize: 4 }),

@@ -34,6 +34,12 @@ export interface Dialect {
   positiveOrNull(column: string): string;
   /** CHECK: the column holds valid JSON text. */
   json(column: string): string;
+  /**
+   * After the rows of `sequences` are created: PostgreSQL also creates a native SEQUENCE
+   * `tm_seq_<name>` per row, which `nextSerial` uses instead of the row (see
+   * {@link Dialect.concurrentWriters}); SQLite uses the rows.
+   */
+  sequences(rows: readonly (readonly [name: string, start: number])[]): string;
   /** Statements run once before the first step (PostgreSQL: the function behind {@link refuse}). */
   readonly prelude: string;
   /** A trigger refusing every `UPDATE` or `DELETE` of `table` with `message`. */
@@ -56,6 +62,7 @@ export const sqliteDialect: Dialect = {
   positiveOrNull: (column) =>
     `CHECK (${column} IS NULL OR (${column} GLOB '[1-9]*' AND ${column} NOT GLOB '*[^0-9]*'))`,
   json: (column) => `CHECK (json_valid(${column}))`,
+  sequences: () => '',
   prelude: '',
   refuse: (trigger, event, table, message) =>
     `CREATE TRIGGER ${trigger} BEFORE ${event} ON ${table}\nBEGIN SELECT RAISE(ABORT, '${message}'); END;`,
@@ -75,6 +82,11 @@ export const postgresDialect: Dialect = {
   positiveOrNull: (column) => `CHECK (${column} IS NULL OR ${column} ~ '^[1-9][0-9]*$')`,
   // A cast of invalid text fails the INSERT (with "invalid input syntax for type json").
   json: (column) => `CHECK (${column}::jsonb IS NOT NULL)`,
+  // Native sequences never make two transactions conflict (a row of `sequences` updated by
+  // every challenge would, under SERIALIZABLE); a rolled-back transaction leaves a gap, never
+  // a number handed out twice.
+  sequences: (rows) =>
+    rows.map(([name, start]) => `\nCREATE SEQUENCE tm_seq_${name} MINVALUE 0 START ${start};`).join(''),
   prelude: `
 CREATE FUNCTION tensormine_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

@@ -14,7 +14,9 @@ import { StorageError } from './errors.js';
  * does not know).
  *
  * Rules for new steps: append, never edit a released step; add tables and columns rather than
- * change them. A step that has to rebuild a table (SQLite cannot change a constraint in place)
+ * change them. Write a step once, with the {@link Dialect} substitutions (`${d.int}` for a
+ * 64-bit integer...), so that it renders for both engines; a new serial sequence is a row of
+ * `sequences` plus `${d.sequences([[name, start]])}` (PostgreSQL's native sequence). A step that has to rebuild a table (SQLite cannot change a constraint in place)
  * follows https://www.sqlite.org/lang_altertable.html#otheralter: create `x_new`, copy, drop,
  * rename, recreate indexes and triggers, in the step's transaction.
  */
@@ -81,7 +83,10 @@ CREATE TABLE sequences (
   name TEXT PRIMARY KEY,
   next_value ${d.int} NOT NULL CHECK (next_value >= 0)
 )${d.clustered};
-INSERT INTO sequences (name, next_value) VALUES ('challenges', 0), ('hex_challenges', 0);
+INSERT INTO sequences (name, next_value) VALUES ('challenges', 0), ('hex_challenges', 0);${d.sequences([
+  ['challenges', 0],
+  ['hex_challenges', 0],
+])}
 
 -- AUTOINCREMENT: ids only grow, even if the newest row were ever removed.
 CREATE TABLE ledger_entries (
@@ -251,7 +256,14 @@ CREATE TABLE economy_requests (
 )${d.clustered};
 CREATE INDEX economy_requests_created_at ON economy_requests (created_at);
 
-INSERT INTO sequences (name, next_value) VALUES ('stakes', 1), ('vaults', 1), ('orders', 1), ('swaps', 1);
+INSERT INTO sequences (name, next_value) VALUES ('stakes', 1), ('vaults', 1), ('orders', 1), ('swaps', 1);${d.sequences(
+  [
+    ['stakes', 1],
+    ['vaults', 1],
+    ['orders', 1],
+    ['swaps', 1],
+  ],
+)}
 
 CREATE TABLE transfers (
   id TEXT PRIMARY KEY,

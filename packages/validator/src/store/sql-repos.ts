@@ -194,22 +194,40 @@ class SqlMetaRepo implements MetaRepo {
   }
 }
 
+/**
+ * Counters. With concurrent writers (PostgreSQL, SERIALIZABLE) one row per counter would make
+ * every two transactions counting the same thing conflict (every accepted proof counts), so
+ * there a counter is spread over COUNTER_SHARDS rows, `name` + U+001F + shard, one picked at
+ * random per add, and read as their sum; SQLite keeps one row per counter.
+ */
 class SqlCounterRepo implements CounterRepo {
   constructor(private readonly scope: Scope) {}
 
   async add(name: string, delta: number): Promise<void> {
     checkInteger('counters.add: delta', delta);
-    await this.scope
-      .write('counters.add')
+    const db = this.scope.write('counters.add');
+    const row = db.dialect.concurrentWriters
+      ? `${name}${SHARD_MARK}${Math.floor(Math.random() * COUNTER_SHARDS)}`
+      : name;
+    await db
       .prepare(
         'INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = counters.value + excluded.value',
       )
-      .run(name, delta);
+      .run(row, delta);
   }
 
   async get(name: string): Promise<number> {
-    const row = await this.scope.read().prepare('SELECT value FROM counters WHERE name = ?').get(name);
-    return row === undefined ? 0 : int(row, 'value');
+    const db = this.scope.read();
+    if (!db.dialect.concurrentWriters) {
+      const row = await db.prepare('SELECT value FROM counters WHERE name = ?').get(name);
+      return row === undefined ? 0 : int(row, 'value');
+    }
+    const rows = await db
+      .prepare(
+        'SELECT name, value FROM counters WHERE name = ?1 OR substr(name, 1, length(CAST(?2 AS TEXT))) = ?2',
+      )
+      .all(name, `${name}${SHARD_MARK}`);
+    return rows.reduce((sum, row) => sum + int(row, 'value'), 0);
   }
 
   async list(prefix: string): Promise<Record<string, number>> {
@@ -220,15 +238,30 @@ class SqlCounterRepo implements CounterRepo {
         'SELECT name, value FROM counters WHERE substr(name, 1, length(CAST(?1 AS TEXT))) = ?1 ORDER BY name',
       )
       .all(prefix);
-    // fromEntries defines own properties: a counter named __proto__ stays a counter.
-    return Object.fromEntries(rows.map((row) => [text(row, 'name'), int(row, 'value')]));
+    // A Map, then fromEntries (own properties): a counter named __proto__ stays a counter.
+    const totals = new Map<string, number>();
+    for (const row of rows) {
+      const name = text(row, 'name').split(SHARD_MARK)[0] as string;
+      totals.set(name, (totals.get(name) ?? 0) + int(row, 'value'));
+    }
+    return Object.fromEntries(totals);
   }
 }
 
-/** Takes the next value of a sequence (a row of `sequences`): never the same twice once committed. */
+/** Separates a counter's name from its shard number (never in a counter's name). */
+const SHARD_MARK = '\u001f';
+const COUNTER_SHARDS = 16;
+
+/** Takes the next value of a sequence (a row of `sequences`; on PostgreSQL its native SEQUENCE): never the same twice once committed. */
 export async function nextSerial(scope: Scope, what: string, sequence: string): Promise<number> {
-  const row = await scope
-    .write(what)
+  const db = scope.write(what);
+  if (db.dialect.concurrentWriters) {
+    // The native sequence of the schema (Dialect.sequences): never a conflict between nodes.
+    const next = await db.prepare('SELECT nextval(?::regclass) AS serial').get(`tm_seq_${sequence}`);
+    if (next === undefined) throw new StorageError('corrupt_row', `the sequence ${sequence} is missing`);
+    return int(next, 'serial');
+  }
+  const row = await db
     .prepare(
       'UPDATE sequences SET next_value = next_value + 1 WHERE name = ? RETURNING next_value - 1 AS serial',
     )
