@@ -395,7 +395,14 @@ export async function createHexchainService(
         if (winner !== undefined && winner.blockHash === blockHash) return acceptance(winner);
         return rejectBlock(occupied(challenge.coord, winner?.blockHash, winner?.depth));
       }
-      if (state.add(outcome.block)) publishBlock(outcome.block, outcome.old, outcome.next);
+      if (outcome.block.height > state.appliedHeight + 1) {
+        // Blocks of other nodes committed before this one are not applied yet (their
+        // notification is on its way), and this block may rest on them: apply them all in
+        // height order, this one included, before answering.
+        await catchUp();
+      } else if (state.add(outcome.block)) {
+        publishBlock(outcome.block, outcome.old, outcome.next);
+      }
       applyDifficulty(outcome.seq, outcome.next);
       if (outcome.next !== outcome.old) {
         ctx.log.info(
