@@ -41,7 +41,7 @@ async function testDatabaseUrl(dataDir: string | undefined): Promise<string | un
 
 afterAll(async () => {
   await (await postgres)?.stop();
-});
+}, 30_000);
 
 /**
  * A validator in memory (closed after each test), with low difficulties so tests mine fast and

@@ -27,7 +27,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(validators.map((v) => v.close()));
   await server?.stop();
-});
+}, 30_000);
 
 async function node(databaseUrl: string): Promise<Validator> {
   const v = await createValidator({

@@ -1,5 +1,14 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { accessSync, chownSync, constants, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import {
+  accessSync,
+  chownSync,
+  constants,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -104,8 +113,23 @@ function server(child: ChildProcess, dir: string, port: number): PostgresServer 
     stop() {
       stopped ??= (async () => {
         if (child.exitCode === null && child.signalCode === null) {
-          const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+          const exited = new Promise<boolean>((resolve) => child.once('exit', () => resolve(true)));
+          const within = (ms: number) =>
+            Promise.race([exited, new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms))]);
           child.stdin?.end(); // the watchdog asks the server for a fast shutdown
+          // A loaded machine can make the shutdown checkpoint slow: the data is disposable, so
+          // after 5 s an immediate shutdown (SIGQUIT), then SIGKILL.
+          for (const signal of ['SIGQUIT', 'SIGKILL'] as const) {
+            if (await within(5_000)) break;
+            const pid = postmasterPid(dir);
+            if (pid !== undefined) {
+              try {
+                process.kill(pid, signal);
+              } catch {
+                // already gone
+              }
+            }
+          }
           await exited;
         }
         rmSync(dir, { recursive: true, force: true });
@@ -174,6 +198,16 @@ function startServer(
     child.once('error', (error) => fail(error.message));
     child.once('exit', (code, signal) => fail(`it exited with ${signal ?? `code ${code}`}`));
   });
+}
+
+/** The server's process id, from the first line of its postmaster.pid. */
+function postmasterPid(dir: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(join(dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function findBinaries(): string {
