@@ -32,7 +32,6 @@ import {
   taggedHash,
   targetFromHex,
   utf8,
-  verifyProof,
 } from '@tensormine/protocol';
 import { machineLine, writeSection } from '../../protocol/bench/harness.js';
 import {

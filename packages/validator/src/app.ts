@@ -40,6 +40,7 @@ import { type Handlers, registerRoutes } from './http/routes.js';
 import { validatorCompiler } from './http/validator-compiler.js';
 import { adminHandlers, CONFIG_CHANNEL } from './services/admin.js';
 import { Cluster, followReconnects, isSharedStorage, resolveNodeId } from './services/cluster.js';
+import { STORED_OPERATIONS } from './services/economy/requests.js';
 import { createEconomyService, type EconomyGenesis, readGenesisFile } from './services/economy.js';
 import { createHexchainService } from './services/hexchain.js';
 import { Metrics } from './services/metrics.js';
@@ -206,13 +207,15 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
     { burst: config.keyRateLimitBurst, perSecond: config.keyRateLimitPerSecond },
     now,
   );
-  app.addHook('onRequest', async (request, reply) => {
+  // Both hooks run on every request: callback style (no promise, no extra microtask turn).
+  app.addHook('onRequest', (request, reply, done) => {
     // Behind a load balancer, which node answered (also in GET /status and /admin/metrics).
-    void reply.header('x-tm-node-id', nodeId);
-    addressLimiter.take(request.ip, 'address');
+    reply.header('x-tm-node-id', nodeId);
+    done(addressLimiter.refuse(request.ip, 'address'));
   });
-  app.addHook('onResponse', async (_request, reply) => {
+  app.addHook('onResponse', (_request, reply, done) => {
     metrics.observeResponse(reply.elapsedTime);
+    done();
   });
 
   const pool = createPoolService(context);
@@ -242,7 +245,6 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
   });
   const mining = createMiningService(context);
   const economy = await createEconomyService(context, economyGenesis);
-  app.addHook('preHandler', economy.replayHook);
   const handlers: Handlers = {
     ...nodeHandlers({ softwareVersion: SOFTWARE_VERSION, hexchain, cluster }),
     ...adminHandlers({ hexchain }),
@@ -254,6 +256,8 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
   const registeredRoutes = registerRoutes(app, context, handlers, {
     adminToken,
     keyLimiter,
+    // Only the economy's stored operations can be a retry to answer from storage.
+    preHandlers: Object.fromEntries([...STORED_OPERATIONS].map((id) => [id, economy.replayHook])),
     disabledVersions: config.hexchain ? [] : ['4.1'],
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
