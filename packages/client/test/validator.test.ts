@@ -37,7 +37,13 @@ describe('node', () => {
     const status = await c.node.status();
     expect(status).toMatchObject({ node_id: validator.context.nodeId, difficulty: 2, max_tensor_dim: 8 });
     expect(status.hexchain).toMatchObject({ enabled: true, occupied: 1 });
-    expect(await c.node.peers()).toEqual({ peers: [], total_nodes: 1, synced: true, mode: 'local_only' });
+    expect(await c.node.peers()).toEqual({
+      peers: [],
+      total_nodes: 1,
+      synced: true,
+      mode: 'local_only',
+      node_id: validator.context.nodeId,
+    });
   });
 
   it('reads the pool info', async () => {

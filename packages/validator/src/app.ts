@@ -24,6 +24,7 @@ import {
   type ConfigSource,
   type ResolvedConfig,
   RUNTIME_SETTINGS,
+  type RuntimeSettingName,
   resolveConfig,
   SETTINGS,
   type SettingName,
@@ -37,7 +38,8 @@ import { RateLimiter } from './http/rate-limit.js';
 import { keepRawJsonBodies } from './http/raw-body.js';
 import { type Handlers, registerRoutes } from './http/routes.js';
 import { validatorCompiler } from './http/validator-compiler.js';
-import { adminHandlers } from './services/admin.js';
+import { adminHandlers, CONFIG_CHANNEL } from './services/admin.js';
+import { Cluster, followReconnects, isSharedStorage, resolveNodeId } from './services/cluster.js';
 import { STORED_OPERATIONS } from './services/economy/requests.js';
 import { createEconomyService, type EconomyGenesis, readGenesisFile } from './services/economy.js';
 import { createHexchainService } from './services/hexchain.js';
@@ -65,6 +67,11 @@ export interface CreateValidatorOptions extends Partial<Record<SettingName, unkn
   readonly events?: SseHubOptions;
   /** The economy's genesis (written once, at the first start of a data directory); default DEFAULT_GENESIS. */
   readonly genesis?: EconomyGenesis;
+  /**
+   * Several validators share the storage (docs/cluster.md): heartbeats, peers, mode `cluster`.
+   * Default: true on PostgreSQL, false on SQLite (tests may share one SQLite storage in process).
+   */
+  readonly cluster?: boolean;
 }
 
 export interface Validator {
@@ -79,6 +86,8 @@ export interface Validator {
   readonly registeredRoutes: readonly OperationId[];
   /** The hub of GET /api/hexchain/events (its subscribers, what it published). */
   readonly events: SseHub;
+  /** This node among the nodes sharing its database (heartbeats, peers). */
+  readonly cluster: Cluster;
   /** Runs a request in process (no socket). */
   inject(options: InjectOptions | string): Promise<LightMyRequestResponse>;
   /** Starts listening (host and port from the config unless given); resolves to the base URL. */
@@ -99,6 +108,7 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
     logger,
     events,
     genesis,
+    cluster: clusterOption,
     ...flags
   } = options;
   const resolved: ResolvedConfig = resolveConfig({
@@ -123,7 +133,8 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
 
   const seed = await loadSeed(storage);
   const identity = keyPairFromSecret(taggedHash('PTM/validator-identity', seed));
-  const nodeId = `node-${toHex(identity.publicKey).slice(0, 16)}`;
+  const clustered = clusterOption ?? isSharedStorage(storage);
+  const nodeId = resolveNodeId(config, identity, clustered);
   const runtime = await loadRuntime(storage, resolved);
 
   const app = Fastify({
@@ -139,7 +150,7 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
   });
   app.setValidatorCompiler(validatorCompiler);
 
-  const metrics = new Metrics(storage, now);
+  const metrics = new Metrics(storage, now, clustered ? nodeId : undefined);
   await metrics.start();
   const context: ValidatorContext = {
     config,
@@ -197,7 +208,9 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
     now,
   );
   // Both hooks run on every request: callback style (no promise, no extra microtask turn).
-  app.addHook('onRequest', (request, _reply, done) => {
+  app.addHook('onRequest', (request, reply, done) => {
+    // Behind a load balancer, which node answered (also in GET /status and /admin/metrics).
+    reply.header('x-tm-node-id', nodeId);
     done(addressLimiter.refuse(request.ip, 'address'));
   });
   app.addHook('onResponse', (_request, reply, done) => {
@@ -206,14 +219,34 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
   });
 
   const pool = createPoolService(context);
-  const hexchain = await createHexchainService(context, { ...(events ? { events } : {}), hooks: pool.hooks });
+  const hexchain = await createHexchainService(context, {
+    ...(events ? { events } : {}),
+    hooks: pool.hooks,
+    cluster: clustered,
+  });
   pool.attach(hexchain);
   // Open event streams would hold the server's close: end them first.
   app.addHook('preClose', async () => hexchain.close());
+  const cluster = new Cluster(clustered, {
+    storage,
+    now,
+    nodeId,
+    softwareVersion: SOFTWARE_VERSION,
+    hexchain,
+    log: app.log,
+  });
+  const stopFollowingReconnects = followReconnects(storage, () => hexchain.catchUp(), app.log);
+  // POST /admin/config on another node: apply the run-time settings it changed (and persisted),
+  // as that node did, whatever their source here.
+  const stopConfigListener = await storage.listen(CONFIG_CHANNEL, (payload) => {
+    reloadRuntime(storage, runtime, nodeId, payload).catch((error: unknown) =>
+      app.log.warn({ err: error }, 'could not reload the run-time settings'),
+    );
+  });
   const mining = createMiningService(context);
   const economy = await createEconomyService(context, economyGenesis);
   const handlers: Handlers = {
-    ...nodeHandlers({ softwareVersion: SOFTWARE_VERSION, hexchain }),
+    ...nodeHandlers({ softwareVersion: SOFTWARE_VERSION, hexchain, cluster }),
     ...adminHandlers({ hexchain }),
     ...mining.handlers,
     ...economy.handlers,
@@ -229,6 +262,7 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
+  await cluster.start();
   const beat = setInterval(() => {
     metrics
       .beat()
@@ -246,20 +280,29 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
     adminTokenFile,
     registeredRoutes,
     events: hexchain.events,
+    cluster,
     inject: (injectOptions) => app.inject(injectOptions as InjectOptions),
     async listen(listenOptions = {}) {
       // A deep accept queue: with Node's default (511) a burst of a thousand miners overflows it
       // and clients wait out SYN retries of 1 to 3 s (measured in docs/benchmarks.md).
-      return app.listen({
+      const url = await app.listen({
         host: listenOptions.host ?? config.host,
         port: listenOptions.port ?? config.port,
         backlog: 4096,
       });
+      await cluster.listening(config.advertiseUrl ?? url);
+      return url;
     },
     async close() {
       if (closed) return;
       closed = true;
       clearInterval(beat);
+      // First: the peers stop listing this node at once.
+      await cluster
+        .stop()
+        .catch((error: unknown) => app.log.warn({ err: error }, 'could not mark the node stopped'));
+      await stopConfigListener();
+      stopFollowingReconnects();
       economy.close();
       pool.close();
       await app.close();
@@ -300,6 +343,32 @@ async function loadRuntime(storage: Storage, resolved: ResolvedConfig): Promise<
     }
   });
   return runtime as RuntimeConfig;
+}
+
+/** Applies the run-time settings another node changed (payload of CONFIG_CHANNEL). */
+async function reloadRuntime(
+  storage: Storage,
+  runtime: RuntimeConfig,
+  self: string,
+  payload: string,
+): Promise<void> {
+  const { from, names } = JSON.parse(payload) as { from?: unknown; names?: unknown };
+  if (from === self || !Array.isArray(names)) return;
+  const wanted = RUNTIME_SETTINGS.filter((name) => names.includes(name));
+  const values = await storage.read(async (tx) => {
+    const found: Partial<Record<RuntimeSettingName, unknown>> = {};
+    for (const name of wanted) {
+      const persisted = await tx.meta.get(`config.${name}`);
+      if (persisted !== undefined) {
+        found[name] = (SETTINGS[name].parse as (v: unknown, w: string) => unknown)(
+          persisted,
+          `persisted setting ${name}`,
+        );
+      }
+    }
+    return found;
+  });
+  Object.assign(runtime, values);
 }
 
 /**

@@ -20,6 +20,7 @@ import {
   resolveSettings,
   type SettingSpec,
   textSetting as text,
+  urlSetting,
 } from './settings.js';
 
 export { ConfigError, settingFlag } from './settings.js';
@@ -94,6 +95,13 @@ export interface ValidatorConfig {
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** A JSON file with the economy's genesis, read at the first start of a data directory. */
   readonly genesisFile: string | undefined;
+  /**
+   * This node's identifier among the nodes sharing a database (GET /network/peers); default:
+   * generated once per data directory (docs/cluster.md).
+   */
+  readonly nodeId: string | undefined;
+  /** The base URL peers and operators reach this node at; default http://<host>:<port> once listening. */
+  readonly advertiseUrl: string | undefined;
 }
 
 export type SettingName = keyof ValidatorConfig;
@@ -317,7 +325,31 @@ export const SETTINGS: { readonly [K in SettingName]: Setting<ValidatorConfig[K]
     default: () => undefined,
     parse: text,
   },
+  nodeId: {
+    env: 'TENSORMINE_NODE_ID',
+    description:
+      "this node's identifier among the nodes sharing one database (letters, digits, . _ : -; at most 64); default generated once per data directory",
+    default: () => undefined,
+    parse: nodeIdSetting,
+  },
+  advertiseUrl: {
+    env: 'TENSORMINE_ADVERTISE_URL',
+    description:
+      'the base URL this node is reached at, listed by GET /network/peers; default http://<host>:<port>',
+    default: () => undefined,
+    parse: urlSetting,
+  },
 };
+
+function nodeIdSetting(value: unknown, where: string): string {
+  const s = text(value, where);
+  if (!/^[A-Za-z0-9._:-]{1,64}$/.test(s)) {
+    throw new ConfigError(
+      `${where}: a node id is 1 to 64 letters, digits, '.', '_', ':' or '-', got ${JSON.stringify(s)}`,
+    );
+  }
+  return s;
+}
 
 export const SETTING_NAMES = Object.keys(SETTINGS) as SettingName[];
 

@@ -20,17 +20,20 @@ describe('node endpoints', () => {
     });
   });
 
-  it('reports local_only peers: none, one node, synced', async () => {
+  it('reports local_only peers: none, one node, synced (cluster mode alone on PostgreSQL)', async () => {
     const v = await testValidator();
+    // TENSORMINE_TEST_STORAGE=postgres runs this file on PostgreSQL: a cluster of one node.
+    const mode = v.cluster.enabled ? 'cluster' : 'local_only';
     expect((await v.inject('/network/peers')).json()).toEqual({
       peers: [],
       total_nodes: 1,
       synced: true,
-      mode: 'local_only',
+      mode,
+      node_id: v.context.nodeId,
     });
     const status = (await v.inject('/status')).json();
     expect(status).toMatchObject({
-      peer_network_mode: 'local_only',
+      peer_network_mode: mode,
       pool_strategy: 'solo',
       difficulty: 2,
       max_tensor_dim: 64,

@@ -36,6 +36,13 @@ export const AdminMetricsSchema = Type.Object(
     blocks_accepted: Count('v4.1 blocks accepted over the lifetime of the node (kept across restarts).'),
     requests_total: Count('HTTP requests handled since start.'),
     uptime_s: Count('Seconds since the validator started.'),
+    node_id: Type.Optional(
+      Type.String({
+        maxLength: 128,
+        description:
+          "The node that answered (as in GET /status). In cluster mode the counters are the network's (shared database); requests_total, avg_response_time_ms, uptime_s and uptime_pct are this node's.",
+      }),
+    ),
   },
   { title: 'AdminMetrics', description: 'GET /admin/metrics (admin bearer token).' },
 );

@@ -42,10 +42,10 @@ export const PoolStrategySchema = Type.Enum(['solo', 'pplns', 'proportional'], {
 });
 export type PoolStrategy = Static<typeof PoolStrategySchema>;
 
-export const PeerNetworkModeSchema = Type.Enum(['local_only', 'static'], {
+export const PeerNetworkModeSchema = Type.Enum(['local_only', 'static', 'cluster'], {
   type: 'string',
   description:
-    'local_only: the node talks to no peers (network.peers is empty); static: the node syncs with a configured list of peer URLs.',
+    'local_only: the node talks to no peers (network.peers is empty); static: the node syncs with a configured list of peer URLs; cluster: the node shares its database (PostgreSQL) with the other nodes of the network, which are its peers (docs/cluster.md).',
 });
 export type PeerNetworkMode = Static<typeof PeerNetworkModeSchema>;
 
@@ -111,7 +111,25 @@ export const PeerSchema = Type.Object(
     last_seen: nullable(UnixSecondsSchema, 'When the peer last answered; null if it never did.'),
     latency_ms: nullable(
       Type.Number({ minimum: 0, description: 'Milliseconds.' }),
-      'Round-trip time of the last successful exchange, in milliseconds; null if none.',
+      'Round-trip time of the last successful exchange, in milliseconds; null if none (cluster peers exchange through the database, not with each other).',
+    ),
+    applied_height: Type.Optional(
+      Count('cluster mode: the height up to which the peer had applied every block at its last heartbeat.'),
+    ),
+    synced: Type.Optional(
+      Type.Boolean({
+        description:
+          'cluster mode: whether the peer had applied every committed block at its last heartbeat.',
+      }),
+    ),
+    software_version: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description: 'cluster mode: the validator software version of the peer.',
+      }),
+    ),
+    started_at: Type.Optional(
+      withDescription(UnixSecondsSchema, 'cluster mode: when the peer process started.'),
     ),
   },
   { title: 'Peer', description: 'A peer validator node.' },
@@ -121,11 +139,17 @@ export type Peer = Static<typeof PeerSchema>;
 export const PeersResponseSchema = Type.Object(
   {
     peers: Type.Array(PeerSchema, { maxItems: 1000, description: 'Known peers; empty in local_only mode.' }),
-    total_nodes: Count('Number of nodes in the network including this one (1 in local_only mode).'),
+    total_nodes: Count(
+      'Number of nodes in the network including this one (1 in local_only mode; in cluster mode the live nodes sharing the database).',
+    ),
     synced: Type.Boolean({
-      description: "True when this node's state matches its peers (always true in local_only mode).",
+      description:
+        "True when this node's state matches its peers (always true in local_only mode; in cluster mode: this node's in-memory lattice has applied every block committed to the shared database).",
     }),
     mode: PeerNetworkModeSchema,
+    node_id: Type.Optional(
+      Type.String({ maxLength: 128, description: 'The node that answered (as in GET /status).' }),
+    ),
   },
   { title: 'PeersResponse', description: 'GET /network/peers.' },
 );
@@ -189,7 +213,10 @@ export const NodeStatusSchema = Type.Object(
           description: 'Known peers; empty in local_only mode.',
         }),
         total_nodes: Count('Number of nodes in the network including this one.'),
-        synced: Type.Boolean({ description: 'True when this node is in sync with its peers.' }),
+        synced: Type.Boolean({
+          description:
+            'True when this node is in sync with its peers (cluster mode: its lattice has applied every committed block).',
+        }),
       },
       { description: 'Peer network state.' },
     ),

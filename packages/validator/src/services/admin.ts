@@ -3,6 +3,9 @@ import type { RuntimeConfig, ValidatorContext } from '../context.js';
 import { routeHandlers } from '../http/handlers.js';
 import type { HexchainService } from './types.js';
 
+/** Notified when POST /admin/config persisted run-time settings: every node reloads them. */
+export const CONFIG_CHANNEL = 'tensormine_config';
+
 function effectiveConfig(ctx: ValidatorContext, hexchain: HexchainService) {
   return {
     difficulty: ctx.runtime.difficulty,
@@ -28,6 +31,7 @@ export function adminHandlers(deps: { hexchain: HexchainService }) {
         blocks_accepted: c.blocksAccepted,
         requests_total: ctx.metrics.requestsTotal,
         uptime_s: Math.floor((ctx.now() - ctx.startedAt) / 1000),
+        node_id: ctx.nodeId,
       };
     },
 
@@ -49,6 +53,10 @@ export function adminHandlers(deps: { hexchain: HexchainService }) {
       await ctx.storage.transaction(async (tx) => {
         for (const [name, value] of Object.entries(changes) as [RuntimeSettingName, unknown][]) {
           await tx.meta.set(`config.${name}`, String(value));
+        }
+        // The other nodes sharing the database reload their run-time settings (app.ts).
+        if (Object.keys(changes).length > 0) {
+          await tx.notify(CONFIG_CHANNEL, JSON.stringify({ from: ctx.nodeId, names: Object.keys(changes) }));
         }
       });
       Object.assign(ctx.runtime, changes);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import {
   type Coord,
   cellSelector,
@@ -53,6 +54,28 @@ import type { HexchainHooks, HexchainService, PoolBlockPay } from './types.js';
 /** Meta key of the live difficulty (decimal). Absent until a retarget or an admin change. */
 export const HEX_DIFFICULTY_META_KEY = 'hexchain.difficulty';
 
+/**
+ * Counter numbering the difficulty writes (retargets, admin changes), across every node sharing
+ * the database: a node applies a difficulty read or committed only if its number is newer than
+ * the one it holds, so that it follows the commit order whatever order it learns them in.
+ */
+export const HEX_DIFFICULTY_WRITES_COUNTER = 'hexchain_difficulty_writes';
+
+/**
+ * The notification channel of hexchain changes (an accepted block, a difficulty change): every
+ * node sharing the database listens and catches its in-memory lattice up (docs/cluster.md).
+ */
+export const HEXCHAIN_CHANNEL = 'tensormine_hexchain';
+
+/** Blocks read per catch-up query. */
+const CATCH_UP_BATCH = 500;
+
+/** In a cluster, how many times a challenge is issued again after its lattice was found stale. */
+const STALE_RETRIES = 3;
+
+/** In a cluster, the open-challenge count of the status is read from the database this often. */
+const OPEN_COUNT_TTL_MS = 1_000;
+
 /** Meta key of the genesis time t[0] in Unix ms: the first start of this database. */
 export const HEX_GENESIS_TIME_META_KEY = 'hexchain.genesis_time_ms';
 
@@ -77,6 +100,11 @@ export interface HexchainServiceOptions {
    * block by PPLNS, each inside the transaction of the challenge or the block.
    */
   readonly hooks?: HexchainHooks;
+  /**
+   * Several nodes share the database: the open-challenge count of the status comes from the
+   * database (cached 1 s) instead of this node's own challenges.
+   */
+  readonly cluster?: boolean;
 }
 
 /** Creates the hexchain service: loads the stored blocks into a lattice and the live difficulty. */
@@ -89,34 +117,44 @@ export async function createHexchainService(
   const lattice = state.lattice;
   const events = new SseHub(options.events ?? {});
 
-  const { stored, blocks, genesisTimeMs, openExpiries } = await ctx.storage.transaction(async (tx) => {
-    let genesis = await tx.meta.get(HEX_GENESIS_TIME_META_KEY);
-    if (genesis === undefined) {
-      genesis = String(ctx.now());
-      await tx.meta.set(HEX_GENESIS_TIME_META_KEY, genesis);
-    }
-    return {
-      stored: await tx.meta.get(HEX_DIFFICULTY_META_KEY),
-      blocks: await tx.blocks.all(),
-      genesisTimeMs: BigInt(genesis),
-      openExpiries: await tx.hexChallenges.openExpiries(nowSeconds(ctx)),
-    };
-  });
+  /** Random per process: tells this node's own notifications from the other nodes'. */
+  const instance = toHex(randomBytes(8));
+  const { stored, storedSeq, blocks, genesisTimeMs, openExpiries } = await ctx.storage.transaction(
+    async (tx) => {
+      let genesis = await tx.meta.get(HEX_GENESIS_TIME_META_KEY);
+      if (genesis === undefined) {
+        genesis = String(ctx.now());
+        await tx.meta.set(HEX_GENESIS_TIME_META_KEY, genesis);
+      }
+      return {
+        stored: await tx.meta.get(HEX_DIFFICULTY_META_KEY),
+        storedSeq: await tx.counters.get(HEX_DIFFICULTY_WRITES_COUNTER),
+        blocks: await tx.blocks.all(),
+        genesisTimeMs: BigInt(genesis),
+        openExpiries: await tx.hexChallenges.openExpiries(nowSeconds(ctx)),
+      };
+    },
+  );
   let difficulty = stored === undefined ? ctx.config.hexDifficulty : parseStoredDifficulty(stored);
 
   for (const block of blocks) state.add(block);
   for (const expiresAt of openExpiries) state.addOpenChallenge(expiresAt);
 
-  // Difficulty writes (retargets, admin changes) are numbered inside their transaction, which
-  // run one at a time, so that the in-memory value follows the commit order.
-  let writeSeq = 0;
-  let appliedSeq = 0;
-  const applyDifficulty = (seq: number, value: bigint): void => {
-    if (seq > appliedSeq) {
-      appliedSeq = seq;
-      difficulty = value;
-      state.version++;
-    }
+  // Difficulty writes (retargets, admin changes) are numbered inside their transaction by a
+  // shared counter, so that the in-memory value follows the commit order across nodes.
+  let appliedSeq = storedSeq;
+  /** Applies a numbered difficulty; true when it was newer than the one held. */
+  const applyDifficulty = (seq: number, value: bigint): boolean => {
+    if (seq <= appliedSeq) return false;
+    appliedSeq = seq;
+    const changed = value !== difficulty;
+    difficulty = value;
+    state.version++;
+    return changed;
+  };
+  const numberDifficultyWrite = async (tx: StorageTx): Promise<number> => {
+    await tx.counters.add(HEX_DIFFICULTY_WRITES_COUNTER, 1);
+    return tx.counters.get(HEX_DIFFICULTY_WRITES_COUNTER);
   };
   const difficultyIn = async (tx: StorageTx): Promise<bigint> => {
     const value = await tx.meta.get(HEX_DIFFICULTY_META_KEY);
@@ -198,37 +236,56 @@ export async function createHexchainService(
         if (device === undefined) throw notRegistered('miner_pubkey', minerPubkey);
       }
       const issuedAt = nowSeconds(ctx);
-      const record = await ctx.storage.transaction(async (tx) => {
-        const serial = await tx.hexChallenges.nextSerial();
-        const entropy = hexChallengeEntropy(ctx.seed, serial);
-        // The lattice only holds committed blocks, and blocks are never removed: the parents
-        // read here stay occupied, so the depth fixed now is final.
-        const coord = chooseTargetCell(lattice.frontier(), cellSelector(slot, slotHash, entropy));
-        const parents = lattice.parentsOf(coord);
-        const target = targetFromDifficulty(difficulty);
-        const challengeHash = toHex(
-          hexChallengeHash({ coord, slot, slotHash, target, parentsRoot: parentsRoot(parents), entropy }),
-        );
-        const challenge: HexChallengeRecord = {
-          id: `h-${challengeHash.slice(0, 24)}`,
-          serial,
-          coord,
-          slot,
-          slotHash,
-          challengeHash,
-          target: targetToHex(target),
-          difficulty,
-          entropy: toHex(entropy),
-          parents: parents.map((p) => ({ coord: p.coord, blockHash: toHex(p.blockHash), depth: p.depth })),
-          depth: depthFromParents(parents),
-          minerPubkey: minerPubkey ?? null,
-          issuedAt,
-          expiresAt: issuedAt + ctx.runtime.challengeTtlS,
-        };
-        await tx.hexChallenges.insert(challenge);
-        await tx.counters.add(COUNTERS.hexChallengesIssued, 1);
-        return { challenge, extras: await hooks.challengeTerms?.(tx, challenge) };
-      });
+      // In a cluster the lattice may lag another node's block by the time its notification
+      // takes: the transaction checks that no block above the applied height is committed (a
+      // frontier cell or a parent read here could be stale otherwise), and after a catch-up the
+      // issue is tried again (at most STALE_RETRIES times; then the cell is still a valid one,
+      // only maybe taken).
+      let record:
+        | {
+            challenge: HexChallengeRecord;
+            extras: Awaited<ReturnType<NonNullable<HexchainHooks['challengeTerms']>>>;
+          }
+        | undefined;
+      for (let attempt = 0; record === undefined; attempt++) {
+        const check = options.cluster === true && attempt < STALE_RETRIES;
+        record = await ctx.storage.transaction(async (tx) => {
+          if (check) {
+            const [newer] = await tx.blocks.list(state.appliedHeight, 1);
+            if (newer !== undefined && state.block(newer.coord) === undefined) return undefined;
+          }
+          const serial = await tx.hexChallenges.nextSerial();
+          const entropy = hexChallengeEntropy(ctx.seed, serial);
+          // The lattice only holds committed blocks, and blocks are never removed: the parents
+          // read here stay occupied, so the depth fixed now is final.
+          const coord = chooseTargetCell(lattice.frontier(), cellSelector(slot, slotHash, entropy));
+          const parents = lattice.parentsOf(coord);
+          const target = targetFromDifficulty(difficulty);
+          const challengeHash = toHex(
+            hexChallengeHash({ coord, slot, slotHash, target, parentsRoot: parentsRoot(parents), entropy }),
+          );
+          const challenge: HexChallengeRecord = {
+            id: `h-${challengeHash.slice(0, 24)}`,
+            serial,
+            coord,
+            slot,
+            slotHash,
+            challengeHash,
+            target: targetToHex(target),
+            difficulty,
+            entropy: toHex(entropy),
+            parents: parents.map((p) => ({ coord: p.coord, blockHash: toHex(p.blockHash), depth: p.depth })),
+            depth: depthFromParents(parents),
+            minerPubkey: minerPubkey ?? null,
+            issuedAt,
+            expiresAt: issuedAt + ctx.runtime.challengeTtlS,
+          };
+          await tx.hexChallenges.insert(challenge);
+          await tx.counters.add(COUNTERS.hexChallengesIssued, 1);
+          return { challenge, extras: await hooks.challengeTerms?.(tx, challenge) };
+        });
+        if (record === undefined) await catchUp();
+      }
       state.addOpenChallenge(record.challenge.expiresAt);
       return { ...challengeToWire(record.challenge), ...record.extras };
     },
@@ -352,7 +409,9 @@ export async function createHexchainService(
           });
           await tx.meta.set(HEX_DIFFICULTY_META_KEY, next.toString());
         }
-        return { accepted: true as const, block, pool, old, next, seq: ++writeSeq };
+        const seq = shouldRetarget(height, RETARGET_WINDOW_BLOCKS) ? await numberDifficultyWrite(tx) : 0;
+        await tx.notify(HEXCHAIN_CHANNEL, JSON.stringify({ from: instance, height }));
+        return { accepted: true as const, block, pool, old, next, seq };
       });
 
       if (!outcome.accepted) {
@@ -360,9 +419,15 @@ export async function createHexchainService(
         if (winner !== undefined && winner.blockHash === blockHash) return storedAcceptance(winner);
         return rejectBlock(occupied(challenge.coord, winner?.blockHash, winner?.depth));
       }
-      state.add(outcome.block);
+      if (outcome.block.height > state.appliedHeight + 1) {
+        // Blocks of other nodes committed before this one are not applied yet (their
+        // notification is on its way), and this block may rest on them: apply them all in
+        // height order, this one included, before answering.
+        await catchUp();
+      } else if (state.add(outcome.block)) {
+        publishBlock(outcome.block, outcome.old, outcome.next);
+      }
       applyDifficulty(outcome.seq, outcome.next);
-      publishBlock(outcome.block, outcome.old, outcome.next);
       if (outcome.next !== outcome.old) {
         ctx.log.info(
           { height: outcome.block.height, from: outcome.old.toString(), to: outcome.next.toString() },
@@ -374,8 +439,10 @@ export async function createHexchainService(
 
     async hexStatus(request) {
       // The answer is kept serialized until the lattice, the difficulty or the open-challenge count
-      // changes: most requests cost one comparison, no allocation and no serialization.
-      const open = state.openChallenges(nowSeconds(ctx));
+      // changes: most requests cost one comparison, no allocation and no serialization. In a
+      // cluster the open challenges are every node's, read from the database at most once a second.
+      if (options.cluster && ctx.now() - openCount.atMs > OPEN_COUNT_TTL_MS) await refreshOpenCount();
+      const open = options.cluster ? openCount.value : state.openChallenges(nowSeconds(ctx));
       if (statusBody === undefined || statusBody.version !== state.version || statusBody.open !== open) {
         // Made by the route's own response serializer (the HexStatus schema), like any answer.
         const text = request.reply.serializeInput(status(open), '200') as string;
@@ -478,6 +545,82 @@ export async function createHexchainService(
     return { ...cached.body, open_challenges: openChallenges };
   };
 
+  /** In a cluster: the open challenges of every node, read at most once a second. */
+  const openCount = { value: 0, atMs: Number.NEGATIVE_INFINITY };
+  let openRead: Promise<void> | undefined;
+  const refreshOpenCount = (): Promise<void> => {
+    openRead ??= ctx.storage
+      .read((tx) => tx.hexChallenges.countOpen(nowSeconds(ctx)))
+      .then((value) => {
+        openCount.value = value;
+        openCount.atMs = ctx.now();
+      })
+      .finally(() => {
+        openRead = undefined;
+      });
+    return openRead;
+  };
+
+  /**
+   * Catches the lattice up with the committed blocks (of any node) and the difficulty: reads
+   * the blocks above the applied height, applies the new ones and publishes them on the event
+   * stream. Runs one at a time; a call during a run is served by one more run after it.
+   */
+  const catchUpOnce = async (): Promise<void> => {
+    for (;;) {
+      const after = state.appliedHeight;
+      const read = await ctx.storage.read(async (tx) => ({
+        blocks: await tx.blocks.list(after, CATCH_UP_BATCH),
+        value: await tx.meta.get(HEX_DIFFICULTY_META_KEY),
+        seq: await tx.counters.get(HEX_DIFFICULTY_WRITES_COUNTER),
+      }));
+      const next = read.value === undefined ? ctx.config.hexDifficulty : parseStoredDifficulty(read.value);
+      const old = difficulty;
+      let retargeted = false;
+      for (const block of read.blocks) {
+        if (!state.add(block)) continue;
+        const retarget = shouldRetarget(block.height, RETARGET_WINDOW_BLOCKS);
+        retargeted ||= retarget;
+        publishBlock(block, old, retarget ? next : old);
+      }
+      if (applyDifficulty(read.seq, next) && !retargeted) {
+        events.publish('difficulty', { from: Number(old), to: Number(next), at: nowSeconds(ctx) });
+      }
+      if (read.blocks.length < CATCH_UP_BATCH) return;
+    }
+  };
+  let running: Promise<void> | undefined;
+  let queued: Promise<void> | undefined;
+  const catchUp = (): Promise<void> => {
+    if (queued !== undefined) return queued;
+    if (running === undefined) {
+      running = catchUpOnce().finally(() => {
+        running = undefined;
+      });
+      return running;
+    }
+    queued = running
+      .catch(() => {})
+      .then(() => {
+        queued = undefined;
+        return catchUp();
+      });
+    return queued;
+  };
+  const stopListening = await ctx.storage.listen(HEXCHAIN_CHANNEL, (payload) => {
+    let from: unknown;
+    try {
+      from = (JSON.parse(payload) as { from?: unknown }).from;
+    } catch {
+      from = undefined;
+    }
+    // This node's own commits are applied by the request that made them.
+    if (from === instance) return;
+    catchUp().catch((error: unknown) =>
+      ctx.log.warn({ err: error }, 'hexchain: could not catch the lattice up'),
+    );
+  });
+
   /** Publishes an accepted block (and the retarget its height ran) after the commit. */
   const publishBlock = (block: BlockRecord, old: bigint, next: bigint): void => {
     const wire = state.block(block.coord);
@@ -510,14 +653,20 @@ export async function createHexchainService(
       const { seq, from } = await ctx.storage.transaction(async (tx) => {
         const from = await difficultyIn(tx);
         await tx.meta.set(HEX_DIFFICULTY_META_KEY, next.toString());
-        return { seq: ++writeSeq, from };
+        await tx.notify(HEXCHAIN_CHANNEL, JSON.stringify({ from: instance }));
+        return { seq: await numberDifficultyWrite(tx), from };
       });
       applyDifficulty(seq, next);
       if (from !== next) {
         events.publish('difficulty', { from: Number(from), to: Number(next), at: nowSeconds(ctx) });
       }
     },
-    close: () => events.close(),
+    catchUp,
+    appliedHeight: () => state.appliedHeight,
+    async close() {
+      events.close();
+      await stopListening();
+    },
   };
 }
 

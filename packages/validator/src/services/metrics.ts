@@ -37,12 +37,22 @@ export class Metrics {
   requestsTotal = 0;
   #responseMsTotal = 0;
   #lastBeat: number;
+  readonly #uptimeMs: string;
+  readonly #firstStartMs: string;
 
+  /**
+   * @param node In a cluster, the node id: the serving time (uptime_pct) is kept per node, since
+   *   the nodes share the other counters (the network's totals).
+   */
   constructor(
     private readonly storage: Storage,
     private readonly now: () => number,
+    node?: string,
   ) {
     this.#lastBeat = now();
+    const suffix = node === undefined ? '' : `.node.${node}`;
+    this.#uptimeMs = `${COUNTERS.uptimeMs}${suffix}`;
+    this.#firstStartMs = `${COUNTERS.firstStartMs}${suffix}`;
   }
 
   observeResponse(ms: number): void {
@@ -94,8 +104,8 @@ export class Metrics {
   async start(): Promise<void> {
     this.#lastBeat = this.now();
     await this.storage.transaction(async (tx) => {
-      if ((await tx.counters.get(COUNTERS.firstStartMs)) === 0)
-        await tx.counters.add(COUNTERS.firstStartMs, this.#lastBeat);
+      if ((await tx.counters.get(this.#firstStartMs)) === 0)
+        await tx.counters.add(this.#firstStartMs, this.#lastBeat);
     });
   }
 
@@ -104,7 +114,7 @@ export class Metrics {
     const now = this.now();
     const elapsed = Math.max(0, now - this.#lastBeat);
     this.#lastBeat = now;
-    await this.storage.transaction((tx) => tx.counters.add(COUNTERS.uptimeMs, elapsed));
+    await this.storage.transaction((tx) => tx.counters.add(this.#uptimeMs, elapsed));
   }
 
   /**
@@ -113,8 +123,8 @@ export class Metrics {
    */
   async uptimePct(): Promise<number> {
     const { first, served } = await this.storage.read(async (tx) => ({
-      first: await tx.counters.get(COUNTERS.firstStartMs),
-      served: await tx.counters.get(COUNTERS.uptimeMs),
+      first: await tx.counters.get(this.#firstStartMs),
+      served: await tx.counters.get(this.#uptimeMs),
     }));
     const now = this.now();
     const total = now - first;

@@ -1,9 +1,10 @@
 import { toHex } from '@tensormine/protocol';
 import { routeHandlers } from '../http/handlers.js';
+import type { Cluster } from './cluster.js';
 import type { HexchainService } from './types.js';
 
 /** GET /health, GET /status, GET /network/peers. */
-export function nodeHandlers(deps: { softwareVersion: string; hexchain: HexchainService }) {
+export function nodeHandlers(deps: { softwareVersion: string; hexchain: HexchainService; cluster: Cluster }) {
   return routeHandlers({
     async getHealth(_request, ctx) {
       return {
@@ -20,6 +21,7 @@ export function nodeHandlers(deps: { softwareVersion: string; hexchain: Hexchain
 
     async getStatus(_request, ctx) {
       const c = await ctx.metrics.snapshot();
+      const net = await deps.cluster.view();
       const hex = deps.hexchain.info();
       return {
         node_id: ctx.nodeId,
@@ -27,7 +29,7 @@ export function nodeHandlers(deps: { softwareVersion: string; hexchain: Hexchain
         uptime_s: Math.floor((ctx.now() - ctx.startedAt) / 1000),
         difficulty: ctx.runtime.difficulty,
         max_tensor_dim: ctx.runtime.maxTensorDim,
-        peer_network_mode: 'local_only' as const,
+        peer_network_mode: net.mode,
         pool_strategy: ctx.runtime.poolStrategy,
         stats: {
           total_challenges_issued: c.challengesIssued,
@@ -40,7 +42,7 @@ export function nodeHandlers(deps: { softwareVersion: string; hexchain: Hexchain
           successful: c.proofsValid + c.blocksAccepted,
           failed: c.proofsRejected + c.blocksRejected,
         },
-        network: { peers: [], total_nodes: 1, synced: true },
+        network: { peers: net.peers, total_nodes: net.total_nodes, synced: net.synced },
         hexchain: {
           enabled: ctx.config.hexchain,
           difficulty: ctx.config.hexchain ? Number(hex.difficulty) : 0,
@@ -49,8 +51,15 @@ export function nodeHandlers(deps: { softwareVersion: string; hexchain: Hexchain
       };
     },
 
-    async getPeers() {
-      return { peers: [], total_nodes: 1, synced: true, mode: 'local_only' as const };
+    async getPeers(_request, ctx) {
+      const net = await deps.cluster.view();
+      return {
+        peers: net.peers,
+        total_nodes: net.total_nodes,
+        synced: net.synced,
+        mode: net.mode,
+        node_id: ctx.nodeId,
+      };
     },
   });
 }

@@ -15,8 +15,15 @@ export interface HexchainService extends Service {
   setDifficulty(difficulty: bigint): Promise<void>;
   /** The push channel of GET /api/hexchain/events. */
   readonly events: SseHub;
-  /** Ends the event streams (before the server closes). */
-  close(): void;
+  /** Ends the event streams and stops following the other nodes (before the server closes). */
+  close(): Promise<void>;
+  /**
+   * Applies the blocks and the difficulty committed by any node sharing the database that the
+   * in-memory lattice does not have yet (run on each notification, and by the heartbeat).
+   */
+  catchUp(): Promise<void>;
+  /** Every block up to this height is in the in-memory lattice. */
+  appliedHeight(): number;
   /** Whether a block occupies `coord` (committed blocks only). */
   isOccupied(coord: Coord): boolean;
 }

@@ -427,6 +427,21 @@ CREATE TABLE pool_backoff (
 CREATE INDEX pool_backoff_last ON pool_backoff (last_invalid_ms);
 `;
 
+/** The validator nodes sharing this database, with their heartbeats (issue 14, services/cluster.ts). */
+const CLUSTER_NODES = (d: Dialect) => `
+CREATE TABLE cluster_nodes (
+  node_id TEXT PRIMARY KEY,
+  instance TEXT NOT NULL,
+  url TEXT,
+  software_version TEXT NOT NULL,
+  started_at_ms ${d.int} NOT NULL,
+  heartbeat_at_ms ${d.int} NOT NULL,
+  applied_height ${d.int} NOT NULL CHECK (applied_height >= 0),
+  synced ${d.int} NOT NULL CHECK (synced IN (0, 1)),
+  stopped_at_ms ${d.int}
+)${d.clustered};
+`;
+
 /** Every step, in order. */
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial schema', sql: V1 },
@@ -442,6 +457,7 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'mining pool: share scores, finder payouts, persisted back-off',
     sql: POOL_2,
   },
+  { version: 6, name: 'cluster nodes', sql: CLUSTER_NODES },
 ];
 
 /** The schema version this code writes. */

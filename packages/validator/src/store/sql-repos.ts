@@ -1,6 +1,7 @@
 import type { Dialect } from './dialect.js';
 import { StorageError } from './errors.js';
 import { sqlEconomyRepos } from './sql-economy.js';
+import { SqlNodeRepo } from './sql-nodes.js';
 import { SqlPoolRepo } from './sql-pool.js';
 import { SqlRequestNonceRepo } from './sql-request-nonces.js';
 import {
@@ -27,6 +28,7 @@ import {
   type MinerRepo,
   type MinerStats,
   type NewLedgerEntry,
+  type NodeRepo,
   type PoolRepo,
   type ProofRepo,
   type RequestNonceRepo,
@@ -121,6 +123,7 @@ export class SqlTx implements StorageTx {
   readonly economy: EconomyRepos;
   readonly pool: PoolRepo;
   readonly requestNonces: RequestNonceRepo;
+  readonly nodes: NodeRepo;
 
   constructor(scope: Scope) {
     this.meta = new SqlMetaRepo(scope);
@@ -135,6 +138,7 @@ export class SqlTx implements StorageTx {
     this.economy = sqlEconomyRepos(scope);
     this.pool = new SqlPoolRepo(scope);
     this.requestNonces = new SqlRequestNonceRepo(scope);
+    this.nodes = new SqlNodeRepo(scope);
     this.#scope = scope;
   }
 

@@ -1,6 +1,8 @@
 import type { EconomyRepos } from './economy-types.js';
+import type { NodeRepo } from './node-types.js';
 
 export type * from './economy-types.js';
+export type * from './node-types.js';
 
 /**
  * The storage interface of the validator. Every method is asynchronous so that a PostgreSQL
@@ -58,6 +60,8 @@ export interface StorageTx {
   readonly economy: EconomyRepos;
   readonly pool: PoolRepo;
   readonly requestNonces: RequestNonceRepo;
+  /** The validator nodes sharing the database (heartbeats; services/cluster.ts). */
+  readonly nodes: NodeRepo;
   /**
    * Queues a notification, delivered to every listener if and only if the transaction commits.
    * Payload <= 7000 bytes. `channel`: 1 to 63 characters among a-z, 0-9 and _, starting with

@@ -95,9 +95,24 @@ export function checkGenesis(genesis: EconomyGenesis): void {
   }
 }
 
-/** Writes the genesis once; returns true when it was written now. */
+/**
+ * Writes the genesis once; returns true when it was written now. Several nodes starting at once
+ * on one new PostgreSQL database race to write it: the loser's insert of a swap pool fails on
+ * the pool's unique key (a constraint error, not a serialization conflict, so it is not re-run);
+ * it then finds the genesis written by the winner, and that is success.
+ */
 export async function applyGenesis(storage: Storage, genesis: EconomyGenesis, now: number): Promise<boolean> {
   checkGenesis(genesis);
+  try {
+    return await writeGenesis(storage, genesis, now);
+  } catch (error) {
+    const written = await storage.read((tx) => tx.meta.get(GENESIS_META)).catch(() => undefined);
+    if (written !== undefined) return false;
+    throw error;
+  }
+}
+
+async function writeGenesis(storage: Storage, genesis: EconomyGenesis, now: number): Promise<boolean> {
   return storage.transaction(async (tx) => {
     if ((await tx.meta.get(GENESIS_META)) !== undefined) return false;
     const entries: NewLedgerEntry[] = [];

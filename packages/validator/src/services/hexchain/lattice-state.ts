@@ -20,9 +20,15 @@ export class LatticeState {
   readonly #expiries: number[] = [];
   /** Bumped on every change that the status shows (a block, a difficulty change). */
   version = 0;
+  /** Every block of height 1 to this one is applied (blocks may commit out of height order). */
+  #contiguous = 0;
 
-  /** Adds a committed block. */
-  add(block: BlockRecord): void {
+  /**
+   * Adds a committed block; false (nothing changed) when its coordinate is already applied:
+   * a block may come twice, from this node's commit and from the notification of it.
+   */
+  add(block: BlockRecord): boolean {
+    if (this.#byCoord.has(key(block.coord))) return false;
     this.lattice.add({
       coord: block.coord,
       blockHash: fromHex(block.blockHash, 32, 'block_hash'),
@@ -39,7 +45,24 @@ export class LatticeState {
     let at = this.#byHeight.length;
     while (at > 0 && this.#byHeight[at - 1]!.height > block.height) at--;
     this.#byHeight.splice(at, 0, { height: block.height, wire });
+    while (
+      this.#contiguous < this.#byHeight.length &&
+      this.#byHeight[this.#contiguous]!.height === this.#contiguous + 1
+    ) {
+      this.#contiguous++;
+    }
     this.version++;
+    return true;
+  }
+
+  /** The height up to which every block is applied: the catch-up reads the blocks above it. */
+  get appliedHeight(): number {
+    return this.#contiguous;
+  }
+
+  /** The newest applied height (above appliedHeight while an older block is still missing). */
+  get topHeight(): number {
+    return this.#byHeight.at(-1)?.height ?? 0;
   }
 
   get blockCount(): number {

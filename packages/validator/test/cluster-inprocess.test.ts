@@ -1,0 +1,211 @@
+import { formatPublicKey, type HexStatus, RETARGET_WINDOW_BLOCKS, signRequest } from '@tensormine/protocol';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { Validator } from '../src/app.js';
+import { LIVE_MS } from '../src/services/cluster.js';
+import { HEX_DIFFICULTY_WRITES_COUNTER } from '../src/services/hexchain.js';
+import { openPostgresStorage } from '../src/store/postgres.js';
+import { openSqliteStorage } from '../src/store/sqlite.js';
+import type { Storage } from '../src/store/types.js';
+import { register, testKey, testValidator } from './helpers.js';
+import { issue, mine, submit } from './hexchain-mine.js';
+import { type PostgresServer, startPostgres } from './support/postgres.js';
+
+/**
+ * Several validators on one database, in one process: the cluster logic (notifications,
+ * lattice following, heartbeats, peers, run-time settings) without processes, on one SQLite
+ * storage shared in process and on two PostgreSQL storages of one real database (LISTEN/NOTIFY
+ * between them). The real bin in separate processes: packages/client/test/validator-cluster.test.ts.
+ */
+
+const alice = testKey('cluster-alice');
+const open: Validator[] = [];
+const bob = testKey('cluster-bob');
+// Each test mines a few blocks and may wait for notifications: generous on a loaded machine.
+vi.setConfig({ testTimeout: 30_000 });
+
+const storages: Storage[] = [];
+let server: PostgresServer;
+beforeAll(async () => {
+  server = await startPostgres();
+}, 60_000);
+afterAll(async () => {
+  await server?.stop();
+});
+
+// Registered before helpers' afterEach runs? vitest runs afterEach hooks in reverse order of
+// registration, so this one (registered after helpers.ts's) runs first: close the validators here.
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((v) => v.close()));
+  await Promise.all(storages.splice(0).map((s) => s.close()));
+});
+
+/** `n` validators on one database: one shared SQLite storage, or one PostgreSQL storage each. */
+type Engine = 'sqlite' | 'postgres';
+let cluster: (n: number, clocks?: (() => number)[]) => Promise<Validator[]>;
+function clusterOn(engine: Engine) {
+  return async (n: number, clocks: (() => number)[] = []): Promise<Validator[]> => {
+    const nodes: Validator[] = [];
+    const clock = (i: number) => (clocks[i] === undefined ? {} : { now: clocks[i] });
+    if (engine === 'sqlite') {
+      const storage = await openSqliteStorage({ path: ':memory:' });
+      storages.push(storage);
+      for (let i = 0; i < n; i++) {
+        nodes.push(await testValidator({ storage, cluster: true, nodeId: `node-${i}`, ...clock(i) }));
+      }
+    } else {
+      const url = await server.createDatabase();
+      for (let i = 0; i < n; i++) {
+        const storage = await openPostgresStorage({ url, poolSize: 4 });
+        storages.push(storage);
+        nodes.push(await testValidator({ storage, nodeId: `node-${i}`, ...clock(i) }));
+      }
+    }
+    open.push(...nodes);
+    return nodes;
+  };
+}
+
+async function until(what: string, check: () => Promise<boolean> | boolean, ms = 5_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+async function hexStatus(v: Validator): Promise<HexStatus> {
+  return (await v.inject('/api/hexchain/status')).json() as HexStatus;
+}
+
+describe.each(['sqlite', 'postgres'] as const)('validators sharing one database (%s)', (engine) => {
+  beforeAll(() => {
+    cluster = clusterOn(engine);
+  });
+
+  it("a block accepted by one node is in the other nodes' lattice and event stream, pushed", async () => {
+    const [a, b] = await cluster(2);
+    await register(a!, alice);
+    const publishedBefore = b!.events.stats().published;
+    const c = await issue(a!, { miner_pubkey: formatPublicKey(alice.publicKey) });
+    const res = await submit(a!, mine(c, alice));
+    expect(res.statusCode, res.body).toBe(200);
+    const key = `${c.coord.q}/${c.coord.r}/${c.coord.s}`;
+    // Well under the heartbeat period (5 s): the notification brought it, not the safety-net poll.
+    await until('node 1 to apply the block', async () => (await hexStatus(b!)).occupied === 2, 1_000);
+    const block = await b!.inject(`/api/hexchain/lattice/${key}`);
+    expect(block.statusCode, block.body).toBe(200);
+    expect(block.json()).toMatchObject({ block_hash: res.json().block_hash });
+    expect(b!.events.stats().published).toBe(publishedBefore + 1);
+    expect(b!.cluster).toBeDefined();
+    const peers = (await b!.inject('/network/peers')).json();
+    expect(peers).toMatchObject({ mode: 'cluster', synced: true, node_id: 'node-1' });
+  });
+
+  it('takes a submission for a challenge issued by another node; the first block wins at a coordinate', async () => {
+    const [a, b] = await cluster(2);
+    await register(a!, alice);
+    await register(b!, bob);
+    // One challenge (no miner named), mined by two keys: two different valid blocks for one cell.
+    const c = await issue(a!);
+    const fromAlice = mine(c, alice);
+    const fromBob = mine(c, bob);
+    const [ra, rb] = await Promise.all([submit(a!, fromAlice), submit(b!, fromBob)]);
+    const codes = [ra.statusCode, rb.statusCode].sort();
+    expect(codes, `${ra.body} ${rb.body}`).toEqual([200, 409]);
+    const loser = ra.statusCode === 409 ? ra : rb;
+    expect(loser.json().code).toBe('coordinate_occupied');
+    // The winner's identical resubmission through the other node: its acceptance again.
+    const winner =
+      ra.statusCode === 200 ? { res: ra, body: fromAlice, other: b! } : { res: rb, body: fromBob, other: a! };
+    const again = await submit(winner.other, winner.body);
+    expect(again.statusCode, again.body).toBe(200);
+    expect(again.json().block_hash).toBe(winner.res.json().block_hash);
+    // One reward: the ledger of the network holds one mining reward for this block.
+    const ledger = (await a!.inject('/ledger/entries?type=mining_reward')).json() as { entries: unknown[] };
+    expect(ledger.entries).toHaveLength(1);
+  });
+
+  it('retargets once for blocks accepted by different nodes, and every node follows', async () => {
+    const [a, b] = await cluster(2);
+    await register(a!, alice);
+    for (let i = 0; i < RETARGET_WINDOW_BLOCKS; i++) {
+      const node = i % 2 === 0 ? a! : b!;
+      const c = await issue(node, { miner_pubkey: formatPublicKey(alice.publicKey) });
+      const res = await submit(i % 3 === 0 ? b! : a!, mine(c, alice));
+      expect(res.statusCode, res.body).toBe(200);
+    }
+    const writes = await a!.context.storage.read((tx) => tx.counters.get(HEX_DIFFICULTY_WRITES_COUNTER));
+    expect(writes).toBe(1);
+    await until('both nodes at the new difficulty', async () => {
+      const [sa, sb] = [await hexStatus(a!), await hexStatus(b!)];
+      return sa.difficulty === sb.difficulty && sa.occupied === sb.occupied && sa.difficulty !== 64;
+    });
+  });
+
+  it('refuses a signed request replayed through another node', async () => {
+    const [a, b] = await cluster(2);
+    await register(a!, alice);
+    // The same signed registration (same nonce) through the other node.
+    const body = { pubkey: formatPublicKey(bob.publicKey), device_type: 'native' };
+    const payload = JSON.stringify(body);
+    const headers = {
+      ...signRequest({ method: 'POST', path: '/devices/register', body: payload, secretKey: bob.secretKey }),
+      'content-type': 'application/json',
+    };
+    const first = await a!.inject({ method: 'POST', url: '/devices/register', headers, payload });
+    expect(first.statusCode, first.body).toBe(200);
+    const replay = await b!.inject({ method: 'POST', url: '/devices/register', headers, payload });
+    expect(replay.statusCode, replay.body).toBe(409);
+    expect(replay.json().code).toBe('request_replayed');
+  });
+
+  it('follows run-time settings and difficulty changed through another node', async () => {
+    const [a, b] = await cluster(2);
+    const auth = { authorization: `Bearer ${a!.adminToken}` };
+    const res = await a!.inject({
+      method: 'POST',
+      url: '/admin/config',
+      headers: auth,
+      payload: { difficulty: 3, hexchain_difficulty: 128 },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    await until('node 1 to follow', async () => {
+      const cfg = (
+        await b!.inject({ url: '/admin/config', headers: { authorization: `Bearer ${b!.adminToken}` } })
+      ).json();
+      return cfg.difficulty === 3 && cfg.hexchain_difficulty === 128;
+    });
+  });
+
+  it('lists the live peers and says which node answered', async () => {
+    const [a, b] = await cluster(2);
+    const urlA = await a!.listen({ host: '127.0.0.1', port: 0 });
+    const urlB = await b!.listen({ host: '127.0.0.1', port: 0 });
+    const peers = (await a!.inject('/network/peers')).json();
+    expect(peers).toMatchObject({ mode: 'cluster', total_nodes: 2, synced: true, node_id: 'node-0' });
+    expect(peers.peers).toHaveLength(1);
+    expect(peers.peers[0]).toMatchObject({ node_id: 'node-1', url: urlB, synced: true, latency_ms: null });
+    const status = await fetch(`${urlA}/status`);
+    expect(status.headers.get('x-tm-node-id')).toBe('node-0');
+    expect(await status.json()).toMatchObject({ node_id: 'node-0', peer_network_mode: 'cluster' });
+    const metrics = (
+      await b!.inject({ url: '/admin/metrics', headers: { authorization: `Bearer ${b!.adminToken}` } })
+    ).json();
+    expect(metrics.node_id).toBe('node-1');
+    // A node that stops cleanly leaves the list at once.
+    await b!.close();
+    const after = (await a!.inject('/network/peers')).json();
+    expect(after).toMatchObject({ total_nodes: 1, peers: [] });
+  });
+
+  it('drops a node whose heartbeats stopped (a crash) after LIVE_MS, and says which node is behind', async () => {
+    let later = 0;
+    const [a, b] = await cluster(2, [Date.now, () => Date.now() + later]);
+    await a!.listen({ host: '127.0.0.1', port: 0 });
+    await b!.listen({ host: '127.0.0.1', port: 0 });
+    expect((await b!.inject('/network/peers')).json()).toMatchObject({ total_nodes: 2 });
+    // Node 1's clock runs LIVE_MS ahead: node 0's last heartbeat is now too old.
+    later = LIVE_MS + 1_000;
+    expect((await b!.inject('/network/peers')).json()).toMatchObject({ total_nodes: 1, peers: [] });
+  });
+});
