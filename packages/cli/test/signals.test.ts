@@ -189,11 +189,14 @@ describe('signals to the process tree', () => {
   );
 
   test(
-    'npx miner mine: SIGTERM or SIGHUP to npx, or a signal to its shell, stops every process, the miner cleanly',
+    'npx miner mine: SIGINT, SIGTERM or SIGHUP to npx, or a signal to its shell, stops every process, the miner cleanly',
     async () => {
       for (const [target, signal] of [
+        // npm passes SIGINT to its shell only, which holds it until its command exits.
+        ['npx', 'SIGINT'],
         ['npx', 'SIGTERM'],
         ['npx', 'SIGHUP'],
+        ['sh', 'SIGINT'],
         ['sh', 'SIGTERM'],
         ['miner', 'SIGINT'],
       ] as const) {
@@ -210,6 +213,8 @@ describe('signals to the process tree', () => {
         process.kill(pid, signal);
         await expectAllGone(run.tree);
         expect(run.output(), `${signal} to ${target}`).toMatch(/\] stopped\n/);
+        // Exactly one stop: a signal is not taken for a second one (which exits at once).
+        expect(run.output().match(/\] stopping: /g), `${signal} to ${target}`).toHaveLength(1);
       }
     },
     SLOW,
