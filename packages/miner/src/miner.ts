@@ -129,6 +129,7 @@ export interface MinerStats {
   readonly lastLatencyMs: number | undefined;
   readonly averageLatencyMs: number | undefined;
   readonly journalSize: number;
+  /** Seconds since start; once stopped, how long it ran (0 before the first start). */
   readonly uptimeSeconds: number;
   readonly job:
     | {
@@ -162,6 +163,7 @@ export class Miner extends EventEmitter<MinerEvents> {
   private running = false;
   private pausedValue: boolean;
   private startedAtMs = 0;
+  private stoppedAtMs = 0;
   private job: MiningJob | undefined;
   private readonly recentJobs = new Map<string, MiningJob>();
   private accepted = 0;
@@ -295,6 +297,7 @@ export class Miner extends EventEmitter<MinerEvents> {
   async stop(graceMs = 2000): Promise<void> {
     if (!this.running) return;
     this.running = false;
+    this.stoppedAtMs = this.now();
     for (const timer of [this.expiryTimer, this.workRetryTimer, this.flushTimer]) clearTimeout(timer);
     for (const d of this.detach.splice(0)) d();
     await Promise.all(this.backends.map((b) => b.stop()));
@@ -350,7 +353,7 @@ export class Miner extends EventEmitter<MinerEvents> {
       lastLatencyMs: this.lastLatencyMs,
       averageLatencyMs: this.latencyCount === 0 ? undefined : this.latencyTotal / this.latencyCount,
       journalSize: this.journalValue?.size ?? 0,
-      uptimeSeconds: this.running ? Math.floor((this.now() - this.startedAtMs) / 1000) : 0,
+      uptimeSeconds: Math.floor(((this.running ? this.now() : this.stoppedAtMs) - this.startedAtMs) / 1000),
       job:
         job === undefined
           ? undefined
