@@ -9,7 +9,7 @@
  * SIGINT (which they do not pass on). A closed stdout or stderr (`miner ... | head`) ends the
  * command quietly.
  */
-import { ancestors, npmShell, watchAncestors } from './ancestors.js';
+import { stopWithLauncher } from '@tensormine/validator/launcher';
 import { processIo } from './io.js';
 import { run } from './run.js';
 
@@ -31,19 +31,10 @@ if (process.env.TENSORMINE_MINER_WRAPPED === '1' && process.channel) {
   process.channel.unref();
 }
 
-// Started by npm (npx miner, npm start: npm -> sh -c -> this process): npm passes SIGTERM and
-// SIGINT to its shell only, which dies of SIGTERM (as npm does of SIGHUP) but sits on SIGINT
-// until its command exits. Stop when npm or its shell dies, or when the shell was woken by a
-// signal (see ancestors.ts), instead of mining on.
-if (process.env.npm_command !== undefined && process.platform === 'linux') {
-  const parents = ancestors(process.pid, 2);
-  const watch = watchAncestors(parents, npmShell(process.pid));
-  process.on('SIGCONT', () => watch.continued());
-  setInterval(() => {
-    const reason = watch.poll(Date.now());
-    if (reason !== undefined) controller.abort(reason);
-  }, 500).unref();
-}
+// Started by npm (npx miner, npm start): npm passes SIGTERM and SIGINT to its `sh -c` only,
+// which dies of SIGTERM (as npm does of SIGHUP) but holds SIGINT until its command exits: stop
+// when npm or its shell dies or is sent SIGINT, instead of mining on (launcher.ts).
+stopWithLauncher((reason) => controller.abort(reason));
 
 // `miner config | head -3`: the reader went away. Stop the command (mine stops cleanly) and
 // drop what is still written, without a stack trace.

@@ -18,6 +18,7 @@ import {
   type SettingName,
   settingFlag,
 } from './config.js';
+import { stopWithLauncher } from './launcher.js';
 
 function usage(): string {
   const rows = SETTING_NAMES.map((name) => {
@@ -120,6 +121,8 @@ async function main(): Promise<number> {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+  // Under `npm start`: npm's own SIGINT and SIGTERM stop at its shell (launcher.ts).
+  stopWithLauncher((reason) => void stop(reason));
   return -1;
 }
 

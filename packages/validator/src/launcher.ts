@@ -1,21 +1,23 @@
 /**
- * Stop signals that npm never passes on. Started by npm (`npx miner`, `npm start`), the miner
- * runs under `npm -> sh -c '<command>' -> miner`. npm forwards SIGINT and SIGTERM only to that
- * shell (by pid, not to the process group), and the shell does not pass them on:
+ * Stop signals that npm never passes on. Started by npm (`npx miner`, `npm start -w ...`), a
+ * program runs under `npm -> sh -c '<command>' -> program` (with tsx in between for a service
+ * run from its sources). npm forwards SIGINT and SIGTERM only to that shell (by pid, not to the
+ * process group), and the shell does not pass them on:
  *
- *   * SIGTERM and SIGHUP kill the shell (or npm): the miner sees its parent or grandparent gone.
- *   * SIGINT does not: a non-interactive `sh -c` (dash, bash) that waits for a foreground
- *     command CATCHES SIGINT and acts on it only after that command has exited (strace: the
- *     signal arrives, the shell's wait4 is restarted, nothing reaches the miner). Debian's dash
- *     does not `exec` the last command of `-c` either, so the shell stays in between.
+ *   * SIGTERM and SIGHUP kill the shell (or npm), and the program, orphaned, would run on: it
+ *     stops when it sees a process between it and npm, or npm, gone.
+ *   * SIGINT does not even kill the shell: a non-interactive `sh -c` that waits for a
+ *     foreground command CATCHES SIGINT and acts on it only after that command has exited
+ *     (strace: the signal arrives, the shell's wait4 is restarted, nothing reaches the
+ *     program). Debian's dash does not `exec` the last command of `-c` either, so the shell
+ *     stays in between.
  *
  * The shell blocks in wait4 for the whole run; the kernel wakes it only for a signal it catches
  * (SIGINT; SIGWINCH and other ignored signals are dropped before delivery) or a state change
- * of its child (this process stopped or continued, which this process sees as SIGCONT). Each
- * wake-up is one more voluntary context switch in /proc/<shell>/status. So a wake-up of the
- * waiting shell that is not explained by a SIGCONT here is a SIGINT to npm or to the shell,
- * and the miner stops as if it had received it. Linux only (/proc); elsewhere signal the
- * miner process itself, or send SIGTERM.
+ * of its child (the program stopped or continued, which it sees as SIGCONT). Each wake-up is
+ * one more voluntary context switch in /proc/<shell>/status. So a wake-up of the waiting shell
+ * that is not explained by a SIGCONT here is a SIGINT to npm or to the shell, and the program
+ * stops as if it had received it. Linux only (/proc); elsewhere signal the program itself.
  */
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
@@ -65,7 +67,7 @@ export function ancestors(pid: number, depth: number, proc: ProcReader = procfs)
 }
 
 /** The nearest ancestor that is a `sh -c` shell (how npm runs a bin), if any within `depth`. */
-export function npmShell(pid: number, depth = 3, proc: ProcReader = procfs): number | undefined {
+export function npmShell(pid: number, depth = 4, proc: ProcReader = procfs): number | undefined {
   return ancestors(pid, depth, proc).find((p) => {
     const argv = proc.commandLine(p);
     return argv !== undefined && SHELLS.has(basename(argv[0] ?? '')) && argv[1] === '-c';
@@ -113,6 +115,44 @@ export function watchAncestors(
       suspectedAt = undefined;
       return explained ? undefined : 'SIGINT';
     },
+  };
+}
+
+/**
+ * The processes to watch: those between `pid` and the npm shell, the shell, and npm (its
+ * parent); without a shell (npm ran the program directly), the parent.
+ */
+export function launchers(pid: number, shell: number | undefined, proc: ProcReader = procfs): number[] {
+  if (shell === undefined) return ancestors(pid, 1, proc);
+  const chain = ancestors(pid, 8, proc);
+  return chain.slice(0, chain.indexOf(shell) + 2);
+}
+
+/**
+ * Started by npm (`npm_command` set; Linux): calls `onStop` once when npm or its shell dies
+ * (SIGHUP) or is sent a SIGINT that it holds (SIGINT). Returns a function that stops watching.
+ * Processes started otherwise get their signals directly and need nothing of this.
+ */
+export function stopWithLauncher(
+  onStop: (reason: 'SIGHUP' | 'SIGINT') => void,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): () => void {
+  if (env.npm_command === undefined || process.platform !== 'linux') return () => {};
+  const shell = npmShell(process.pid);
+  const watch = watchAncestors(launchers(process.pid, shell), shell);
+  const continued = () => watch.continued();
+  process.on('SIGCONT', continued);
+  let stopped = false;
+  const timer = setInterval(() => {
+    const reason = watch.poll(Date.now());
+    if (reason === undefined || stopped) return;
+    stopped = true;
+    onStop(reason);
+  }, 500);
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+    process.off('SIGCONT', continued);
   };
 }
 
