@@ -156,7 +156,8 @@ export function stopWithLauncher(
   };
 }
 
-function processAlive(pid: number): boolean {
+/** Whether a process with this id exists (one of another user's counts). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
