@@ -66,12 +66,23 @@ export function ancestors(pid: number, depth: number, proc: ProcReader = procfs)
   return out;
 }
 
-/** The nearest ancestor that is a `sh -c` shell (how npm runs a bin), if any within `depth`. */
+/**
+ * The nearest ancestor that is the `sh -c` shell npm runs a bin or script with (its parent is
+ * npm), if any within `depth`.
+ */
 export function npmShell(pid: number, depth = 4, proc: ProcReader = procfs): number | undefined {
   return ancestors(pid, depth, proc).find((p) => {
     const argv = proc.commandLine(p);
-    return argv !== undefined && SHELLS.has(basename(argv[0] ?? '')) && argv[1] === '-c';
+    if (argv === undefined || !SHELLS.has(basename(argv[0] ?? '')) || argv[1] !== '-c') return false;
+    const parent = proc.parent(p);
+    return parent !== undefined && isNpm(proc.commandLine(parent));
   });
+}
+
+/** npm names its process `npm <command> ...` (process.title); else its script is npm-cli.js. */
+function isNpm(argv: string[] | undefined): boolean {
+  if (argv === undefined) return false;
+  return /^npm(\s|$)/.test(argv[0] ?? '') || argv.some((a) => /[\\/]npm-cli\.js$/.test(a));
 }
 
 export interface AncestorWatch {

@@ -42,6 +42,17 @@ describe('the processes that started a program', () => {
     expect(launchers(30, undefined, proc)).toEqual([20]);
   });
 
+  test('a sh -c that npm did not start (tmux, a script) is not watched for wake-ups', () => {
+    const proc = fakeProc();
+    const npmArgv = proc.commandLine;
+    proc.commandLine = (pid) => (pid === 10 ? ['tmux', 'new-session'] : npmArgv(pid));
+    expect(npmShell(30, 3, proc)).toBeUndefined();
+    // npm's own script file names it too (before it sets its title).
+    proc.commandLine = (pid) =>
+      pid === 10 ? ['/usr/bin/node', '/usr/lib/node_modules/npm/bin/npm-cli.js', 'start'] : npmArgv(pid);
+    expect(npmShell(30, 3, proc)).toBe(20);
+  });
+
   test('a wake-up of the waiting shell is a SIGINT, confirmed at the next poll', () => {
     const proc = fakeProc();
     const alive = (pid: number) => !proc.gone.has(pid);
