@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import swagger from '@fastify/swagger';
 import {
   checkedWasmMac,
@@ -45,7 +44,7 @@ import { Metrics } from './services/metrics.js';
 import { createMiningService } from './services/mining.js';
 import { nodeHandlers } from './services/node.js';
 import { createPoolService } from './services/pool/service.js';
-import { openSqliteStorage } from './store/sqlite.js';
+import { openStorage } from './store/open.js';
 import type { Storage } from './store/types.js';
 
 export const SOFTWARE_VERSION = '0.1.0';
@@ -55,7 +54,7 @@ export interface CreateValidatorOptions extends Partial<Record<SettingName, unkn
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** A JSON config file. */
   readonly configFile?: string;
-  /** A storage to use instead of opening node:sqlite in dataDir. */
+  /** A storage to use instead of opening the one of the settings (databaseUrl, else node:sqlite in dataDir). */
   readonly storage?: Storage;
   /** The clock, Unix milliseconds (tests inject a fake one). */
   readonly now?: () => number;
@@ -115,7 +114,11 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
   const { token: adminToken, file: adminTokenFile, modeFixedFrom } = loadAdminToken(config);
   const storage =
     givenStorage ??
-    (await openSqliteStorage({ path: inMemory ? ':memory:' : join(config.dataDir, 'validator.db') }));
+    (await openStorage({
+      dataDir: config.dataDir,
+      databaseUrl: config.databaseUrl,
+      databasePoolSize: config.databasePoolSize,
+    }));
 
   const seed = await loadSeed(storage);
   const identity = keyPairFromSecret(taggedHash('PTM/validator-identity', seed));
@@ -151,6 +154,8 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
     startedAt: now(),
   };
 
+  // Where the data lives (a PostgreSQL URL without its password).
+  app.log.info({ storage: storage.location }, 'storage opened');
   if (modeFixedFrom !== undefined) {
     app.log.warn(
       `${adminTokenFile} had mode 0${modeFixedFrom.toString(8)} (readable by other users): set to 0600; if others could read it, replace the token (delete the file and restart)`,

@@ -19,6 +19,8 @@ import {
   settingFlag,
 } from './config.js';
 import { stopWithLauncher } from './launcher.js';
+import { describeStorage } from './store/open.js';
+import { redactDatabaseUrl } from './store/postgres.js';
 
 function usage(): string {
   const rows = SETTING_NAMES.map((name) => {
@@ -85,7 +87,15 @@ async function main(): Promise<number> {
     const rows = SETTING_NAMES.map((name) => ({
       name,
       value:
-        name === 'adminToken' ? (config.adminToken ? '(set)' : '(generated at start)') : String(config[name]),
+        name === 'adminToken'
+          ? config.adminToken
+            ? '(set)'
+            : '(generated at start)'
+          : name === 'databaseUrl'
+            ? config.databaseUrl === undefined
+              ? '(unset: node:sqlite in dataDir)'
+              : redactDatabaseUrl(config.databaseUrl)
+            : String(config[name]),
       source: sources[name],
     }));
     if (args.json) console.log(JSON.stringify(rows, null, 2));
@@ -104,7 +114,7 @@ async function main(): Promise<number> {
   const url = await validator.listen();
   const { config } = validator;
   console.log(`tensormine validator ${validator.context.nodeId} listening on ${url}`);
-  console.log(`  data: ${config.dataDir === ':memory:' ? 'in memory (nothing is kept)' : config.dataDir}`);
+  console.log(`  data: ${describeStorage(validator.context.storage.location)}`);
   if (validator.adminTokenFile) console.log(`  admin token: in ${validator.adminTokenFile} (mode 0600)`);
   else if (config.adminToken) console.log('  admin token: from the configuration');
   else console.log('  admin token: generated for this process only (in-memory data directory)');

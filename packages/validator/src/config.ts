@@ -42,6 +42,13 @@ export interface ValidatorConfig {
   readonly port: number;
   /** Where the database and the admin token file live; ':memory:' keeps nothing. */
   readonly dataDir: string;
+  /**
+   * A PostgreSQL database URL (postgres://user:password@host:port/database): the storage of a
+   * cluster of validators sharing one database (docs/storage.md). Unset: node:sqlite in dataDir.
+   */
+  readonly databaseUrl: string | undefined;
+  /** Connections to PostgreSQL per process (transactions running at once). */
+  readonly databasePoolSize: number;
   /** The admin bearer token; when unset, one is generated at first start and stored in dataDir. */
   readonly adminToken: string | undefined;
   /** v4.0 difficulty level, 1..24. */
@@ -111,6 +118,27 @@ function token(value: unknown, where: string): string {
   return s;
 }
 
+function databaseUrl(value: unknown, where: string): string {
+  const s = text(value, where).trim();
+  let url: URL | undefined;
+  try {
+    url = new URL(s);
+  } catch {
+    // reported below
+  }
+  if (
+    url === undefined ||
+    (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') ||
+    (!url.hostname && !url.searchParams.get('host'))
+  ) {
+    // The value itself is not echoed: it may hold a password.
+    throw new ConfigError(
+      `${where}: expected a PostgreSQL URL such as postgres://user:password@localhost:5432/tensormine`,
+    );
+  }
+  return s;
+}
+
 export function defaultDataDir(): string {
   const base = process.env.XDG_DATA_HOME ?? join(homedir(), '.local', 'share');
   return join(base, 'tensormine', 'validator');
@@ -134,6 +162,19 @@ export const SETTINGS: { readonly [K in SettingName]: Setting<ValidatorConfig[K]
     description: 'data directory (database, admin token); :memory: keeps nothing',
     default: defaultDataDir,
     parse: text,
+  },
+  databaseUrl: {
+    env: 'TENSORMINE_DATABASE_URL',
+    description:
+      'PostgreSQL URL postgres://user:password@host:port/db to share one database between validator nodes (unset: node:sqlite in the data directory)',
+    default: () => undefined,
+    parse: databaseUrl,
+  },
+  databasePoolSize: {
+    env: 'TENSORMINE_DATABASE_POOL_SIZE',
+    description: 'PostgreSQL connections per validator process',
+    default: () => 10,
+    parse: int(1, 200),
   },
   adminToken: {
     env: 'TENSORMINE_ADMIN_TOKEN',

@@ -53,5 +53,12 @@ export {
   textSetting,
   urlSetting,
 } from './settings.js';
+export { describeStorage, type OpenStorageSettings, openStorage } from './store/open.js';
+export {
+  openPostgresStorage,
+  PostgresStorage,
+  type PostgresStorageOptions,
+  redactDatabaseUrl,
+} from './store/postgres.js';
 export { openSqliteStorage, SqliteStorage } from './store/sqlite.js';
 export * from './store/types.js';

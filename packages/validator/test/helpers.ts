@@ -8,10 +8,40 @@ import {
   utf8,
 } from '@tensormine/protocol';
 import type { LightMyRequestResponse } from 'fastify';
-import { afterEach } from 'vitest';
+import { afterAll, afterEach } from 'vitest';
 import { type CreateValidatorOptions, createValidator, type Validator } from '../src/app.js';
+import { type PostgresServer, startPostgres } from './support/postgres.js';
 
 const open: Validator[] = [];
+
+/**
+ * `TENSORMINE_TEST_STORAGE=postgres npx vitest run --project validator` runs the tests that use
+ * testValidator on PostgreSQL (one server per test file; a fresh database per validator, or the
+ * database of its `dataDir` when a test gives one, so that restarts find their data) instead of
+ * node:sqlite.
+ */
+const onPostgres = process.env.TENSORMINE_TEST_STORAGE === 'postgres';
+let postgres: Promise<PostgresServer> | undefined;
+
+/** The database of each data directory given, so that validators sharing one share a database. */
+const databases = new Map<string, Promise<string>>();
+
+async function testDatabaseUrl(dataDir: string | undefined): Promise<string | undefined> {
+  if (!onPostgres) return undefined;
+  postgres ??= startPostgres();
+  const server = await postgres;
+  if (dataDir === undefined || dataDir === ':memory:') return server.createDatabase();
+  let url = databases.get(dataDir);
+  if (url === undefined) {
+    url = server.createDatabase();
+    databases.set(dataDir, url);
+  }
+  return url;
+}
+
+afterAll(async () => {
+  await (await postgres)?.stop();
+});
 
 /**
  * A validator in memory (closed after each test), with low difficulties so tests mine fast and
@@ -19,8 +49,12 @@ const open: Validator[] = [];
  * listings hold only what a test wrote.
  */
 export async function testValidator(options: CreateValidatorOptions = {}): Promise<Validator> {
+  const databaseUrl = await testDatabaseUrl(
+    typeof options.dataDir === 'string' ? options.dataDir : undefined,
+  );
   const v = await createValidator({
     dataDir: ':memory:',
+    ...(databaseUrl === undefined ? {} : { databaseUrl, databasePoolSize: 4 }),
     difficulty: 2,
     hexDifficulty: 64n,
     rateLimitPerSecond: 100_000,

@@ -522,6 +522,65 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
       });
     });
 
+    describe('notify and listen', () => {
+      /** Resolves when `n` payloads arrived on `channel` (they are pushed to `got`). */
+      const collect = async (channel: string) => {
+        const got: string[] = [];
+        let wake: (() => void) | undefined;
+        const stop = await storage.listen(channel, (payload) => {
+          got.push(payload);
+          wake?.();
+        });
+        const until = async (n: number) => {
+          const deadline = Date.now() + 5_000;
+          while (got.length < n && Date.now() < deadline) {
+            await new Promise<void>((resolve) => {
+              wake = resolve;
+              setTimeout(resolve, 50);
+            });
+          }
+          return got;
+        };
+        return { got, until, stop };
+      };
+
+      it('delivers the payloads of a committed transaction, in order, and nothing of a rolled-back one', async () => {
+        const blocks = await collect('blocks');
+        const other = await collect('other_channel');
+        await expect(
+          write(async (tx) => {
+            await tx.notify('blocks', 'rolled-back');
+            throw new Error('no');
+          }),
+        ).rejects.toThrow('no');
+        await write(async (tx) => {
+          await tx.notify('blocks', 'one');
+          await tx.notify('blocks', 'two');
+          await tx.meta.set('k', 'v');
+        });
+        await write((tx) => tx.notify('blocks', 'é'.repeat(3500)));
+        expect(await blocks.until(3)).toEqual(['one', 'two', 'é'.repeat(3500)]);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(blocks.got).toHaveLength(3);
+        expect(other.got).toEqual([]);
+        await blocks.stop();
+        await blocks.stop(); // idempotent
+        await write((tx) => tx.notify('blocks', 'after stop'));
+        await write((tx) => tx.notify('other_channel', 'x'));
+        expect(await other.until(1)).toEqual(['x']);
+        expect(blocks.got).toHaveLength(3);
+        await other.stop();
+      });
+
+      it('refuses a bad channel, a payload over 7000 bytes and a notify inside read', async () => {
+        await expect(write((tx) => tx.notify('Bad-Channel', 'x'))).rejects.toThrow(/channel/);
+        await expect(storage.listen('', () => undefined)).rejects.toThrow(/channel/);
+        await expect(write((tx) => tx.notify('c', 'x'.repeat(7001)))).rejects.toThrow(/7000/);
+        await expect(write((tx) => tx.notify('c', 'é'.repeat(3501)))).rejects.toThrow(/7000/);
+        await expect(read((tx) => tx.notify('c', 'x'))).rejects.toThrow(/storage\.read\(\)/);
+      });
+    });
+
     describe('transactions', () => {
       it('returns the value of the callback', async () => {
         expect(await write(async () => 42)).toBe(42);

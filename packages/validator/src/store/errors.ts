@@ -35,3 +35,12 @@ export class StorageError extends CodedError<StorageErrorCode> {
     super(code, message, undefined, options);
   }
 }
+
+/** The error of `transaction`, `read` or `close` called inside a callback of the same storage. */
+export function nestedTransactionError(what: string): StorageError {
+  return new StorageError(
+    'nested_transaction',
+    `storage.${what}() was called inside a transaction or read callback of the same storage; ` +
+      'it would wait for that callback to finish, which waits for it: use the tx given to the callback',
+  );
+}

@@ -1,8 +1,12 @@
 import type { DatabaseSync } from 'node:sqlite';
+import { type Dialect, sqliteDialect } from './dialect.js';
 import { StorageError } from './errors.js';
 
 /**
- * The schema of the SQLite database, as an ordered list of steps. The version of a database
+ * The schema of the storage, as an ordered list of steps written once for both engines: each
+ * step is SQL with the named substitutions of a {@link Dialect} (column types, CHECKs on
+ * decimal text, immutability triggers), rendered for SQLite here and for PostgreSQL by
+ * postgres-migrations.ts. On SQLite the version of a database
  * is `PRAGMA user_version` (0 for a new file): opening a database applies every step above it,
  * each in its own transaction together with the new `user_version`, so a failed step leaves
  * the database at the previous version. A database whose version is above the last step was
@@ -19,17 +23,18 @@ export interface Migration {
   readonly version: number;
   /** For messages: what the step does. */
   readonly name: string;
-  /** One or more SQL statements. */
-  readonly sql: string;
+  /**
+   * One or more SQL statements: the same text for both engines, or rendered per dialect
+   * (a plain string must then be SQL both accept: no STRICT, no GLOB, no SQLite INTEGER for
+   * values above 2^31).
+   */
+  readonly sql: string | ((dialect: Dialect) => string);
 }
 
-/** A canonical unsigned decimal integer: `0` or `[1-9][0-9]*` (bigint amounts as TEXT). */
-const unsigned = (column: string) =>
-  `CHECK ((${column} = '0' OR ${column} GLOB '[1-9]*') AND ${column} NOT GLOB '*[^0-9]*')`;
-
-/** A canonical signed decimal integer: `0`, `[1-9][0-9]*` or `-[1-9][0-9]*`. */
-const signed = (column: string) =>
-  `CHECK ((${column} = '0' OR ${column} GLOB '[1-9]*' OR ${column} GLOB '-[1-9]*') AND ltrim(${column}, '-') NOT GLOB '*[^0-9]*')`;
+/** The SQL of a step for a dialect. */
+export function stepSql(step: Migration, dialect: Dialect): string {
+  return typeof step.sql === 'string' ? step.sql : step.sql(dialect);
+}
 
 /**
  * Version 1.
@@ -60,155 +65,151 @@ const signed = (column: string) =>
  * (order ids, amount and price as decimal text, fill entry ids), `pool_members` (pubkey,
  * stake, joined_at, entry id). The entry types already list them.
  */
-const V1 = `
+const V1 = (d: Dialect) => `${d.prelude}
 CREATE TABLE meta (
   key TEXT PRIMARY KEY,
   value TEXT NOT NULL
-) STRICT, WITHOUT ROWID;
+)${d.clustered};
 
 CREATE TABLE counters (
   name TEXT PRIMARY KEY,
-  value INTEGER NOT NULL
-) STRICT, WITHOUT ROWID;
+  value ${d.int} NOT NULL
+)${d.clustered};
 
 -- Serial numbers that are never handed out twice (one row per sequence).
 CREATE TABLE sequences (
   name TEXT PRIMARY KEY,
-  next_value INTEGER NOT NULL CHECK (next_value >= 0)
-) STRICT, WITHOUT ROWID;
+  next_value ${d.int} NOT NULL CHECK (next_value >= 0)
+)${d.clustered};
 INSERT INTO sequences (name, next_value) VALUES ('challenges', 0), ('hex_challenges', 0);
 
 -- AUTOINCREMENT: ids only grow, even if the newest row were ever removed.
 CREATE TABLE ledger_entries (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  id ${d.autoId},
   type TEXT NOT NULL,
   pubkey TEXT NOT NULL,
   token TEXT NOT NULL,
-  amount TEXT NOT NULL ${signed('amount')},
-  timestamp INTEGER NOT NULL,
+  amount TEXT NOT NULL ${d.signed('amount')},
+  timestamp ${d.int} NOT NULL,
   ref TEXT,
   idempotency_key TEXT
-) STRICT;
+)${d.strict};
 CREATE UNIQUE INDEX ledger_entries_idempotency_key ON ledger_entries (idempotency_key)
   WHERE idempotency_key IS NOT NULL;
 -- Newest-first listings (each index ends with the rowid, id).
-CREATE INDEX ledger_entries_pubkey ON ledger_entries (pubkey);
-CREATE INDEX ledger_entries_pubkey_token ON ledger_entries (pubkey, token);
-CREATE INDEX ledger_entries_pubkey_type ON ledger_entries (pubkey, type);
-CREATE INDEX ledger_entries_type ON ledger_entries (type);
-CREATE INDEX ledger_entries_token ON ledger_entries (token);
-CREATE TRIGGER ledger_entries_no_update BEFORE UPDATE ON ledger_entries
-BEGIN SELECT RAISE(ABORT, 'ledger entries are append-only'); END;
-CREATE TRIGGER ledger_entries_no_delete BEFORE DELETE ON ledger_entries
-BEGIN SELECT RAISE(ABORT, 'ledger entries are append-only'); END;
+CREATE INDEX ledger_entries_pubkey ON ledger_entries (pubkey${d.rowid('id')});
+CREATE INDEX ledger_entries_pubkey_token ON ledger_entries (pubkey, token${d.rowid('id')});
+CREATE INDEX ledger_entries_pubkey_type ON ledger_entries (pubkey, type${d.rowid('id')});
+CREATE INDEX ledger_entries_type ON ledger_entries (type${d.rowid('id')});
+CREATE INDEX ledger_entries_token ON ledger_entries (token${d.rowid('id')});
+${d.refuse('ledger_entries_no_update', 'UPDATE', 'ledger_entries', 'ledger entries are append-only')}
+${d.refuse('ledger_entries_no_delete', 'DELETE', 'ledger_entries', 'ledger entries are append-only')}
 
 CREATE TABLE balances (
   pubkey TEXT NOT NULL,
   token TEXT NOT NULL,
-  amount TEXT NOT NULL ${unsigned('amount')},
+  amount TEXT NOT NULL ${d.unsigned('amount')},
   PRIMARY KEY (pubkey, token)
-) STRICT, WITHOUT ROWID;
+)${d.clustered};
 
 -- Per account and entry type: the sum of positive amounts and of the magnitudes of negative ones.
 CREATE TABLE ledger_totals (
   pubkey TEXT NOT NULL,
   token TEXT NOT NULL,
   type TEXT NOT NULL,
-  credited TEXT NOT NULL ${unsigned('credited')},
-  debited TEXT NOT NULL ${unsigned('debited')},
+  credited TEXT NOT NULL ${d.unsigned('credited')},
+  debited TEXT NOT NULL ${d.unsigned('debited')},
   PRIMARY KEY (pubkey, token, type)
-) STRICT, WITHOUT ROWID;
+)${d.clustered};
 
 CREATE TABLE devices (
   pubkey TEXT PRIMARY KEY,
   device_id TEXT NOT NULL UNIQUE,
   device_type TEXT NOT NULL,
-  port INTEGER CHECK (port IS NULL OR port BETWEEN 0 AND 65535),
-  registered_at INTEGER NOT NULL,
-  last_seen INTEGER NOT NULL
-) STRICT, WITHOUT ROWID;
+  port ${d.int} CHECK (port IS NULL OR port BETWEEN 0 AND 65535),
+  registered_at ${d.int} NOT NULL,
+  last_seen ${d.int} NOT NULL
+)${d.clustered};
 CREATE INDEX devices_registered ON devices (registered_at, pubkey);
 CREATE INDEX devices_type_registered ON devices (device_type, registered_at, pubkey);
 
 CREATE TABLE miners (
   pubkey TEXT PRIMARY KEY,
-  proofs_accepted INTEGER NOT NULL CHECK (proofs_accepted >= 0),
-  proofs_rejected INTEGER NOT NULL CHECK (proofs_rejected >= 0),
-  blocks_accepted INTEGER NOT NULL CHECK (blocks_accepted >= 0),
-  last_seen INTEGER
-) STRICT, WITHOUT ROWID;
+  proofs_accepted ${d.int} NOT NULL CHECK (proofs_accepted >= 0),
+  proofs_rejected ${d.int} NOT NULL CHECK (proofs_rejected >= 0),
+  blocks_accepted ${d.int} NOT NULL CHECK (blocks_accepted >= 0),
+  last_seen ${d.int}
+)${d.clustered};
 
 -- v4.0
 CREATE TABLE challenges (
   id TEXT PRIMARY KEY,
-  serial INTEGER NOT NULL UNIQUE,
-  slot INTEGER NOT NULL,
+  serial ${d.int} NOT NULL UNIQUE,
+  slot ${d.int} NOT NULL,
   slot_hash TEXT NOT NULL,
   device_type TEXT NOT NULL,
-  difficulty INTEGER NOT NULL,
-  dim INTEGER NOT NULL,
+  difficulty ${d.int} NOT NULL,
+  dim ${d.int} NOT NULL,
   entropy TEXT NOT NULL,
   challenge_hash TEXT NOT NULL,
-  issued_at INTEGER NOT NULL,
-  expires_at INTEGER NOT NULL
-) STRICT, WITHOUT ROWID;
+  issued_at ${d.int} NOT NULL,
+  expires_at ${d.int} NOT NULL
+)${d.clustered};
 CREATE INDEX challenges_expires_at ON challenges (expires_at);
 
 CREATE TABLE proofs (
   challenge_id TEXT NOT NULL REFERENCES challenges (id),
   pubkey TEXT NOT NULL,
-  nonce INTEGER NOT NULL,
-  accepted_at INTEGER NOT NULL,
-  ledger_entry_id INTEGER NOT NULL REFERENCES ledger_entries (id),
+  nonce ${d.int} NOT NULL,
+  accepted_at ${d.int} NOT NULL,
+  ledger_entry_id ${d.int} NOT NULL REFERENCES ledger_entries (id),
   tx_sig TEXT NOT NULL,
   PRIMARY KEY (challenge_id, pubkey)
-) STRICT, WITHOUT ROWID;
+)${d.clustered};
 
 -- v4.1 hexchain. parents: JSON arrays, read and written whole (at most 6 neighbours).
 CREATE TABLE hex_challenges (
   id TEXT PRIMARY KEY,
-  serial INTEGER NOT NULL UNIQUE,
-  q INTEGER NOT NULL,
-  r INTEGER NOT NULL,
-  s INTEGER NOT NULL,
-  slot INTEGER NOT NULL,
+  serial ${d.int} NOT NULL UNIQUE,
+  q ${d.int} NOT NULL,
+  r ${d.int} NOT NULL,
+  s ${d.int} NOT NULL,
+  slot ${d.int} NOT NULL,
   slot_hash TEXT NOT NULL,
   challenge_hash TEXT NOT NULL,
   target TEXT NOT NULL,
-  difficulty TEXT NOT NULL ${unsigned('difficulty')},
+  difficulty TEXT NOT NULL ${d.unsigned('difficulty')},
   entropy TEXT NOT NULL,
-  parents TEXT NOT NULL CHECK (json_valid(parents)),
-  depth INTEGER NOT NULL,
+  parents TEXT NOT NULL ${d.json('parents')},
+  depth ${d.int} NOT NULL,
   miner_pubkey TEXT,
-  issued_at INTEGER NOT NULL,
-  expires_at INTEGER NOT NULL,
+  issued_at ${d.int} NOT NULL,
+  expires_at ${d.int} NOT NULL,
   CHECK (q + r + s = 0)
-) STRICT, WITHOUT ROWID;
+)${d.clustered};
 CREATE INDEX hex_challenges_expires_at ON hex_challenges (expires_at);
 
 -- One block per coordinate, never overwritten (triggers refuse UPDATE and DELETE).
 CREATE TABLE blocks (
-  height INTEGER PRIMARY KEY CHECK (height >= 1),
-  q INTEGER NOT NULL,
-  r INTEGER NOT NULL,
-  s INTEGER NOT NULL,
+  height ${d.int} PRIMARY KEY CHECK (height >= 1),
+  q ${d.int} NOT NULL,
+  r ${d.int} NOT NULL,
+  s ${d.int} NOT NULL,
   block_hash TEXT NOT NULL UNIQUE,
   pow_hash TEXT NOT NULL,
-  depth INTEGER NOT NULL,
-  parents TEXT NOT NULL CHECK (json_valid(parents)),
+  depth ${d.int} NOT NULL,
+  parents TEXT NOT NULL ${d.json('parents')},
   miner_pubkey TEXT NOT NULL,
-  nonce INTEGER NOT NULL,
+  nonce ${d.int} NOT NULL,
   challenge_id TEXT NOT NULL REFERENCES hex_challenges (id),
-  slot INTEGER NOT NULL,
-  difficulty TEXT NOT NULL ${unsigned('difficulty')},
-  timestamp_ms INTEGER NOT NULL,
+  slot ${d.int} NOT NULL,
+  difficulty TEXT NOT NULL ${d.unsigned('difficulty')},
+  timestamp_ms ${d.int} NOT NULL,
   UNIQUE (q, r, s),
   CHECK (q + r + s = 0)
-) STRICT;
-CREATE TRIGGER blocks_no_update BEFORE UPDATE ON blocks
-BEGIN SELECT RAISE(ABORT, 'blocks are immutable'); END;
-CREATE TRIGGER blocks_no_delete BEFORE DELETE ON blocks
-BEGIN SELECT RAISE(ABORT, 'blocks are immutable'); END;
+)${d.strict};
+${d.refuse('blocks_no_update', 'UPDATE', 'blocks', 'blocks are immutable')}
+${d.refuse('blocks_no_delete', 'DELETE', 'blocks', 'blocks are immutable')}
 `;
 
 /**
@@ -216,13 +217,13 @@ BEGIN SELECT RAISE(ABORT, 'blocks are immutable'); END;
  * window closes (plus one window of margin), so that a request replayed after a restart, or to
  * another process sharing this database, is refused (docs/validator.md, "Replay protection").
  */
-const V2_REQUEST_NONCES = `
+const V2_REQUEST_NONCES = (d: Dialect) => `
 CREATE TABLE request_nonces (
   pubkey TEXT NOT NULL,
   nonce TEXT NOT NULL,
-  expires_at_ms INTEGER NOT NULL,
+  expires_at_ms ${d.int} NOT NULL,
   PRIMARY KEY (pubkey, nonce)
-) STRICT, WITHOUT ROWID;
+)${d.clustered};
 CREATE INDEX request_nonces_expires_at ON request_nonces (expires_at_ms);
 `;
 
@@ -238,16 +239,16 @@ CREATE INDEX request_nonces_expires_at ON request_nonces (expires_at_ms);
  * another request reusing the nonce is refused. Results are kept 7 days (then a retry is refused
  * as expired by the signed-request check: it never executes twice either way).
  */
-const V3_ECONOMY = `
+const V3_ECONOMY = (d: Dialect) => `
 CREATE TABLE economy_requests (
   pubkey TEXT NOT NULL,
   nonce TEXT NOT NULL,
   request_hash TEXT NOT NULL,
   operation TEXT NOT NULL,
-  result TEXT NOT NULL CHECK (json_valid(result)),
-  created_at INTEGER NOT NULL,
+  result TEXT NOT NULL ${d.json('result')},
+  created_at ${d.int} NOT NULL,
   PRIMARY KEY (pubkey, nonce)
-) STRICT, WITHOUT ROWID;
+)${d.clustered};
 CREATE INDEX economy_requests_created_at ON economy_requests (created_at);
 
 INSERT INTO sequences (name, next_value) VALUES ('stakes', 1), ('vaults', 1), ('orders', 1), ('swaps', 1);
@@ -257,79 +258,79 @@ CREATE TABLE transfers (
   from_pubkey TEXT NOT NULL,
   to_pubkey TEXT NOT NULL,
   token TEXT NOT NULL,
-  amount TEXT NOT NULL ${unsigned('amount')},
+  amount TEXT NOT NULL ${d.unsigned('amount')},
   memo TEXT,
-  timestamp INTEGER NOT NULL
-) STRICT, WITHOUT ROWID;
+  timestamp ${d.int} NOT NULL
+)${d.clustered};
 
 CREATE TABLE stakes (
   id TEXT PRIMARY KEY,
-  serial INTEGER NOT NULL UNIQUE,
+  serial ${d.int} NOT NULL UNIQUE,
   pubkey TEXT NOT NULL,
   token TEXT NOT NULL,
-  amount TEXT NOT NULL ${unsigned('amount')},
-  lock_days INTEGER NOT NULL CHECK (lock_days IN (0, 7, 30)),
-  yield_bps INTEGER NOT NULL CHECK (yield_bps >= 0),
-  penalty_bps INTEGER NOT NULL CHECK (penalty_bps >= 0),
-  created_at INTEGER NOT NULL,
-  lock_expiry INTEGER NOT NULL,
-  yield_paid TEXT NOT NULL ${unsigned('yield_paid')},
-  last_claim_at INTEGER NOT NULL,
-  closed_at INTEGER
-) STRICT, WITHOUT ROWID;
+  amount TEXT NOT NULL ${d.unsigned('amount')},
+  lock_days ${d.int} NOT NULL CHECK (lock_days IN (0, 7, 30)),
+  yield_bps ${d.int} NOT NULL CHECK (yield_bps >= 0),
+  penalty_bps ${d.int} NOT NULL CHECK (penalty_bps >= 0),
+  created_at ${d.int} NOT NULL,
+  lock_expiry ${d.int} NOT NULL,
+  yield_paid TEXT NOT NULL ${d.unsigned('yield_paid')},
+  last_claim_at ${d.int} NOT NULL,
+  closed_at ${d.int}
+)${d.clustered};
 CREATE INDEX stakes_pubkey_open ON stakes (pubkey, serial) WHERE closed_at IS NULL;
 
 CREATE TABLE vaults (
   id TEXT PRIMARY KEY,
-  serial INTEGER NOT NULL UNIQUE,
+  serial ${d.int} NOT NULL UNIQUE,
   pubkey TEXT NOT NULL,
   token TEXT NOT NULL,
-  amount TEXT NOT NULL ${unsigned('amount')},
-  unlock_at INTEGER NOT NULL,
-  created_at INTEGER NOT NULL,
-  withdrawn_at INTEGER
-) STRICT, WITHOUT ROWID;
+  amount TEXT NOT NULL ${d.unsigned('amount')},
+  unlock_at ${d.int} NOT NULL,
+  created_at ${d.int} NOT NULL,
+  withdrawn_at ${d.int}
+)${d.clustered};
 CREATE INDEX vaults_pubkey ON vaults (pubkey, serial);
 
 CREATE TABLE swap_pools (
   pair TEXT PRIMARY KEY,
   base TEXT NOT NULL,
   quote TEXT NOT NULL,
-  fee_bps INTEGER NOT NULL CHECK (fee_bps >= 0 AND fee_bps < 10000),
-  created_at INTEGER NOT NULL,
+  fee_bps ${d.int} NOT NULL CHECK (fee_bps >= 0 AND fee_bps < 10000),
+  created_at ${d.int} NOT NULL,
   UNIQUE (base, quote)
-) STRICT, WITHOUT ROWID;
+)${d.clustered};
 
 CREATE TABLE orders (
   id TEXT PRIMARY KEY,
-  serial INTEGER NOT NULL UNIQUE,
+  serial ${d.int} NOT NULL UNIQUE,
   pubkey TEXT NOT NULL,
   side TEXT NOT NULL CHECK (side IN ('buy', 'sell')),
   token TEXT NOT NULL,
   quote_token TEXT NOT NULL,
-  price TEXT NOT NULL ${unsigned('price')},
+  price TEXT NOT NULL ${d.unsigned('price')},
   price_key TEXT NOT NULL CHECK (length(price_key) = 39),
-  amount TEXT NOT NULL ${unsigned('amount')},
-  filled TEXT NOT NULL ${unsigned('filled')},
-  escrow TEXT NOT NULL ${unsigned('escrow')},
+  amount TEXT NOT NULL ${d.unsigned('amount')},
+  filled TEXT NOT NULL ${d.unsigned('filled')},
+  escrow TEXT NOT NULL ${d.unsigned('escrow')},
   status TEXT NOT NULL CHECK (status IN ('open', 'partially_filled', 'filled', 'cancelled')),
-  created_at INTEGER NOT NULL,
-  closed_at INTEGER
-) STRICT, WITHOUT ROWID;
+  created_at ${d.int} NOT NULL,
+  closed_at ${d.int}
+)${d.clustered};
 CREATE INDEX orders_book ON orders (token, quote_token, side, price_key, serial)
   WHERE status IN ('open', 'partially_filled');
 CREATE INDEX orders_resting ON orders (serial) WHERE status IN ('open', 'partially_filled');
 CREATE INDEX orders_pubkey ON orders (pubkey, serial);
 
 CREATE TABLE order_fills (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  id ${d.autoId},
   taker_order_id TEXT NOT NULL REFERENCES orders (id),
   maker_order_id TEXT NOT NULL REFERENCES orders (id),
-  amount TEXT NOT NULL ${unsigned('amount')},
-  price TEXT NOT NULL ${unsigned('price')},
-  quote_amount TEXT NOT NULL ${unsigned('quote_amount')},
-  executed_at INTEGER NOT NULL
-) STRICT;
+  amount TEXT NOT NULL ${d.unsigned('amount')},
+  price TEXT NOT NULL ${d.unsigned('price')},
+  quote_amount TEXT NOT NULL ${d.unsigned('quote_amount')},
+  executed_at ${d.int} NOT NULL
+)${d.strict};
 CREATE INDEX order_fills_taker ON order_fills (taker_order_id);
 CREATE INDEX ledger_entries_pubkey_type_time ON ledger_entries (pubkey, type, timestamp);
 `;
@@ -341,55 +342,54 @@ CREATE INDEX ledger_entries_pubkey_type_time ON ledger_entries (pubkey, type, ti
  * window reads the newest paid ones; a paid block has one `pool_blocks` row written in the same
  * transaction as its `pool_payout` entries, so a block is paid once or not at all.
  */
-const POOL = `
+const POOL = (d: Dialect) => `
 CREATE TABLE pool_members (
   pubkey TEXT PRIMARY KEY,
-  stake TEXT NOT NULL ${unsigned('stake')},
-  joined_at INTEGER,
-  share_difficulty TEXT CHECK (share_difficulty IS NULL OR (share_difficulty GLOB '[1-9]*' AND share_difficulty NOT GLOB '*[^0-9]*')),
-  vardiff_since_ms INTEGER NOT NULL,
-  vardiff_shares INTEGER NOT NULL CHECK (vardiff_shares >= 0),
-  shares_accepted INTEGER NOT NULL CHECK (shares_accepted >= 0),
-  shares_stale INTEGER NOT NULL CHECK (shares_stale >= 0),
-  shares_rejected INTEGER NOT NULL CHECK (shares_rejected >= 0),
-  blocks_found INTEGER NOT NULL CHECK (blocks_found >= 0),
-  last_share_at INTEGER
-) STRICT, WITHOUT ROWID;
+  stake TEXT NOT NULL ${d.unsigned('stake')},
+  joined_at ${d.int},
+  share_difficulty TEXT ${d.positiveOrNull('share_difficulty')},
+  vardiff_since_ms ${d.int} NOT NULL,
+  vardiff_shares ${d.int} NOT NULL CHECK (vardiff_shares >= 0),
+  shares_accepted ${d.int} NOT NULL CHECK (shares_accepted >= 0),
+  shares_stale ${d.int} NOT NULL CHECK (shares_stale >= 0),
+  shares_rejected ${d.int} NOT NULL CHECK (shares_rejected >= 0),
+  blocks_found ${d.int} NOT NULL CHECK (blocks_found >= 0),
+  last_share_at ${d.int}
+)${d.clustered};
 CREATE INDEX pool_members_joined ON pool_members (joined_at) WHERE joined_at IS NOT NULL;
 
 CREATE TABLE pool_challenges (
   challenge_id TEXT PRIMARY KEY REFERENCES hex_challenges (id),
   pubkey TEXT NOT NULL,
-  share_difficulty TEXT NOT NULL ${unsigned('share_difficulty')}
-) STRICT, WITHOUT ROWID;
+  share_difficulty TEXT NOT NULL ${d.unsigned('share_difficulty')}
+)${d.clustered};
 
 CREATE TABLE pool_shares (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  id ${d.autoId},
   pubkey TEXT NOT NULL,
   challenge_id TEXT NOT NULL REFERENCES hex_challenges (id),
   pow_hash TEXT NOT NULL UNIQUE,
-  difficulty TEXT NOT NULL ${unsigned('difficulty')},
-  stale INTEGER NOT NULL CHECK (stale IN (0, 1)),
-  created_at_ms INTEGER NOT NULL
-) STRICT;
+  difficulty TEXT NOT NULL ${d.unsigned('difficulty')},
+  stale ${d.int} NOT NULL CHECK (stale IN (0, 1)),
+  created_at_ms ${d.int} NOT NULL
+)${d.strict};
 CREATE INDEX pool_shares_paid ON pool_shares (id) WHERE stale = 0;
 
 CREATE TABLE pool_blocks (
   block_hash TEXT PRIMARY KEY,
-  height INTEGER NOT NULL UNIQUE,
-  q INTEGER NOT NULL,
-  r INTEGER NOT NULL,
-  s INTEGER NOT NULL,
+  height ${d.int} NOT NULL UNIQUE,
+  q ${d.int} NOT NULL,
+  r ${d.int} NOT NULL,
+  s ${d.int} NOT NULL,
   finder TEXT NOT NULL,
-  reward TEXT NOT NULL ${unsigned('reward')},
-  fee TEXT NOT NULL ${unsigned('fee')},
-  window TEXT NOT NULL ${unsigned('window')},
-  last_share_id INTEGER NOT NULL,
-  payees INTEGER NOT NULL,
-  found_at_ms INTEGER NOT NULL
-) STRICT, WITHOUT ROWID;
-CREATE TRIGGER pool_blocks_no_update BEFORE UPDATE ON pool_blocks
-BEGIN SELECT RAISE(ABORT, 'pool blocks are immutable'); END;
+  reward TEXT NOT NULL ${d.unsigned('reward')},
+  fee TEXT NOT NULL ${d.unsigned('fee')},
+  ${d.ident('window')} TEXT NOT NULL ${d.unsigned(d.ident('window'))},
+  last_share_id ${d.int} NOT NULL,
+  payees ${d.int} NOT NULL,
+  found_at_ms ${d.int} NOT NULL
+)${d.clustered};
+${d.refuse('pool_blocks_no_update', 'UPDATE', 'pool_blocks', 'pool blocks are immutable')}
 `;
 
 /** Every step, in order. */
@@ -452,7 +452,7 @@ export function migrate(db: DatabaseSync, options: MigrateOptions): MigrateResul
       const current = schemaVersion(db);
       if (current > latest) throw tooNew(options.location, current, latest);
       if (current < step.version) {
-        db.exec(step.sql);
+        db.exec(stepSql(step, sqliteDialect));
         db.exec(`PRAGMA user_version = ${step.version}`);
         applied.push(step.version);
       }
@@ -483,7 +483,7 @@ export function rollback(db: DatabaseSync): void {
   }
 }
 
-function tooNew(location: string, version: number, latest: number): StorageError {
+export function tooNew(location: string, version: number, latest: number): StorageError {
   return new StorageError(
     'schema_too_new',
     `the database ${location} has schema version ${version}, but this validator knows versions up to ${latest}: ` +
@@ -491,7 +491,7 @@ function tooNew(location: string, version: number, latest: number): StorageError
   );
 }
 
-function checkMigrations(migrations: readonly Migration[]): void {
+export function checkMigrations(migrations: readonly Migration[]): void {
   migrations.forEach((step, index) => {
     if (step.version !== index + 1) {
       throw new Error(`migration ${index}: expected version ${index + 1}, got ${step.version}`);

@@ -2,10 +2,19 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
-import { StorageError } from './errors.js';
+import { sqliteDialect } from './dialect.js';
+import { nestedTransactionError, StorageError } from './errors.js';
 import { migrate, rollback } from './migrations.js';
 import { Mutex } from './mutex.js';
-import { Scope, SqliteTx, type Statements } from './sqlite-repos.js';
+import {
+  checkNotification,
+  type QueuedNotification,
+  type Row,
+  Scope,
+  type SqlExecutor,
+  type SqlStatement,
+  SqlTx,
+} from './sql-repos.js';
 import type { Storage, StorageTx } from './types.js';
 
 export interface SqliteStorageOptions {
@@ -58,8 +67,10 @@ export class SqliteStorage implements Storage {
   /** The schema version of the database (the latest this code knows). */
   readonly schemaVersion: number;
   readonly #db: DatabaseSync;
-  readonly #cache = new Map<string, StatementSync>();
-  readonly #statements: Statements;
+  readonly #cache = new Map<string, SqlStatement>();
+  readonly #statements: SqlExecutor;
+  /** Listeners by channel (see listen()). */
+  readonly #listeners = new Map<string, Set<(payload: string) => void>>();
   readonly #mutex = new Mutex();
   readonly #inside = new AsyncLocalStorage<Scope>();
   /** Transactions waiting for their group (see transaction()). */
@@ -74,15 +85,18 @@ export class SqliteStorage implements Storage {
     this.location = location;
     this.schemaVersion = schemaVersion;
     this.#statements = {
+      dialect: sqliteDialect,
       prepare: (sql) => {
         let statement = this.#cache.get(sql);
         if (statement === undefined) {
-          statement = this.#db.prepare(sql);
+          statement = asyncStatement(this.#db.prepare(sql));
           this.#cache.set(sql, statement);
         }
         return statement;
       },
-      exec: (sql) => this.#db.exec(sql),
+      exec: async (sql) => {
+        this.#db.exec(sql);
+      },
     };
   }
 
@@ -121,6 +135,28 @@ export class SqliteStorage implements Storage {
     return this.#run('read', true, fn);
   }
 
+  /**
+   * In process only: a SQLite file has one writing process (see the class comment), so the
+   * listeners of this object are every listener there is. Payloads are delivered right after
+   * the COMMIT of their group, in commit order, on a later microtask.
+   */
+  async listen(channel: string, handler: (payload: string) => void): Promise<() => Promise<void>> {
+    checkNotification(channel, '');
+    let set = this.#listeners.get(channel);
+    if (set === undefined) {
+      set = new Set();
+      this.#listeners.set(channel, set);
+    }
+    // A wrapper, so that listening twice with one handler delivers twice and stops once each.
+    const entry = (payload: string) => handler(payload);
+    set.add(entry);
+    return async () => {
+      const current = this.#listeners.get(channel);
+      current?.delete(entry);
+      if (current?.size === 0) this.#listeners.delete(channel);
+    };
+  }
+
   /** Waits for the running and requested transactions, then closes the database. Idempotent. */
   async close(): Promise<void> {
     this.#checkOutside('close');
@@ -149,7 +185,7 @@ export class SqliteStorage implements Storage {
       try {
         this.#db.exec(readOnly ? 'BEGIN DEFERRED' : 'BEGIN IMMEDIATE');
         try {
-          const result = await this.#inside.run(scope, () => fn(new SqliteTx(scope)));
+          const result = await this.#inside.run(scope, () => fn(new SqlTx(scope)));
           scope.active = false;
           this.#db.exec('COMMIT');
           return result;
@@ -202,14 +238,16 @@ export class SqliteStorage implements Storage {
       return;
     }
     const done: { item: QueuedTransaction; value: unknown }[] = [];
+    const notifications: QueuedNotification[] = [];
     for (const [index, item] of group.entries()) {
       const scope = new Scope(this.#statements, false);
       this.#db.exec('SAVEPOINT group_item');
       try {
-        const value = await this.#inside.run(scope, () => item.fn(new SqliteTx(scope)));
+        const value = await this.#inside.run(scope, () => item.fn(new SqlTx(scope)));
         scope.active = false;
         this.#db.exec('RELEASE group_item');
         done.push({ item, value });
+        notifications.push(...scope.notifications);
       } catch (error) {
         scope.active = false;
         item.reject(error);
@@ -236,15 +274,27 @@ export class SqliteStorage implements Storage {
     }
     this.#lastCommitAt = performance.now();
     for (const d of done) d.item.resolve(d.value);
+    if (notifications.length > 0) queueMicrotask(() => this.#deliver(notifications));
+  }
+
+  #deliver(notifications: readonly QueuedNotification[]): void {
+    for (const { channel, payload } of notifications) {
+      for (const handler of this.#listeners.get(channel) ?? []) {
+        try {
+          handler(payload);
+        } catch (error) {
+          process.emitWarning(
+            `a listener of channel ${channel} threw: ${(error as Error)?.message ?? String(error)}`,
+            { code: 'TENSORMINE_LISTENER' },
+          );
+        }
+      }
+    }
   }
 
   #checkOutside(what: string): void {
     if (this.#inside.getStore()?.active) {
-      throw new StorageError(
-        'nested_transaction',
-        `storage.${what}() was called inside a transaction or read callback of the same storage; ` +
-          'it would wait for that callback to finish, which waits for it: use the tx given to the callback',
-      );
+      throw nestedTransactionError(what);
     }
   }
 }
@@ -299,4 +349,16 @@ function createFile(path: string): void {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
+}
+
+/**
+ * A node:sqlite statement behind the asynchronous executor interface of the repositories. The
+ * work is done synchronously, when called; only the result is wrapped in a promise.
+ */
+function asyncStatement(statement: StatementSync): SqlStatement {
+  return {
+    get: async (...params) => statement.get(...params) as Row | undefined,
+    all: async (...params) => statement.all(...params) as Row[],
+    run: async (...params) => ({ changes: Number(statement.run(...params).changes) }),
+  };
 }

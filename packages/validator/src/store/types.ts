@@ -17,11 +17,30 @@ export type * from './economy-types.js';
  */
 
 export interface Storage {
-  /** Runs `fn` in one atomic, isolated transaction; transactions run one at a time. */
+  /**
+   * Runs `fn` in one atomic, isolated transaction: the outcome is as if transactions ran one at
+   * a time (SQLite runs them one at a time; PostgreSQL runs them SERIALIZABLE and re-runs a
+   * callback that lost a serialization conflict, so `fn` may run more than once: it must only
+   * act through `tx` and return a value, never change memory or the world outside, see
+   * docs/storage.md).
+   */
   transaction<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T>;
   /** Runs read-only `fn` against a consistent view (it must not write). */
   read<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T>;
-  /** Where the data lives, for logs: a file path or ':memory:'. */
+  /**
+   * Calls handler with each payload notified on channel by a committed transaction of ANY node
+   * sharing this database (this one included). Resolves once listening; the returned function
+   * stops it.
+   *
+   * SQLite: one process owns the file, so "any node" is this storage object: payloads are
+   * delivered in process, in commit order, right after the COMMIT of their transaction.
+   * PostgreSQL: `LISTEN` on a dedicated connection, reconnected when lost; payloads notified
+   * while it was down are NOT delivered, so a consumer re-reads the state it follows after a
+   * gap (see `PostgresStorage.onListenReconnect`). The handler must not throw (a throw is
+   * reported with `process.emitWarning` and ignored).
+   */
+  listen(channel: string, handler: (payload: string) => void): Promise<() => Promise<void>>;
+  /** Where the data lives, for logs: a file path, ':memory:' or a postgres:// URL without its password. */
   readonly location: string;
   close(): Promise<void>;
 }
@@ -39,6 +58,12 @@ export interface StorageTx {
   readonly economy: EconomyRepos;
   readonly pool: PoolRepo;
   readonly requestNonces: RequestNonceRepo;
+  /**
+   * Queues a notification, delivered to every listener if and only if the transaction commits.
+   * Payload <= 7000 bytes. `channel`: 1 to 63 characters among a-z, 0-9 and _, starting with
+   * a letter. Refused in `read`.
+   */
+  notify(channel: string, payload: string): Promise<void>;
 }
 
 /**

@@ -26,23 +26,23 @@ import {
   type Row,
   type Scope,
   text,
-} from './sqlite-repos.js';
+} from './sql-repos.js';
 
 /** The economy repositories on node:sqlite (tables of migration step "economy"). */
-export function sqliteEconomyRepos(scope: Scope): EconomyRepos {
+export function sqlEconomyRepos(scope: Scope): EconomyRepos {
   return {
-    requests: new SqliteRequestRepo(scope),
-    transfers: new SqliteTransferRepo(scope),
-    stakes: new SqliteStakeRepo(scope),
-    vaults: new SqliteVaultRepo(scope),
-    swapPools: new SqliteSwapPoolRepo(scope),
-    orders: new SqliteOrderRepo(scope),
+    requests: new SqlRequestRepo(scope),
+    transfers: new SqlTransferRepo(scope),
+    stakes: new SqlStakeRepo(scope),
+    vaults: new SqlVaultRepo(scope),
+    swapPools: new SqlSwapPoolRepo(scope),
+    orders: new SqlOrderRepo(scope),
     async supply() {
-      return sumByToken(scope.read().prepare('SELECT token, amount AS value FROM balances').all());
+      return sumByToken(await scope.read().prepare('SELECT token, amount AS value FROM balances').all());
     },
     async issued() {
       return sumByToken(
-        scope
+        await scope
           .read()
           .prepare(
             "SELECT token, credited AS value FROM ledger_totals WHERE type IN ('genesis', 'mining_reward')",
@@ -62,11 +62,11 @@ function sumByToken(rows: readonly Row[]): Map<string, bigint> {
   return out;
 }
 
-class SqliteRequestRepo implements EconomyRequestRepo {
+class SqlRequestRepo implements EconomyRequestRepo {
   constructor(private readonly scope: Scope) {}
 
   async get(pubkey: string, nonce: string): Promise<EconomyRequestRecord | undefined> {
-    const row = this.scope
+    const row = await this.scope
       .read()
       .prepare(
         'SELECT pubkey, nonce, request_hash, operation, result, created_at FROM economy_requests WHERE pubkey = ? AND nonce = ?',
@@ -84,7 +84,7 @@ class SqliteRequestRepo implements EconomyRequestRepo {
   }
 
   async insert(r: EconomyRequestRecord): Promise<void> {
-    this.scope
+    await this.scope
       .write('economy.requests.insert')
       .prepare(
         'INSERT INTO economy_requests (pubkey, nonce, request_hash, operation, result, created_at) VALUES (?, ?, ?, ?, ?, ?)',
@@ -93,7 +93,7 @@ class SqliteRequestRepo implements EconomyRequestRepo {
   }
 
   async prune(before: number): Promise<number> {
-    const result = this.scope
+    const result = await this.scope
       .write('economy.requests.prune')
       .prepare('DELETE FROM economy_requests WHERE created_at < ?')
       .run(before);
@@ -101,11 +101,11 @@ class SqliteRequestRepo implements EconomyRequestRepo {
   }
 }
 
-class SqliteTransferRepo implements TransferRepo {
+class SqlTransferRepo implements TransferRepo {
   constructor(private readonly scope: Scope) {}
 
   async insert(t: TransferRecord): Promise<void> {
-    this.scope
+    await this.scope
       .write('economy.transfers.insert')
       .prepare(
         'INSERT INTO transfers (id, from_pubkey, to_pubkey, token, amount, memo, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?)',
@@ -114,7 +114,7 @@ class SqliteTransferRepo implements TransferRepo {
   }
 
   async get(id: string): Promise<TransferRecord | undefined> {
-    const row = this.scope
+    const row = await this.scope
       .read()
       .prepare(
         'SELECT id, from_pubkey, to_pubkey, token, amount, memo, timestamp FROM transfers WHERE id = ?',
@@ -158,7 +158,7 @@ function toStake(row: Row): StakeRecord {
   };
 }
 
-class SqliteStakeRepo implements StakeRepo {
+class SqlStakeRepo implements StakeRepo {
   constructor(private readonly scope: Scope) {}
 
   async nextSerial(): Promise<number> {
@@ -166,7 +166,7 @@ class SqliteStakeRepo implements StakeRepo {
   }
 
   async insert(s: StakeRecord): Promise<void> {
-    this.scope
+    await this.scope
       .write('economy.stakes.insert')
       .prepare(`INSERT INTO stakes (${STAKE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
       .run(
@@ -187,37 +187,39 @@ class SqliteStakeRepo implements StakeRepo {
   }
 
   async get(id: string): Promise<StakeRecord | undefined> {
-    const row = this.scope.read().prepare(`SELECT ${STAKE_COLUMNS} FROM stakes WHERE id = ?`).get(id);
+    const row = await this.scope.read().prepare(`SELECT ${STAKE_COLUMNS} FROM stakes WHERE id = ?`).get(id);
     return row === undefined ? undefined : toStake(row);
   }
 
   async listOpen(pubkey: string, limit: number): Promise<StakeRecord[]> {
-    return this.scope
-      .read()
-      .prepare(
-        `SELECT ${STAKE_COLUMNS} FROM stakes WHERE pubkey = ? AND closed_at IS NULL ORDER BY serial LIMIT ?`,
-      )
-      .all(pubkey, limit)
-      .map(toStake);
+    return (
+      await this.scope
+        .read()
+        .prepare(
+          `SELECT ${STAKE_COLUMNS} FROM stakes WHERE pubkey = ? AND closed_at IS NULL ORDER BY serial LIMIT ?`,
+        )
+        .all(pubkey, limit)
+    ).map(toStake);
   }
 
   async allOpen(): Promise<StakeRecord[]> {
-    return this.scope
-      .read()
-      .prepare(`SELECT ${STAKE_COLUMNS} FROM stakes WHERE closed_at IS NULL ORDER BY serial`)
-      .all()
-      .map(toStake);
+    return (
+      await this.scope
+        .read()
+        .prepare(`SELECT ${STAKE_COLUMNS} FROM stakes WHERE closed_at IS NULL ORDER BY serial`)
+        .all()
+    ).map(toStake);
   }
 
   async recordClaim(id: string, yieldPaid: bigint, at: number): Promise<void> {
-    this.scope
+    await this.scope
       .write('economy.stakes.recordClaim')
       .prepare('UPDATE stakes SET yield_paid = ?, last_claim_at = ? WHERE id = ? AND closed_at IS NULL')
       .run(yieldPaid.toString(), at, id);
   }
 
   async close(id: string, yieldPaid: bigint, at: number): Promise<void> {
-    this.scope
+    await this.scope
       .write('economy.stakes.close')
       .prepare(
         'UPDATE stakes SET yield_paid = ?, last_claim_at = ?, closed_at = ? WHERE id = ? AND closed_at IS NULL',
@@ -241,7 +243,7 @@ function toVault(row: Row): VaultRecord {
   };
 }
 
-class SqliteVaultRepo implements VaultRepo {
+class SqlVaultRepo implements VaultRepo {
   constructor(private readonly scope: Scope) {}
 
   async nextSerial(): Promise<number> {
@@ -249,35 +251,37 @@ class SqliteVaultRepo implements VaultRepo {
   }
 
   async insert(v: VaultRecord): Promise<void> {
-    this.scope
+    await this.scope
       .write('economy.vaults.insert')
       .prepare(`INSERT INTO vaults (${VAULT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
       .run(v.id, v.serial, v.pubkey, v.token, v.amount.toString(), v.unlockAt, v.createdAt, v.withdrawnAt);
   }
 
   async get(id: string): Promise<VaultRecord | undefined> {
-    const row = this.scope.read().prepare(`SELECT ${VAULT_COLUMNS} FROM vaults WHERE id = ?`).get(id);
+    const row = await this.scope.read().prepare(`SELECT ${VAULT_COLUMNS} FROM vaults WHERE id = ?`).get(id);
     return row === undefined ? undefined : toVault(row);
   }
 
   async list(pubkey: string, limit: number): Promise<VaultRecord[]> {
-    return this.scope
-      .read()
-      .prepare(`SELECT ${VAULT_COLUMNS} FROM vaults WHERE pubkey = ? ORDER BY serial LIMIT ?`)
-      .all(pubkey, limit)
-      .map(toVault);
+    return (
+      await this.scope
+        .read()
+        .prepare(`SELECT ${VAULT_COLUMNS} FROM vaults WHERE pubkey = ? ORDER BY serial LIMIT ?`)
+        .all(pubkey, limit)
+    ).map(toVault);
   }
 
   async allLocked(): Promise<VaultRecord[]> {
-    return this.scope
-      .read()
-      .prepare(`SELECT ${VAULT_COLUMNS} FROM vaults WHERE withdrawn_at IS NULL ORDER BY serial`)
-      .all()
-      .map(toVault);
+    return (
+      await this.scope
+        .read()
+        .prepare(`SELECT ${VAULT_COLUMNS} FROM vaults WHERE withdrawn_at IS NULL ORDER BY serial`)
+        .all()
+    ).map(toVault);
   }
 
   async markWithdrawn(id: string, at: number): Promise<void> {
-    this.scope
+    await this.scope
       .write('economy.vaults.markWithdrawn')
       .prepare('UPDATE vaults SET withdrawn_at = ? WHERE id = ? AND withdrawn_at IS NULL')
       .run(at, id);
@@ -294,18 +298,18 @@ function toPool(row: Row): SwapPoolRecord {
   };
 }
 
-class SqliteSwapPoolRepo implements SwapPoolRepo {
+class SqlSwapPoolRepo implements SwapPoolRepo {
   constructor(private readonly scope: Scope) {}
 
   async insert(p: SwapPoolRecord): Promise<void> {
-    this.scope
+    await this.scope
       .write('economy.swapPools.insert')
       .prepare('INSERT INTO swap_pools (pair, base, quote, fee_bps, created_at) VALUES (?, ?, ?, ?, ?)')
       .run(p.pair, p.base, p.quote, Number(p.feeBps), p.createdAt);
   }
 
   async find(a: string, b: string): Promise<SwapPoolRecord | undefined> {
-    const row = this.scope
+    const row = await this.scope
       .read()
       .prepare(
         'SELECT pair, base, quote, fee_bps, created_at FROM swap_pools WHERE (base = ?1 AND quote = ?2) OR (base = ?2 AND quote = ?1)',
@@ -315,11 +319,12 @@ class SqliteSwapPoolRepo implements SwapPoolRepo {
   }
 
   async list(): Promise<SwapPoolRecord[]> {
-    return this.scope
-      .read()
-      .prepare('SELECT pair, base, quote, fee_bps, created_at FROM swap_pools ORDER BY pair')
-      .all()
-      .map(toPool);
+    return (
+      await this.scope
+        .read()
+        .prepare('SELECT pair, base, quote, fee_bps, created_at FROM swap_pools ORDER BY pair')
+        .all()
+    ).map(toPool);
   }
 
   async nextSwapSerial(): Promise<number> {
@@ -327,7 +332,7 @@ class SqliteSwapPoolRepo implements SwapPoolRepo {
   }
 
   async movedSince(account: string, type: 'swap', token: string, since: number): Promise<bigint> {
-    const rows = this.scope
+    const rows = await this.scope
       .read()
       .prepare(
         'SELECT amount FROM ledger_entries WHERE pubkey = ? AND type = ? AND timestamp >= ? AND token = ?',
@@ -375,7 +380,7 @@ function toOrder(row: Row): OrderRecord {
   };
 }
 
-class SqliteOrderRepo implements OrderRepo {
+class SqlOrderRepo implements OrderRepo {
   constructor(private readonly scope: Scope) {}
 
   async nextSerial(): Promise<number> {
@@ -383,7 +388,7 @@ class SqliteOrderRepo implements OrderRepo {
   }
 
   async insert(o: OrderRecord): Promise<void> {
-    this.scope
+    await this.scope
       .write('economy.orders.insert')
       .prepare(
         `INSERT INTO orders (${ORDER_COLUMNS}, price_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -407,7 +412,7 @@ class SqliteOrderRepo implements OrderRepo {
   }
 
   async get(id: string): Promise<OrderRecord | undefined> {
-    const row = this.scope.read().prepare(`SELECT ${ORDER_COLUMNS} FROM orders WHERE id = ?`).get(id);
+    const row = await this.scope.read().prepare(`SELECT ${ORDER_COLUMNS} FROM orders WHERE id = ?`).get(id);
     return row === undefined ? undefined : toOrder(row);
   }
 
@@ -415,7 +420,7 @@ class SqliteOrderRepo implements OrderRepo {
     id: string,
     change: { filled: bigint; escrow: bigint; status: OrderState; closedAt: number | null },
   ): Promise<void> {
-    this.scope
+    await this.scope
       .write('economy.orders.update')
       .prepare('UPDATE orders SET filled = ?, escrow = ?, status = ?, closed_at = ? WHERE id = ?')
       .run(change.filled.toString(), change.escrow.toString(), change.status, change.closedAt, id);
@@ -429,13 +434,14 @@ class SqliteOrderRepo implements OrderRepo {
     limit: number,
   ): Promise<OrderRecord[]> {
     const order = side === 'sell' ? 'price_key ASC, serial ASC' : 'price_key DESC, serial ASC';
-    return this.scope
-      .read()
-      .prepare(
-        `SELECT ${ORDER_COLUMNS} FROM orders WHERE token = ? AND quote_token = ? AND side = ? AND ${RESTING} AND pubkey <> ? ORDER BY ${order} LIMIT ?`,
-      )
-      .all(token, quoteToken, side, excludePubkey, limit)
-      .map(toOrder);
+    return (
+      await this.scope
+        .read()
+        .prepare(
+          `SELECT ${ORDER_COLUMNS} FROM orders WHERE token = ? AND quote_token = ? AND side = ? AND ${RESTING} AND pubkey <> ? ORDER BY ${order} LIMIT ?`,
+        )
+        .all(token, quoteToken, side, excludePubkey, limit)
+    ).map(toOrder);
   }
 
   async listResting(filter: {
@@ -460,15 +466,16 @@ class SqliteOrderRepo implements OrderRepo {
       params.push(filter.pubkey);
     }
     params.push(filter.limit);
-    return this.scope
-      .read()
-      .prepare(`SELECT ${ORDER_COLUMNS} FROM orders WHERE ${where.join(' AND ')} ORDER BY serial LIMIT ?`)
-      .all(...params)
-      .map(toOrder);
+    return (
+      await this.scope
+        .read()
+        .prepare(`SELECT ${ORDER_COLUMNS} FROM orders WHERE ${where.join(' AND ')} ORDER BY serial LIMIT ?`)
+        .all(...params)
+    ).map(toOrder);
   }
 
   async insertFill(f: OrderFillRecord): Promise<void> {
-    this.scope
+    await this.scope
       .write('economy.orders.insertFill')
       .prepare(
         'INSERT INTO order_fills (taker_order_id, maker_order_id, amount, price, quote_amount, executed_at) VALUES (?, ?, ?, ?, ?, ?)',

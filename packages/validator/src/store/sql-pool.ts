@@ -8,7 +8,7 @@ import {
   type Row,
   type Scope,
   text,
-} from './sqlite-repos.js';
+} from './sql-repos.js';
 import type {
   PoolBlockRecord,
   PoolChallengeTerms,
@@ -24,13 +24,13 @@ const MEMBER_COLUMNS =
   'pubkey, stake, joined_at, share_difficulty, vardiff_since_ms, vardiff_shares, shares_accepted, shares_stale, shares_rejected, blocks_found, last_share_at';
 const SHARE_COLUMNS = 'id, pubkey, challenge_id, pow_hash, difficulty, stale, created_at_ms';
 const BLOCK_COLUMNS =
-  'block_hash, height, q, r, s, finder, reward, fee, window, last_share_id, payees, found_at_ms';
+  'block_hash, height, q, r, s, finder, reward, fee, "window", last_share_id, payees, found_at_ms';
 
-export class SqlitePoolRepo implements PoolRepo {
+export class SqlPoolRepo implements PoolRepo {
   constructor(private readonly scope: Scope) {}
 
   async getMember(pubkey: string): Promise<PoolMemberRecord | undefined> {
-    const row = this.scope
+    const row = await this.scope
       .read()
       .prepare(`SELECT ${MEMBER_COLUMNS} FROM pool_members WHERE pubkey = ?`)
       .get(pubkey);
@@ -48,7 +48,7 @@ export class SqlitePoolRepo implements PoolRepo {
     ] as const) {
       checkCount(`pool.putMember: ${what}`, n);
     }
-    this.scope
+    await this.scope
       .write('pool.putMember')
       .prepare(
         `INSERT INTO pool_members (${MEMBER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ` +
@@ -74,7 +74,7 @@ export class SqlitePoolRepo implements PoolRepo {
   }
 
   async totals(): Promise<{ members: number; stake: bigint }> {
-    const rows = this.scope
+    const rows = await this.scope
       .read()
       .prepare('SELECT stake FROM pool_members WHERE joined_at IS NOT NULL')
       .all();
@@ -84,7 +84,7 @@ export class SqlitePoolRepo implements PoolRepo {
   }
 
   async countActive(sinceS: number): Promise<number> {
-    const row = this.scope
+    const row = await this.scope
       .read()
       .prepare('SELECT count(*) AS n FROM pool_members WHERE joined_at IS NOT NULL AND last_share_at >= ?')
       .get(sinceS);
@@ -92,14 +92,14 @@ export class SqlitePoolRepo implements PoolRepo {
   }
 
   async putChallengeTerms(t: PoolChallengeTerms): Promise<void> {
-    this.scope
+    await this.scope
       .write('pool.putChallengeTerms')
       .prepare('INSERT INTO pool_challenges (challenge_id, pubkey, share_difficulty) VALUES (?, ?, ?)')
       .run(t.challengeId, t.pubkey, t.shareDifficulty.toString());
   }
 
   async getChallengeTerms(challengeId: string): Promise<PoolChallengeTerms | undefined> {
-    const row = this.scope
+    const row = await this.scope
       .read()
       .prepare('SELECT challenge_id, pubkey, share_difficulty FROM pool_challenges WHERE challenge_id = ?')
       .get(challengeId);
@@ -114,7 +114,7 @@ export class SqlitePoolRepo implements PoolRepo {
 
   async insertShare(s: PoolShareRecord): Promise<boolean> {
     checkBigint('pool.insertShare: difficulty', s.difficulty);
-    const result = this.scope
+    const result = await this.scope
       .write('pool.insertShare')
       .prepare(
         'INSERT INTO pool_shares (pubkey, challenge_id, pow_hash, difficulty, stale, created_at_ms) ' +
@@ -125,22 +125,23 @@ export class SqlitePoolRepo implements PoolRepo {
   }
 
   async sharesBefore(beforeId: number, afterId: number, limit: number): Promise<StoredPoolShare[]> {
-    return this.scope
-      .read()
-      .prepare(
-        `SELECT ${SHARE_COLUMNS} FROM pool_shares WHERE stale = 0 AND id < ? AND id > ? ORDER BY id DESC LIMIT ?`,
-      )
-      .all(beforeId, afterId, limit)
-      .map(toShare);
+    return (
+      await this.scope
+        .read()
+        .prepare(
+          `SELECT ${SHARE_COLUMNS} FROM pool_shares WHERE stale = 0 AND id < ? AND id > ? ORDER BY id DESC LIMIT ?`,
+        )
+        .all(beforeId, afterId, limit)
+    ).map(toShare);
   }
 
   async lastShareId(): Promise<number> {
-    const row = this.scope.read().prepare('SELECT max(id) AS id FROM pool_shares').get();
+    const row = await this.scope.read().prepare('SELECT max(id) AS id FROM pool_shares').get();
     return row === undefined ? 0 : (nullableInt(row, 'id') ?? 0);
   }
 
   async insertBlock(b: PoolBlockRecord): Promise<boolean> {
-    const result = this.scope
+    const result = await this.scope
       .write('pool.insertBlock')
       .prepare(
         `INSERT INTO pool_blocks (${BLOCK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (block_hash) DO NOTHING`,
@@ -163,7 +164,7 @@ export class SqlitePoolRepo implements PoolRepo {
   }
 
   async lastBlock(): Promise<PoolBlockRecord | undefined> {
-    const row = this.scope
+    const row = await this.scope
       .read()
       .prepare(`SELECT ${BLOCK_COLUMNS} FROM pool_blocks ORDER BY height DESC LIMIT 1`)
       .get();
@@ -171,12 +172,12 @@ export class SqlitePoolRepo implements PoolRepo {
   }
 
   async countBlocks(): Promise<number> {
-    const row = this.scope.read().prepare('SELECT count(*) AS n FROM pool_blocks').get();
+    const row = await this.scope.read().prepare('SELECT count(*) AS n FROM pool_blocks').get();
     return row === undefined ? 0 : int(row, 'n');
   }
 
   async paidTotal(pubkey: string, token: string): Promise<bigint> {
-    const row = this.scope
+    const row = await this.scope
       .read()
       .prepare("SELECT credited FROM ledger_totals WHERE pubkey = ? AND token = ? AND type = 'pool_payout'")
       .get(pubkey, token);

@@ -1,8 +1,8 @@
-import type { SQLInputValue, StatementSync } from 'node:sqlite';
+import type { Dialect } from './dialect.js';
 import { StorageError } from './errors.js';
-import { sqliteEconomyRepos } from './sqlite-economy.js';
-import { SqlitePoolRepo } from './sqlite-pool.js';
-import { SqliteRequestNonceRepo } from './sqlite-request-nonces.js';
+import { sqlEconomyRepos } from './sql-economy.js';
+import { SqlPoolRepo } from './sql-pool.js';
+import { SqlRequestNonceRepo } from './sql-request-nonces.js';
 import {
   type AcceptedProof,
   type Balance,
@@ -34,28 +34,58 @@ import {
 } from './types.js';
 
 /**
- * The repositories of the SQLite storage. Every method body is synchronous (node:sqlite is);
- * the methods are `async` only to fit the interface. Each `tx` is bound to one transaction
- * (a {@link Scope}) and refuses to work once that transaction has ended.
+ * The repositories of the storage, written once over a small asynchronous SQL executor
+ * ({@link SqlExecutor}) that both adapters implement: node:sqlite (sqlite.ts) and PostgreSQL
+ * (postgres.ts). The SQL is the common subset of both dialects (`?` placeholders, `ON CONFLICT`
+ * upserts, `RETURNING`, `SAVEPOINT`); what really differs lives in the executors (placeholder
+ * syntax, how a 64-bit integer is decoded) and in the schema (migrations.ts, {@link Dialect}).
+ * Each `tx` is bound to one transaction (a {@link Scope}) and refuses to work once that
+ * transaction has ended.
  */
 
-/** What the repositories need from the connection: cached prepared statements. */
-export interface Statements {
-  prepare(sql: string): StatementSync;
-  exec(sql: string): void;
+/** A value bound to a placeholder. */
+export type SqlValue = string | number | bigint | null;
+
+/** One prepared statement of an executor (prepared lazily and cached by the executor). */
+export interface SqlStatement {
+  /** The first row, or undefined. */
+  get(...params: SqlValue[]): Promise<Row | undefined>;
+  all(...params: SqlValue[]): Promise<Row[]>;
+  /** `changes`: the rows inserted, updated or deleted. */
+  run(...params: SqlValue[]): Promise<{ readonly changes: number }>;
+}
+
+/**
+ * What the repositories need from a connection inside a transaction. SQL uses `?` (or `?N`,
+ * numbered from 1) placeholders; integer columns read back as JavaScript numbers (an executor
+ * refuses a value that is not a safe integer), text as strings.
+ */
+export interface SqlExecutor {
+  readonly dialect: Dialect;
+  prepare(sql: string): SqlStatement;
+  /** Runs statements without parameters (SAVEPOINT, RELEASE...). */
+  exec(sql: string): Promise<void>;
+}
+
+/** A notification queued by a transaction (see `StorageTx.notify`). */
+export interface QueuedNotification {
+  readonly channel: string;
+  readonly payload: string;
 }
 
 /** One transaction or read: whether it is still running and whether it may write. */
 export class Scope {
   active = true;
+  /** Notifications queued by this transaction, in order (see StorageTx.notify). */
+  readonly notifications: QueuedNotification[] = [];
 
   constructor(
-    private readonly statements: Statements,
+    private readonly statements: SqlExecutor,
     readonly readOnly: boolean,
   ) {}
 
   /** The statements, if the transaction is still running. */
-  read(): Statements {
+  read(): SqlExecutor {
     if (!this.active) {
       throw new StorageError(
         'transaction_finished',
@@ -66,7 +96,7 @@ export class Scope {
   }
 
   /** The statements, if the transaction is still running and may write. */
-  write(what: string): Statements {
+  write(what: string): SqlExecutor {
     const statements = this.read();
     if (this.readOnly) {
       throw new StorageError(
@@ -78,7 +108,7 @@ export class Scope {
   }
 }
 
-export class SqliteTx implements StorageTx {
+export class SqlTx implements StorageTx {
   readonly meta: MetaRepo;
   readonly counters: CounterRepo;
   readonly ledger: LedgerRepo;
@@ -93,18 +123,48 @@ export class SqliteTx implements StorageTx {
   readonly requestNonces: RequestNonceRepo;
 
   constructor(scope: Scope) {
-    this.meta = new SqliteMetaRepo(scope);
-    this.counters = new SqliteCounterRepo(scope);
-    this.ledger = new SqliteLedgerRepo(scope);
-    this.devices = new SqliteDeviceRepo(scope);
-    this.challenges = new SqliteChallengeRepo(scope);
-    this.proofs = new SqliteProofRepo(scope);
-    this.miners = new SqliteMinerRepo(scope);
-    this.hexChallenges = new SqliteHexChallengeRepo(scope);
-    this.blocks = new SqliteBlockRepo(scope);
-    this.economy = sqliteEconomyRepos(scope);
-    this.pool = new SqlitePoolRepo(scope);
-    this.requestNonces = new SqliteRequestNonceRepo(scope);
+    this.meta = new SqlMetaRepo(scope);
+    this.counters = new SqlCounterRepo(scope);
+    this.ledger = new SqlLedgerRepo(scope);
+    this.devices = new SqlDeviceRepo(scope);
+    this.challenges = new SqlChallengeRepo(scope);
+    this.proofs = new SqlProofRepo(scope);
+    this.miners = new SqlMinerRepo(scope);
+    this.hexChallenges = new SqlHexChallengeRepo(scope);
+    this.blocks = new SqlBlockRepo(scope);
+    this.economy = sqlEconomyRepos(scope);
+    this.pool = new SqlPoolRepo(scope);
+    this.requestNonces = new SqlRequestNonceRepo(scope);
+    this.#scope = scope;
+  }
+
+  readonly #scope: Scope;
+
+  async notify(channel: string, payload: string): Promise<void> {
+    checkNotification(channel, payload);
+    this.#scope.write('notify');
+    this.#scope.notifications.push({ channel, payload });
+  }
+}
+
+/** The largest payload of a notification, in UTF-8 bytes (PostgreSQL's limit is 8000). */
+export const MAX_NOTIFICATION_BYTES = 7000;
+
+const CHANNEL = /^[a-z][a-z0-9_]{0,62}$/;
+
+/** @throws StorageError `invalid_value` for a bad channel name or a payload over 7000 bytes. */
+export function checkNotification(channel: string, payload: string): void {
+  if (typeof channel !== 'string' || !CHANNEL.test(channel)) {
+    throw new StorageError(
+      'invalid_value',
+      `notify/listen: channel must be 1 to 63 characters among a-z, 0-9 and _, starting with a letter; got ${JSON.stringify(String(channel)).slice(0, 80)}`,
+    );
+  }
+  if (typeof payload !== 'string' || Buffer.byteLength(payload, 'utf8') > MAX_NOTIFICATION_BYTES) {
+    throw new StorageError(
+      'invalid_value',
+      `notify: the payload must be a string of at most ${MAX_NOTIFICATION_BYTES} UTF-8 bytes`,
+    );
   }
 }
 
@@ -112,16 +172,16 @@ export class SqliteTx implements StorageTx {
 // Meta, counters, sequences
 // ---------------------------------------------------------------------------------------------
 
-class SqliteMetaRepo implements MetaRepo {
+class SqlMetaRepo implements MetaRepo {
   constructor(private readonly scope: Scope) {}
 
   async get(key: string): Promise<string | undefined> {
-    const row = this.scope.read().prepare('SELECT value FROM meta WHERE key = ?').get(key);
+    const row = await this.scope.read().prepare('SELECT value FROM meta WHERE key = ?').get(key);
     return row === undefined ? undefined : text(row, 'value');
   }
 
   async set(key: string, value: string): Promise<void> {
-    this.scope
+    await this.scope
       .write('meta.set')
       .prepare(
         'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
@@ -130,29 +190,31 @@ class SqliteMetaRepo implements MetaRepo {
   }
 }
 
-class SqliteCounterRepo implements CounterRepo {
+class SqlCounterRepo implements CounterRepo {
   constructor(private readonly scope: Scope) {}
 
   async add(name: string, delta: number): Promise<void> {
     checkInteger('counters.add: delta', delta);
-    this.scope
+    await this.scope
       .write('counters.add')
       .prepare(
-        'INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = value + excluded.value',
+        'INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = counters.value + excluded.value',
       )
       .run(name, delta);
   }
 
   async get(name: string): Promise<number> {
-    const row = this.scope.read().prepare('SELECT value FROM counters WHERE name = ?').get(name);
+    const row = await this.scope.read().prepare('SELECT value FROM counters WHERE name = ?').get(name);
     return row === undefined ? 0 : int(row, 'value');
   }
 
   async list(prefix: string): Promise<Record<string, number>> {
     // substr compares exactly (LIKE would fold case and treat _ and % as wildcards).
-    const rows = this.scope
+    const rows = await this.scope
       .read()
-      .prepare('SELECT name, value FROM counters WHERE substr(name, 1, length(?1)) = ?1 ORDER BY name')
+      .prepare(
+        'SELECT name, value FROM counters WHERE substr(name, 1, length(CAST(?1 AS TEXT))) = ?1 ORDER BY name',
+      )
       .all(prefix);
     // fromEntries defines own properties: a counter named __proto__ stays a counter.
     return Object.fromEntries(rows.map((row) => [text(row, 'name'), int(row, 'value')]));
@@ -160,8 +222,8 @@ class SqliteCounterRepo implements CounterRepo {
 }
 
 /** Takes the next value of a sequence (a row of `sequences`): never the same twice once committed. */
-export function nextSerial(scope: Scope, what: string, sequence: string): number {
-  const row = scope
+export async function nextSerial(scope: Scope, what: string, sequence: string): Promise<number> {
+  const row = await scope
     .write(what)
     .prepare(
       'UPDATE sequences SET next_value = next_value + 1 WHERE name = ? RETURNING next_value - 1 AS serial',
@@ -196,7 +258,7 @@ const ENTRY_TYPES: Record<LedgerEntryType, true> = {
 
 const ENTRY_COLUMNS = 'id, type, pubkey, token, amount, timestamp, ref, idempotency_key';
 
-class SqliteLedgerRepo implements LedgerRepo {
+class SqlLedgerRepo implements LedgerRepo {
   constructor(private readonly scope: Scope) {}
 
   async apply(entries: readonly NewLedgerEntry[]): Promise<LedgerEntry[]> {
@@ -204,46 +266,53 @@ class SqliteLedgerRepo implements LedgerRepo {
     entries.forEach(checkEntry);
     if (entries.length === 0) return [];
     // A savepoint, so that a refused debit takes back this call's earlier entries while the
-    // enclosing transaction stays usable. The body is synchronous: nothing else runs inside it.
-    db.exec('SAVEPOINT ledger_apply');
+    // enclosing transaction stays usable. Nothing else runs on this transaction meanwhile: the
+    // callback awaits this call.
+    await db.exec('SAVEPOINT ledger_apply');
     try {
-      const applied = entries.map((entry) => this.#applyOne(db, entry));
-      db.exec('RELEASE ledger_apply');
+      if (db.dialect.concurrentWriters) await lockAccounts(db, entries);
+      const applied: LedgerEntry[] = [];
+      for (const entry of entries) applied.push(await this.#applyOne(db, entry));
+      await db.exec('RELEASE ledger_apply');
       return applied;
     } catch (error) {
-      db.exec('ROLLBACK TO ledger_apply');
-      db.exec('RELEASE ledger_apply');
+      await db.exec('ROLLBACK TO ledger_apply');
+      await db.exec('RELEASE ledger_apply');
       throw error;
     }
   }
 
-  #applyOne(db: Statements, entry: NewLedgerEntry): LedgerEntry {
+  async #applyOne(db: SqlExecutor, entry: NewLedgerEntry): Promise<LedgerEntry> {
     if (entry.idempotencyKey !== undefined) {
-      const existing = db
+      const existing = await db
         .prepare(`SELECT ${ENTRY_COLUMNS} FROM ledger_entries WHERE idempotency_key = ?`)
         .get(entry.idempotencyKey);
       if (existing !== undefined) return toEntry(existing);
     }
-    const balance = readBalance(db, entry.pubkey, entry.token);
+    const balance = await readBalance(db, entry.pubkey, entry.token);
     const next = balance + entry.amount;
     if (next < 0n) throw new InsufficientBalanceError(entry.pubkey, entry.token, balance, -entry.amount);
-    db.prepare(
-      'INSERT INTO balances (pubkey, token, amount) VALUES (?, ?, ?) ON CONFLICT (pubkey, token) DO UPDATE SET amount = excluded.amount',
-    ).run(entry.pubkey, entry.token, next.toString());
+    await db
+      .prepare(
+        'INSERT INTO balances (pubkey, token, amount) VALUES (?, ?, ?) ON CONFLICT (pubkey, token) DO UPDATE SET amount = excluded.amount',
+      )
+      .run(entry.pubkey, entry.token, next.toString());
 
-    const totals = db
+    const totals = await db
       .prepare('SELECT credited, debited FROM ledger_totals WHERE pubkey = ? AND token = ? AND type = ?')
       .get(entry.pubkey, entry.token, entry.type);
     const credited =
       (totals === undefined ? 0n : bigintOf(totals, 'credited')) + (entry.amount > 0n ? entry.amount : 0n);
     const debited =
       (totals === undefined ? 0n : bigintOf(totals, 'debited')) + (entry.amount < 0n ? -entry.amount : 0n);
-    db.prepare(
-      'INSERT INTO ledger_totals (pubkey, token, type, credited, debited) VALUES (?, ?, ?, ?, ?) ' +
-        'ON CONFLICT (pubkey, token, type) DO UPDATE SET credited = excluded.credited, debited = excluded.debited',
-    ).run(entry.pubkey, entry.token, entry.type, credited.toString(), debited.toString());
+    await db
+      .prepare(
+        'INSERT INTO ledger_totals (pubkey, token, type, credited, debited) VALUES (?, ?, ?, ?, ?) ' +
+          'ON CONFLICT (pubkey, token, type) DO UPDATE SET credited = excluded.credited, debited = excluded.debited',
+      )
+      .run(entry.pubkey, entry.token, entry.type, credited.toString(), debited.toString());
 
-    const row = db
+    const row = await db
       .prepare(
         'INSERT INTO ledger_entries (type, pubkey, token, amount, timestamp, ref, idempotency_key) ' +
           `VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING ${ENTRY_COLUMNS}`,
@@ -266,7 +335,7 @@ class SqliteLedgerRepo implements LedgerRepo {
   }
 
   async balances(pubkey: string): Promise<Balance[]> {
-    const rows = this.scope
+    const rows = await this.scope
       .read()
       .prepare('SELECT token, amount FROM balances WHERE pubkey = ? ORDER BY token')
       .all(pubkey);
@@ -277,7 +346,7 @@ class SqliteLedgerRepo implements LedgerRepo {
     checkInteger('ledger.list: limit', filter.limit);
     if (filter.limit <= 0) return [];
     const where: string[] = [];
-    const params: SQLInputValue[] = [];
+    const params: SqlValue[] = [];
     if (filter.pubkey !== undefined) {
       where.push('pubkey = ?');
       params.push(filter.pubkey);
@@ -301,15 +370,16 @@ class SqliteLedgerRepo implements LedgerRepo {
       (where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '') +
       ' ORDER BY id DESC LIMIT ?';
     params.push(filter.limit);
-    return this.scope
-      .read()
-      .prepare(sql)
-      .all(...params)
-      .map(toEntry);
+    return (
+      await this.scope
+        .read()
+        .prepare(sql)
+        .all(...params)
+    ).map(toEntry);
   }
 
   async rewardsTotal(pubkey: string, token: string): Promise<bigint> {
-    const row = this.scope
+    const row = await this.scope
       .read()
       .prepare("SELECT credited FROM ledger_totals WHERE pubkey = ? AND token = ? AND type = 'mining_reward'")
       .get(pubkey, token);
@@ -317,8 +387,30 @@ class SqliteLedgerRepo implements LedgerRepo {
   }
 }
 
-function readBalance(db: Statements, pubkey: string, token: string): bigint {
-  const row = db.prepare('SELECT amount FROM balances WHERE pubkey = ? AND token = ?').get(pubkey, token);
+/**
+ * Locks the balance rows of the entries' accounts in (pubkey, token) order, creating missing
+ * ones at 0 (the entries write them anyway; a refused call rolls them back with the rest). A
+ * no-op upsert, because it locks an existing row and a new one alike.
+ */
+async function lockAccounts(db: SqlExecutor, entries: readonly NewLedgerEntry[]): Promise<void> {
+  const accounts = [...new Set(entries.map((e) => JSON.stringify([e.pubkey, e.token])))]
+    .map((key) => JSON.parse(key) as [string, string])
+    .sort(([p1, t1], [p2, t2]) => (p1 === p2 ? compare(t1, t2) : compare(p1, p2)));
+  const lock = db.prepare(
+    "INSERT INTO balances (pubkey, token, amount) VALUES (?, ?, '0') ON CONFLICT (pubkey, token) DO UPDATE SET amount = balances.amount",
+  );
+  for (const [pubkey, token] of accounts) await lock.run(pubkey, token);
+}
+
+/** Code-unit order (the same on every node, unlike a locale's). */
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+async function readBalance(db: SqlExecutor, pubkey: string, token: string): Promise<bigint> {
+  const row = await db
+    .prepare('SELECT amount FROM balances WHERE pubkey = ? AND token = ?')
+    .get(pubkey, token);
   return row === undefined ? 0n : bigintOf(row, 'amount');
 }
 
@@ -358,12 +450,12 @@ function toEntry(row: Row): LedgerEntry {
 
 const DEVICE_COLUMNS = 'device_id, pubkey, device_type, port, registered_at, last_seen';
 
-class SqliteDeviceRepo implements DeviceRepo {
+class SqlDeviceRepo implements DeviceRepo {
   constructor(private readonly scope: Scope) {}
 
   /** A known pubkey keeps its registeredAt and its deviceId; its type, port and lastSeen change. */
   async upsert(device: DeviceRecord): Promise<DeviceRecord> {
-    const row = this.scope
+    const row = await this.scope
       .write('devices.upsert')
       .prepare(
         `INSERT INTO devices (${DEVICE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) ` +
@@ -383,7 +475,7 @@ class SqliteDeviceRepo implements DeviceRepo {
   }
 
   async get(pubkey: string): Promise<DeviceRecord | undefined> {
-    const row = this.scope
+    const row = await this.scope
       .read()
       .prepare(`SELECT ${DEVICE_COLUMNS} FROM devices WHERE pubkey = ?`)
       .get(pubkey);
@@ -391,7 +483,7 @@ class SqliteDeviceRepo implements DeviceRepo {
   }
 
   async touch(pubkey: string, lastSeen: number): Promise<void> {
-    this.scope
+    await this.scope
       .write('devices.touch')
       .prepare('UPDATE devices SET last_seen = ? WHERE pubkey = ?')
       .run(lastSeen, pubkey);
@@ -401,10 +493,10 @@ class SqliteDeviceRepo implements DeviceRepo {
     const db = this.scope.read();
     const rows =
       filter.deviceType === undefined
-        ? db
+        ? await db
             .prepare(`SELECT ${DEVICE_COLUMNS} FROM devices ORDER BY registered_at, pubkey LIMIT ? OFFSET ?`)
             .all(filter.limit, filter.offset)
-        : db
+        : await db
             .prepare(
               `SELECT ${DEVICE_COLUMNS} FROM devices WHERE device_type = ? ORDER BY registered_at, pubkey LIMIT ? OFFSET ?`,
             )
@@ -413,7 +505,7 @@ class SqliteDeviceRepo implements DeviceRepo {
   }
 
   async countByType(): Promise<Record<string, number>> {
-    const rows = this.scope
+    const rows = await this.scope
       .read()
       .prepare('SELECT device_type, count(*) AS n FROM devices GROUP BY device_type ORDER BY device_type')
       .all();
@@ -432,11 +524,11 @@ function toDevice(row: Row): DeviceRecord {
   };
 }
 
-class SqliteMinerRepo implements MinerRepo {
+class SqlMinerRepo implements MinerRepo {
   constructor(private readonly scope: Scope) {}
 
   async get(pubkey: string): Promise<MinerStats | undefined> {
-    const row = this.scope
+    const row = await this.scope
       .read()
       .prepare(
         'SELECT pubkey, proofs_accepted, proofs_rejected, blocks_accepted, last_seen FROM miners WHERE pubkey = ?',
@@ -464,14 +556,16 @@ class SqliteMinerRepo implements MinerRepo {
     checkCount('miners.record: proofsRejected', rejected);
     checkCount('miners.record: blocksAccepted', blocks);
     checkInteger('miners.record: seenAt', change.seenAt);
-    this.scope
+    await this.scope
       .write('miners.record')
       .prepare(
         'INSERT INTO miners (pubkey, proofs_accepted, proofs_rejected, blocks_accepted, last_seen) VALUES (?, ?, ?, ?, ?) ' +
-          'ON CONFLICT (pubkey) DO UPDATE SET proofs_accepted = proofs_accepted + excluded.proofs_accepted, ' +
-          'proofs_rejected = proofs_rejected + excluded.proofs_rejected, ' +
-          'blocks_accepted = blocks_accepted + excluded.blocks_accepted, ' +
-          'last_seen = max(coalesce(last_seen, excluded.last_seen), excluded.last_seen)',
+          'ON CONFLICT (pubkey) DO UPDATE SET proofs_accepted = miners.proofs_accepted + excluded.proofs_accepted, ' +
+          'proofs_rejected = miners.proofs_rejected + excluded.proofs_rejected, ' +
+          'blocks_accepted = miners.blocks_accepted + excluded.blocks_accepted, ' +
+          // The later of the two (CASE: SQLite's max(a, b) is PostgreSQL's greatest(a, b)).
+          'last_seen = CASE WHEN miners.last_seen IS NULL OR miners.last_seen < excluded.last_seen ' +
+          'THEN excluded.last_seen ELSE miners.last_seen END',
       )
       .run(pubkey, accepted, rejected, blocks, change.seenAt);
   }
@@ -484,11 +578,11 @@ class SqliteMinerRepo implements MinerRepo {
 const CHALLENGE_COLUMNS =
   'id, serial, slot, slot_hash, device_type, difficulty, dim, entropy, challenge_hash, issued_at, expires_at';
 
-class SqliteChallengeRepo implements ChallengeRepo {
+class SqlChallengeRepo implements ChallengeRepo {
   constructor(private readonly scope: Scope) {}
 
   async insert(c: ChallengeRecord): Promise<void> {
-    this.scope
+    await this.scope
       .write('challenges.insert')
       .prepare(`INSERT INTO challenges (${CHALLENGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
       .run(
@@ -507,7 +601,10 @@ class SqliteChallengeRepo implements ChallengeRepo {
   }
 
   async get(id: string): Promise<ChallengeRecord | undefined> {
-    const row = this.scope.read().prepare(`SELECT ${CHALLENGE_COLUMNS} FROM challenges WHERE id = ?`).get(id);
+    const row = await this.scope
+      .read()
+      .prepare(`SELECT ${CHALLENGE_COLUMNS} FROM challenges WHERE id = ?`)
+      .get(id);
     if (row === undefined) return undefined;
     return {
       id: text(row, 'id'),
@@ -529,7 +626,7 @@ class SqliteChallengeRepo implements ChallengeRepo {
   }
 
   async countOpen(now: number): Promise<number> {
-    const row = this.scope
+    const row = await this.scope
       .read()
       .prepare('SELECT count(*) AS n FROM challenges WHERE expires_at >= ?')
       .get(now);
@@ -539,13 +636,13 @@ class SqliteChallengeRepo implements ChallengeRepo {
 
 const PROOF_COLUMNS = 'challenge_id, pubkey, nonce, accepted_at, ledger_entry_id, tx_sig';
 
-class SqliteProofRepo implements ProofRepo {
+class SqlProofRepo implements ProofRepo {
   constructor(private readonly scope: Scope) {}
 
   async insert(p: AcceptedProof): Promise<boolean> {
     // One statement: either the row is written or (same challenge and key) nothing is.
     // Any other constraint (an unknown challenge or ledger entry) throws: that is a bug.
-    const result = this.scope
+    const result = await this.scope
       .write('proofs.insert')
       .prepare(
         `INSERT INTO proofs (${PROOF_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (challenge_id, pubkey) DO NOTHING`,
@@ -555,7 +652,7 @@ class SqliteProofRepo implements ProofRepo {
   }
 
   async get(challengeId: string, pubkey: string): Promise<AcceptedProof | undefined> {
-    const row = this.scope
+    const row = await this.scope
       .read()
       .prepare(`SELECT ${PROOF_COLUMNS} FROM proofs WHERE challenge_id = ? AND pubkey = ?`)
       .get(challengeId, pubkey);
@@ -579,7 +676,7 @@ const HEX_CHALLENGE_COLUMNS =
   'id, serial, q, r, s, slot, slot_hash, challenge_hash, target, difficulty, entropy, parents, depth, ' +
   'miner_pubkey, issued_at, expires_at';
 
-class SqliteHexChallengeRepo implements HexChallengeRepo {
+class SqlHexChallengeRepo implements HexChallengeRepo {
   constructor(private readonly scope: Scope) {}
 
   async insert(c: HexChallengeRecord): Promise<void> {
@@ -591,7 +688,7 @@ class SqliteHexChallengeRepo implements HexChallengeRepo {
       blockHash: p.blockHash,
       depth: p.depth,
     }));
-    this.scope
+    await this.scope
       .write('hexChallenges.insert')
       .prepare(
         `INSERT INTO hex_challenges (${HEX_CHALLENGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -617,7 +714,7 @@ class SqliteHexChallengeRepo implements HexChallengeRepo {
   }
 
   async get(id: string): Promise<HexChallengeRecord | undefined> {
-    const row = this.scope
+    const row = await this.scope
       .read()
       .prepare(`SELECT ${HEX_CHALLENGE_COLUMNS} FROM hex_challenges WHERE id = ?`)
       .get(id);
@@ -645,7 +742,7 @@ class SqliteHexChallengeRepo implements HexChallengeRepo {
   }
 
   async countOpen(now: number): Promise<number> {
-    const row = this.scope
+    const row = await this.scope
       .read()
       .prepare('SELECT count(*) AS n FROM hex_challenges WHERE expires_at >= ?')
       .get(now);
@@ -653,25 +750,23 @@ class SqliteHexChallengeRepo implements HexChallengeRepo {
   }
 
   async openExpiries(now: number): Promise<number[]> {
-    return this.scope
-      .read()
-      .prepare('SELECT expires_at FROM hex_challenges WHERE expires_at >= ?')
-      .all(now)
-      .map((row) => int(row, 'expires_at'));
+    return (
+      await this.scope.read().prepare('SELECT expires_at FROM hex_challenges WHERE expires_at >= ?').all(now)
+    ).map((row) => int(row, 'expires_at'));
   }
 }
 
 const BLOCK_COLUMNS =
   'height, q, r, s, block_hash, pow_hash, depth, parents, miner_pubkey, nonce, challenge_id, slot, difficulty, timestamp_ms';
 
-class SqliteBlockRepo implements BlockRepo {
+class SqlBlockRepo implements BlockRepo {
   constructor(private readonly scope: Scope) {}
 
   async insert(b: BlockRecord): Promise<boolean> {
     checkBigint('blocks.insert: difficulty', b.difficulty);
     // One statement: an occupied coordinate writes nothing and returns false; any other
     // constraint (a height or block hash already used, an unknown challenge) throws.
-    const result = this.scope
+    const result = await this.scope
       .write('blocks.insert')
       .prepare(
         `INSERT INTO blocks (${BLOCK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (q, r, s) DO NOTHING`,
@@ -696,7 +791,7 @@ class SqliteBlockRepo implements BlockRepo {
   }
 
   async get(coord: CoordRecord): Promise<BlockRecord | undefined> {
-    const row = this.scope
+    const row = await this.scope
       .read()
       .prepare(`SELECT ${BLOCK_COLUMNS} FROM blocks WHERE q = ? AND r = ? AND s = ?`)
       .get(coord.q, coord.r, coord.s);
@@ -704,28 +799,30 @@ class SqliteBlockRepo implements BlockRepo {
   }
 
   async list(afterHeight: number, limit: number): Promise<BlockRecord[]> {
-    return this.scope
-      .read()
-      .prepare(`SELECT ${BLOCK_COLUMNS} FROM blocks WHERE height > ? ORDER BY height LIMIT ?`)
-      .all(afterHeight, limit)
-      .map(toBlock);
+    return (
+      await this.scope
+        .read()
+        .prepare(`SELECT ${BLOCK_COLUMNS} FROM blocks WHERE height > ? ORDER BY height LIMIT ?`)
+        .all(afterHeight, limit)
+    ).map(toBlock);
   }
 
   async all(): Promise<BlockRecord[]> {
-    return this.scope
-      .read()
-      .prepare(`SELECT ${BLOCK_COLUMNS} FROM blocks ORDER BY height`)
-      .all()
-      .map(toBlock);
+    return (await this.scope.read().prepare(`SELECT ${BLOCK_COLUMNS} FROM blocks ORDER BY height`).all()).map(
+      toBlock,
+    );
   }
 
   async byHeight(height: number): Promise<BlockRecord | undefined> {
-    const row = this.scope.read().prepare(`SELECT ${BLOCK_COLUMNS} FROM blocks WHERE height = ?`).get(height);
+    const row = await this.scope
+      .read()
+      .prepare(`SELECT ${BLOCK_COLUMNS} FROM blocks WHERE height = ?`)
+      .get(height);
     return row === undefined ? undefined : toBlock(row);
   }
 
   async count(): Promise<number> {
-    const row = this.scope.read().prepare('SELECT count(*) AS n FROM blocks').get();
+    const row = await this.scope.read().prepare('SELECT count(*) AS n FROM blocks').get();
     return row === undefined ? 0 : int(row, 'n');
   }
 }

@@ -1,0 +1,335 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StorageError } from '../src/store/errors.js';
+import { LATEST_SCHEMA_VERSION, MIGRATIONS, type Migration } from '../src/store/migrations.js';
+import { openPostgresStorage, redactDatabaseUrl, translate } from '../src/store/postgres.js';
+import { migratePostgres, postgresSchemaVersion } from '../src/store/postgres-migrations.js';
+import { InsufficientBalanceError, type Storage } from '../src/store/types.js';
+import { describeStorageConformance } from './storage-conformance.js';
+import { type PostgresServer, startPostgres } from './support/postgres.js';
+
+/**
+ * The storage on a real PostgreSQL server started by this file (test/support/postgres.ts):
+ * the conformance suite, migrations, notifications across two storages on one database,
+ * conservation under concurrent transfers from two storages, and connections lost and back.
+ */
+
+let server: PostgresServer;
+const TEMPLATE = 'tm_migrated';
+
+beforeAll(async () => {
+  server = await startPostgres();
+  // A migrated database to copy: each conformance test gets a fresh copy.
+  const storage = await openPostgresStorage({ url: await server.createDatabase(TEMPLATE) });
+  await storage.close();
+}, 60_000);
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+describeStorageConformance('postgres', async () =>
+  openPostgresStorage({ url: await server.createDatabase(undefined, { template: TEMPLATE }), poolSize: 4 }),
+);
+
+const A = 'aa'.repeat(32);
+const B = 'bb'.repeat(32);
+const T = 1_700_000_000;
+
+async function admin<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+async function eventually(
+  what: string,
+  check: () => Promise<boolean> | boolean,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+describe('PostgreSQL migrations', () => {
+  it('migrates an empty database to the latest version, then re-opens it without applying anything', async () => {
+    const url = await server.createDatabase();
+    const first = await openPostgresStorage({ url });
+    expect(first.migration).toEqual({
+      from: 0,
+      to: LATEST_SCHEMA_VERSION,
+      applied: MIGRATIONS.map((m) => m.version),
+    });
+    await first.transaction((tx) => tx.meta.set('seed', 'kept'));
+    await first.close();
+    const second = await openPostgresStorage({ url });
+    expect(second.migration).toEqual({ from: LATEST_SCHEMA_VERSION, to: LATEST_SCHEMA_VERSION, applied: [] });
+    expect(await second.read((tx) => tx.meta.get('seed'))).toBe('kept');
+    await second.close();
+  });
+
+  it('applies each step once when several processes open a new database at once', async () => {
+    const url = await server.createDatabase();
+    const storages = await Promise.all([1, 2, 3].map(() => openPostgresStorage({ url, poolSize: 2 })));
+    const applied = storages.flatMap((s) => s.migration.applied).sort();
+    expect(applied).toEqual(MIGRATIONS.map((m) => m.version));
+    await Promise.all(storages.map((s) => s.close()));
+  });
+
+  it('refuses a database written by a newer validator, and rolls back a failed step alone', async () => {
+    const url = await server.createDatabase();
+    await admin(url, async (client) => {
+      const steps: Migration[] = [
+        { version: 1, name: 'one', sql: 'CREATE TABLE a (x BIGINT);' },
+        { version: 2, name: 'two', sql: 'CREATE TABLE b (x BIGINT); INSERT INTO nowhere VALUES (1);' },
+      ];
+      await expect(migratePostgres(client, { location: 'db', migrations: steps })).rejects.toMatchObject({
+        code: 'migration_failed',
+      });
+      expect(await postgresSchemaVersion(client)).toBe(1);
+      const tables = await client.query("SELECT count(*)::int AS n FROM pg_tables WHERE tablename = 'b'");
+      expect(tables.rows[0].n).toBe(0);
+      await client.query('UPDATE tensormine_schema SET version = 99');
+    });
+    const error = await openPostgresStorage({ url }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StorageError);
+    expect((error as StorageError).code).toBe('schema_too_new');
+  });
+
+  it('keeps ledger entries and blocks immutable, as on SQLite', async () => {
+    const url = await server.createDatabase(undefined, { template: TEMPLATE });
+    const storage = await openPostgresStorage({ url });
+    await storage.transaction((tx) =>
+      tx.ledger.apply([{ type: 'genesis', pubkey: A, token: 'TMN', amount: 5n, timestamp: T, ref: null }]),
+    );
+    await storage.close();
+    await admin(url, async (client) => {
+      await expect(client.query("UPDATE ledger_entries SET amount = '6'")).rejects.toThrow(/append-only/);
+      await expect(client.query('DELETE FROM ledger_entries')).rejects.toThrow(/append-only/);
+      await expect(client.query("UPDATE balances SET amount = '-1'")).rejects.toThrow(/check constraint/);
+    });
+  });
+});
+
+describe('PostgreSQL executor', () => {
+  it('translates ? and ?N placeholders outside string literals', () => {
+    expect(translate("SELECT ? , '?', ?").text).toBe("SELECT $1 , '?', $2");
+    expect(translate('SELECT ?1 = ?1 AND ?2').text).toBe('SELECT $1 = $1 AND $2');
+  });
+
+  it('logs a URL without its password', () => {
+    expect(redactDatabaseUrl('postgres://tm:s3cret@db.example:5432/tensormine?sslmode=require')).toBe(
+      'postgres://tm@db.example:5432/tensormine?sslmode=require',
+    );
+    expect(redactDatabaseUrl('postgresql://h/db?password=s3cret&x=1')).toBe('postgresql://h/db?x=1');
+    expect(redactDatabaseUrl('not a url')).not.toContain('not a url');
+  });
+
+  it('refuses a URL that is not postgres://', async () => {
+    await expect(openPostgresStorage({ url: 'mysql://h/db' })).rejects.toMatchObject({
+      code: 'invalid_value',
+    });
+  });
+});
+
+describe('two storages on one PostgreSQL database', () => {
+  let url: string;
+  let one: Storage;
+  let two: Storage;
+
+  beforeAll(async () => {
+    url = await server.createDatabase(undefined, { template: TEMPLATE });
+    one = await openPostgresStorage({ url, poolSize: 4, applicationName: 'node-one' });
+    two = await openPostgresStorage({ url, poolSize: 4, applicationName: 'node-two' });
+  });
+
+  afterAll(async () => {
+    await one?.close();
+    await two?.close();
+  });
+
+  it('delivers a notification to the listeners of both, only once committed', async () => {
+    const got: string[][] = [[], []];
+    const stops = await Promise.all(
+      [one, two].map((s, i) => s.listen('cluster_blocks', (payload) => got[i]!.push(payload))),
+    );
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const pending = one.transaction(async (tx) => {
+      await tx.notify('cluster_blocks', 'from-one');
+      await gate;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(got).toEqual([[], []]); // queued, not delivered before COMMIT
+    release();
+    await pending;
+    await expect(
+      two.transaction(async (tx) => {
+        await tx.notify('cluster_blocks', 'rolled-back');
+        throw new Error('abort');
+      }),
+    ).rejects.toThrow('abort');
+    await two.transaction((tx) => tx.notify('cluster_blocks', 'from-two'));
+    await eventually('both notifications on both nodes', () => got.every((g) => g.length === 2));
+    expect(got).toEqual([
+      ['from-one', 'from-two'],
+      ['from-one', 'from-two'],
+    ]);
+    await Promise.all(stops.map((stop) => stop()));
+  });
+
+  it('conserves money under concurrent transfers from both, and never goes negative', async () => {
+    const accounts = [A, B, 'cc'.repeat(32), 'dd'.repeat(32)];
+    await one.transaction((tx) =>
+      tx.ledger.apply(
+        accounts.map((pubkey) => ({
+          type: 'genesis',
+          pubkey,
+          token: 'TMN',
+          amount: 100n,
+          timestamp: T,
+          ref: null,
+        })),
+      ),
+    );
+    let refused = 0;
+    const transfer = async (storage: Storage, i: number) => {
+      const from = accounts[i % 4]!;
+      const to = accounts[(i * 7 + 1) % 4]!;
+      const amount = BigInt(10 + (i % 45));
+      try {
+        await storage.transaction(async (tx) => {
+          // Read, then debit: the read-check-write that SERIALIZABLE keeps exact across nodes.
+          const balance = await tx.ledger.balance(from, 'TMN');
+          if (balance < amount) throw new InsufficientBalanceError(from, 'TMN', balance, amount);
+          await tx.ledger.apply([
+            { type: 'transfer', pubkey: from, token: 'TMN', amount: -amount, timestamp: T, ref: `t${i}` },
+            { type: 'transfer', pubkey: to, token: 'TMN', amount, timestamp: T, ref: `t${i}` },
+          ]);
+          await tx.counters.add('transfers', 1);
+        });
+      } catch (error) {
+        if (!(error instanceof InsufficientBalanceError)) throw error;
+        refused++;
+      }
+    };
+    await Promise.all(Array.from({ length: 120 }, (_, i) => transfer(i % 2 === 0 ? one : two, i)));
+    const { balances, supply, count, entries } = await two.read(async (tx) => ({
+      balances: await Promise.all(accounts.map((a) => tx.ledger.balance(a, 'TMN'))),
+      supply: (await tx.economy.supply()).get('TMN'),
+      count: await tx.counters.get('transfers'),
+      entries: await tx.ledger.list({ type: 'transfer', limit: 1000 }),
+    }));
+    expect(supply).toBe(400n);
+    expect(balances.reduce((a, b) => a + b, 0n)).toBe(400n);
+    for (const balance of balances) expect(balance >= 0n).toBe(true);
+    expect(count + refused).toBe(120);
+    expect(entries).toHaveLength(2 * count);
+    const sumOfEntries = entries.reduce((sum, e) => sum + e.amount, 0n);
+    expect(sumOfEntries).toBe(0n);
+  }, 60_000);
+
+  it('lets exactly one of two nodes take a hexchain coordinate', async () => {
+    const insertBlock = (storage: Storage, miner: string) =>
+      storage.transaction(async (tx) => {
+        const serial = await tx.hexChallenges.nextSerial();
+        const id = `hc-${miner.slice(0, 2)}-${serial}`;
+        await tx.hexChallenges.insert({
+          id,
+          serial,
+          coord: { q: 1, r: -1, s: 0 },
+          slot: 1,
+          slotHash: '00'.repeat(32),
+          challengeHash: '11'.repeat(32),
+          target: 'ff'.repeat(32),
+          difficulty: 1n,
+          entropy: '22'.repeat(32),
+          parents: [],
+          depth: 1,
+          minerPubkey: miner,
+          issuedAt: T,
+          expiresAt: T + 60,
+        });
+        const taken = (await tx.blocks.get({ q: 1, r: -1, s: 0 })) !== undefined;
+        if (taken) return false;
+        const height = (await tx.blocks.count()) + 1;
+        return tx.blocks.insert({
+          coord: { q: 1, r: -1, s: 0 },
+          blockHash: `${miner.slice(0, 2)}`.repeat(32),
+          powHash: '33'.repeat(32),
+          depth: 1,
+          parents: [],
+          minerPubkey: miner,
+          nonce: 1,
+          challengeId: id,
+          slot: 1,
+          difficulty: 1n,
+          timestampMs: T * 1000,
+          height,
+        });
+      });
+    const results = await Promise.all([
+      insertBlock(one, A),
+      insertBlock(two, B),
+      insertBlock(one, 'ee'.repeat(32)),
+    ]);
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect(await one.read((tx) => tx.blocks.count())).toBe(1);
+  }, 30_000);
+});
+
+describe('PostgreSQL connections lost and restored', () => {
+  it('re-runs a transaction whose connection was terminated, and listens again after the listener was', async () => {
+    const url = await server.createDatabase(undefined, { template: TEMPLATE });
+    const storage = await openPostgresStorage({ url, poolSize: 2, applicationName: 'victim' });
+    try {
+      const got: string[] = [];
+      await storage.listen('restored', (payload) => got.push(payload));
+      let reconnects = 0;
+      storage.onListenReconnect(() => reconnects++);
+      await storage.transaction((tx) => tx.meta.set('before', '1'));
+
+      // Terminate every session of the storage (pooled and listening) from outside.
+      const terminate = () =>
+        admin(url, async (client) => {
+          const result = await client.query(
+            "SELECT count(*)::int AS n FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'victim%') t",
+          );
+          return result.rows[0].n as number;
+        });
+      expect(await terminate()).toBeGreaterThanOrEqual(2);
+
+      // The pool's idle connections are dead; the next transactions open new ones.
+      await storage.transaction((tx) => tx.meta.set('after', '1'));
+      expect(await storage.read((tx) => tx.meta.get('after'))).toBe('1');
+
+      // A connection terminated in the middle of a transaction: it is re-run on another.
+      let attempts = 0;
+      await storage.transaction(async (tx) => {
+        attempts++;
+        await tx.meta.set('middle', String(attempts));
+        if (attempts === 1) {
+          await terminate();
+          await tx.meta.get('before'); // fails: the connection is gone, COMMIT is never sent
+        }
+      });
+      expect(attempts).toBe(2);
+      expect(await storage.read((tx) => tx.meta.get('middle'))).toBe('2');
+
+      await eventually('the listener to reconnect', () => reconnects >= 1);
+      await storage.transaction((tx) => tx.notify('restored', 'again'));
+      await eventually('a notification after the reconnection', () => got.includes('again'));
+    } finally {
+      await storage.close();
+    }
+  }, 30_000);
+});
