@@ -254,8 +254,9 @@ What each column measures (per nonce, one thread):
   normalisation, fired bitmap and its MML score, path signature and distance.
 - **TS reference**: \`computeWork\` of \`@tensormine/protocol\`, the reference solver's cost per
   nonce (it also computes the activations, the result hash and the computation hash).
-- **wasm kernel search**: the same search with the multiply-accumulates in the miner's
-  WebAssembly SIMD core (\`new TensorSearch(task, key, 'wasm')\`, the miner's default); the TS
+- **wasm kernel search**: the same search with the multiply-accumulates and the passes over
+  the accumulators (fold, sum, min, max; fired bitmap and MML length) in the miner's
+  WebAssembly SIMD module (\`new TensorSearch(task, key, 'wasm')\`, the miner's default); the TS
   kernel search column is the JavaScript kernel (\`'js'\`). **wasm / C** is the WebAssembly
   kernel's rate over the C core's, **wasm / TS kernel** over the JavaScript kernel's.
 - **C / TS kernel** and **TS kernel / reference**: the ratios of those rates.

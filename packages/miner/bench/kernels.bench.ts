@@ -11,6 +11,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { hash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -175,15 +176,52 @@ const scalingJobs: { name: string; job: MiningJob }[] = [
   { name: 'hexchain', job: { ...(hexBench.job as HexchainJob), target: never, nonceEnd: 2 ** 52 } },
   { name: nativeMatmul.name, job: { ...nativeMatmul.job, nonceEnd: 2 ** 52 } },
 ];
-async function throughput(engine: MiningEngine, job: MiningJob, ms: number): Promise<number> {
+/**
+ * This process's threads' time from /proc/self/task/TID/schedstat, nanoseconds: on a CPU, and
+ * runnable but waiting for one (the run queue: what the neighbours' load costs it).
+ */
+function schedstat(): { run: number; wait: number } {
+  let run = 0;
+  let wait = 0;
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const [r, w] = readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ');
+      run += Number(r);
+      wait += Number(w);
+    } catch {
+      // the thread ended in between
+    }
+  }
+  return { run, wait };
+}
+interface Throughput {
+  /** Hashes per second of wall time. */
+  readonly rate: number;
+  /** Hashes per second of this process's CPU time (every thread: the workers, the engine's). */
+  readonly perCpu: number;
+  /** CPU time over wall time: the cores the process had. */
+  readonly cores: number;
+  /** Run-queue wait over wall time: the cores it wanted and waited for. */
+  readonly waiting: number;
+}
+async function throughput(engine: MiningEngine, job: MiningJob, ms: number): Promise<Throughput> {
   engine.setJob(job);
   await sleep(300);
   const h0 = engine.totalHashes();
+  const s0 = schedstat();
   const t0 = performance.now();
   await sleep(ms);
-  const rate = ((engine.totalHashes() - h0) * 1000) / (performance.now() - t0);
+  const hashes = engine.totalHashes() - h0;
+  const wall = performance.now() - t0;
+  const s1 = schedstat();
   engine.setJob(undefined);
-  return rate;
+  const run = (s1.run - s0.run) / 1e6;
+  return {
+    rate: (hashes * 1000) / wall,
+    perCpu: (hashes * 1000) / run,
+    cores: run / wall,
+    waiting: (s1.wait - s0.wait) / 1e6 / wall,
+  };
 }
 /**
  * The machine's own scaling at this moment, for comparison: the same integer work (SHA-256
@@ -219,11 +257,14 @@ async function bareRate(count: number, ms: number): Promise<number> {
   return ((await Promise.all(done)).reduce((x, y) => x + y, 0) * 1000) / ms;
 }
 const scalingRows: string[] = [];
+const cpuRows: string[] = [];
 const efficiencies: number[] = [];
+const fmtCores = (xs: number[]) => median(xs).toFixed(2);
 for (const { name, job } of scalingJobs) {
-  const one: number[] = [];
-  const two: number[] = [];
+  const one: Throughput[] = [];
+  const two: Throughput[] = [];
   const ratios: number[] = [];
+  const cpuRatios: number[] = [];
   const bare: number[] = [];
   for (let round = 0; round < 5; round++) {
     // Each round measures the machine (bare threads) and the engine back to back, so that a
@@ -234,14 +275,19 @@ for (const { name, job } of scalingJobs) {
     const b = await throughput(engines[1]!, job, 1200);
     one.push(a);
     two.push(b);
-    ratios.push(b / a);
+    ratios.push(b.rate / a.rate);
+    cpuRatios.push((threads * b.perCpu) / a.perCpu);
     bare.push(m2 / m1);
-    efficiencies.push(b / a / (m2 / m1));
+    efficiencies.push(b.rate / a.rate / (m2 / m1));
   }
   scalingRows.push(
-    `| ${name} | ${formatRate(median(one))} | ${formatRate(median(two))} | **${median(ratios).toFixed(2)}x** (best ${Math.max(...ratios).toFixed(2)}x) | ${median(bare).toFixed(2)}x (best ${Math.max(...bare).toFixed(2)}x) |`,
+    `| ${name} | ${formatRate(median(one.map((t) => t.rate)))} | ${formatRate(median(two.map((t) => t.rate)))} | **${median(ratios).toFixed(2)}x** (${ratios.map((r) => r.toFixed(2)).join(', ')}) | ${median(bare).toFixed(2)}x (${bare.map((r) => r.toFixed(2)).join(', ')}) |`,
+  );
+  cpuRows.push(
+    `| ${name} | ${fmtCores(one.map((t) => t.cores))} / ${fmtCores(one.map((t) => t.waiting))} | ${fmtCores(two.map((t) => t.cores))} / ${fmtCores(two.map((t) => t.waiting))} | ${formatRate(median(one.map((t) => t.perCpu)))} | ${formatRate(median(two.map((t) => t.perCpu)))} | **${median(cpuRatios).toFixed(2)}x** (${cpuRatios.map((r) => r.toFixed(2)).join(', ')}) |`,
   );
   console.log(scalingRows.at(-1));
+  console.log(cpuRows.at(-1));
 }
 const efficiency = median(efficiencies);
 console.log(`engine scaling / machine scaling, median of rounds: ${efficiency.toFixed(2)}`);
@@ -308,7 +354,7 @@ ${opensslLine}
 
 ### Engine scaling, 1 to ${threads} worker threads (kernel ${engines[0]!.kernel})
 
-| work | engine, 1 thread | engine, ${threads} threads | engine scaling (median of rounds) | machine scaling, same rounds |
+| work | engine, 1 thread | engine, ${threads} threads | engine scaling, wall time: median (rounds) | machine scaling, same rounds (bare threads) |
 |---|---|---|---|---|
 ${scalingRows.join('\n')}
 
@@ -319,20 +365,38 @@ second thread, so each round also measures, just before, what the machine gives 
 thread (bare worker threads running plain integer rounds, no engine). The engine's scaling
 divided by the machine's, median over all rounds: **${efficiency.toFixed(2)}**.
 
+Where the wall-time scaling goes, from the same windows: the cores the bench process had (its
+threads' CPU time over the window, /proc/self/task/*/schedstat) and the cores it waited for
+(run-queue time: runnable threads that no core was free for), and the hashes per second of
+the process's CPU time (all threads: the workers, the engine's main thread, the runtime's).
+The CPU-time scaling, ${threads} x (hashes per CPU second with ${threads} workers) / (with 1), is what
+the engine gives when each worker has a core of its own: it is below ${threads}x only by the
+engine's own costs (main-thread work per report, messages, memory contention between the
+workers); the wall-time scaling is that times the share of the second core the machine gave.
+
+| work | 1 worker: cores had / waited for | ${threads} workers: cores had / waited for | hashes per CPU second, 1 worker | per CPU second, ${threads} workers | CPU-time scaling: median (rounds) |
+|---|---|---|---|---|---|
+${cpuRows.join('\n')}
+
 ### v4.0: nonce iterations per second at each device type's largest tensor
 
 \`search\` is a kernel's per-nonce path (up to the thresholds: the result hash and commitment
 are computed only for a nonce that passes), with the multiply-accumulates in WebAssembly SIMD
 (\`wasm\`, int8 widened to int16, 8 products per \`i32x4.dot_i16x8_s\` or 2 x 4 per extended
-multiply) or in JavaScript (\`js\`, two products per float64 multiply-add); \`work\` is the
-wasm kernel's complete WorkResult, the same fields as the reference \`computeWork\`. The last
-two columns are what a validator's verification costs: the reference \`computeWork\` with the
-WebAssembly SIMD multiply-accumulate core (\`wasmMac()\`, the validator's \`verifyKernel\`).
+multiply) or in JavaScript (\`js\`, two products per float64 multiply-add); with \`wasm\` the
+passes over the accumulators (the fold, sum, min and max in one pass of two i32x4 per 8
+neurons; the fired bitmap by \`i32x4.gt_s\` and \`i8x16.bitmask\`, 32 neurons per word; its MML
+length from windows of equal bits, 64 neurons per step) run in the module too, and Z never
+leaves it for a nonce that fails. \`work\` is the wasm kernel's complete WorkResult, the same
+fields as the reference \`computeWork\`. The last two columns are what a validator's
+verification costs: \`computeWork\` with the WebAssembly SIMD core (\`wasmMac()\`, the
+validator's \`verifyKernel\`: the multiply-accumulates and the same passes, plus the
+activations) against the reference.
 
 Rates per second of the bench thread's CPU time (5 interleaved rounds of 150 ms per case,
 median), as for the hexchain kernels.
 
-| task | wasm search | js search | wasm / js | wasm work | computeWork | wasm search / reference | computeWork, wasm MAC | wasm MAC / reference |
+| task | wasm search | js search | wasm / js | wasm work | computeWork | wasm search / reference | computeWork, wasm core | wasm core / reference |
 |---|---|---|---|---|---|---|---|---|
 ${tensorRows.join('\n')}`,
 );

@@ -1,13 +1,14 @@
 /**
  * The WebAssembly SIMD kernels in a real browser (Debian's Chromium, driven by playwright-core):
  * the generated module runs there as it is (it imports nothing) and gives the same answers as
- * in Node, so a web miner can use it. Chromium is installed by .ci/run.
+ * in Node (the hexchain scan, the accumulators, the passes over them), so a web miner can use
+ * it. Chromium is installed by .ci/run.
  */
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { launchChromium } from '../../../test-support/chromium.ts';
 import { prepareHexchain } from '../src/kernels/hexchain.js';
-import { HEXCHAIN_PARAMS, MAC_LAYOUT, WASM_BASE64 } from '../src/kernels/wasm.generated.js';
+import { HEXCHAIN_PARAMS, MAC_LAYOUT, POST_LAYOUT, WASM_BASE64 } from '../src/kernels/wasm.generated.js';
 import { WasmKernels } from '../src/kernels/wasm.js';
 
 let browser: Browser;
@@ -38,15 +39,24 @@ describe('WebAssembly SIMD kernels in Chromium', () => {
       lo = hit + 1;
     }
     const z = new Int32Array(64 * 64);
-    node.accumulate(Int8Array.from(input), 64, false, 0, Int32Array.from(seed), z);
+    node.accumulate(Int8Array.from(input), 64, false, 0, Int32Array.from(seed));
+    node.readZ(z, z.length);
     const zConv = new Int32Array(8 * 64 * 64);
-    node.accumulate(Int8Array.from(input), 64, true, 8, Int32Array.from(seed), zConv);
+    node.accumulate(Int8Array.from(input), 64, true, 8, Int32Array.from(seed));
+    node.readZ(zConv, zConv.length);
+    // The passes over the conv accumulators (still in memory): fold and stats, fired and MML.
+    const lanes = new Int32Array(8);
+    const stats = new Float64Array(3);
+    node.postStats(zConv.length, lanes, stats);
+    const below = stats[0]! / zConv.length + 100;
+    const fired = new Uint8Array(zConv.length / 8);
+    const bits = node.postFired(zConv.length, Math.floor(below), fired);
 
     // In the browser, the raw module: the same calls by hand.
     const page = await browser.newPage();
     await page.goto('about:blank');
     const inBrowser = await page.evaluate(
-      async ({ base64, params, t0, seed, input, layout, hexParams }) => {
+      async ({ base64, params, t0, seed, input, layout, hexParams, post, below }) => {
         const wa = (
           globalThis as unknown as {
             WebAssembly: {
@@ -64,6 +74,8 @@ describe('WebAssembly SIMD kernels in Chromium', () => {
           expandWeights(blocks: number): void;
           macMatmul(n: number, swap: number): void;
           macConv(n: number, f: number, swap: number): void;
+          postStats(count: number): void;
+          postFired(count: number, below: number): number;
         };
         const words = new Int32Array(e.memory.buffer);
         const mem = new Int8Array(e.memory.buffer);
@@ -90,7 +102,13 @@ describe('WebAssembly SIMD kernels in Chromium', () => {
           else e.macMatmul(64, 0);
           return Array.from(words.subarray(layout.z >> 2, (layout.z >> 2) + (conv ? 8 : 1) * 64 * 64));
         };
-        return { simd, hits, z: run(false), zConv: run(true) };
+        const zm = run(false);
+        const zc = run(true);
+        e.postStats(zc.length);
+        const lanes = Array.from(words.subarray(post.stats >> 2, (post.stats >> 2) + 8));
+        const bits = e.postFired(zc.length, below);
+        const fired = Array.from(new Uint8Array(e.memory.buffer, post.fired, zc.length / 8));
+        return { simd, hits, z: zm, zConv: zc, lanes, bits, fired };
       },
       {
         base64: WASM_BASE64,
@@ -100,6 +118,8 @@ describe('WebAssembly SIMD kernels in Chromium', () => {
         input,
         layout: MAC_LAYOUT,
         hexParams: HEXCHAIN_PARAMS,
+        post: POST_LAYOUT,
+        below: Math.floor(below),
       },
     );
     await page.close();
@@ -109,5 +129,8 @@ describe('WebAssembly SIMD kernels in Chromium', () => {
     expect(inBrowser.hits).toEqual(hits);
     expect(inBrowser.z).toEqual(Array.from(z));
     expect(inBrowser.zConv).toEqual(Array.from(zConv));
+    expect(inBrowser.lanes).toEqual(Array.from(lanes));
+    expect(inBrowser.bits).toBe(bits);
+    expect(inBrowser.fired).toEqual(Array.from(fired));
   }, 60_000);
 });

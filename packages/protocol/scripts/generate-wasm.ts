@@ -1,6 +1,7 @@
 /**
  * Generates src/tensor/mac-wasm.generated.ts: the WebAssembly SIMD multiply-accumulate cores
- * of the v4.0 work (scripts/mac-wasm.ts), which `wasmMac()` (src/tensor/mac.ts) runs.
+ * of the v4.0 work (scripts/mac-wasm.ts) and the passes over the accumulators
+ * (scripts/post-wasm.ts), which `wasmMac()` (src/tensor/mac.ts) runs.
  *
  *   npx tsx packages/protocol/scripts/generate-wasm.ts          (writes the file)
  *   npx tsx packages/protocol/scripts/generate-wasm.ts --check  (fails when it is out of date)
@@ -8,6 +9,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MAC_LAYOUT, MAC_PAGES, macFunctions } from './mac-wasm.js';
+import { POST_LAYOUT, POST_PAGES, postFunctions } from './post-wasm.js';
 import { moduleBytes, writeGenerated } from './wasm-emit.js';
 
 const target = join(dirname(fileURLToPath(import.meta.url)), '../src/tensor/mac-wasm.generated.ts');
@@ -18,6 +20,8 @@ writeGenerated(
 `,
   `/** Byte offsets of X, W, WT and Z in the module's memory (scripts/mac-wasm.ts). */
 export const MAC_LAYOUT = ${JSON.stringify(MAC_LAYOUT)} as const;
+/** Byte offsets of the buffers of the passes over Z (scripts/post-wasm.ts). */
+export const POST_LAYOUT = ${JSON.stringify(POST_LAYOUT)} as const;
 `,
-  moduleBytes(macFunctions(), MAC_PAGES),
+  moduleBytes([...macFunctions(), ...postFunctions()], Math.max(MAC_PAGES, POST_PAGES)),
 );

@@ -21,9 +21,11 @@
  *
  *   macMatmul(n, swap):         Z[i][j] = sum_k X[i][k] * W[k][j]
  *   macConv(n, filters, swap):  Z[f][i][j] = sum_{a,b in 0..2} X[i+a-1][j+b-1] * K[f][a][b]
+ *                               (taps in pairs: the two taps' inputs interleaved as int16,
+ *                               one i32x4.dot_i16x8_s per pair and 4 outputs; tap 8 alone)
  */
 import { BSWAP32_LANES, Builder, compressSymbolic, IV256, lit, type Val } from './sha256-wasm.js';
-import { type FunctionDef, forLoop, I32, op, V128 } from './wasm-emit.js';
+import { type FunctionDef, forLoop, I32, Locals, op, V128 } from './wasm-emit.js';
 
 /** W has 128 bytes of slack: expandWeights writes whole groups of 4 blocks. */
 export const MAC_LAYOUT = { seed: 512, x: 1024, w: 9216, wt: 13440, z: 17536 } as const;
@@ -31,20 +33,6 @@ export const MAC_LAYOUT = { seed: 512, x: 1024, w: 9216, wt: 13440, z: 17536 } a
 export const MAC_PAGES = 3;
 
 const { x: X, w: W, wt: WT, z: Z } = MAC_LAYOUT;
-
-/** Locals allocated after the parameters. */
-class Locals {
-  readonly types: (typeof I32 | typeof V128)[] = [];
-  constructor(private readonly params: number) {}
-  i32(): number {
-    this.types.push(I32);
-    return this.params + this.types.length - 1;
-  }
-  v128(): number {
-    this.types.push(V128);
-    return this.params + this.types.length - 1;
-  }
-}
 
 const get = op.localGet;
 const set = op.localSet;
@@ -77,6 +65,46 @@ function macMatmul(): FunctionDef {
   const xv = [L.v128(), L.v128()];
   const wv = Array.from({ length: 4 }, () => L.v128());
   const t = [L.v128(), L.v128(), L.v128(), L.v128()];
+  const src = L.i32();
+  const dst = L.i32();
+  const word = L.i32();
+
+  // With bytes in order (swap 0) and N a multiple of 4 (every device size): the same
+  // transpose 4 bytes at a time, one 32-bit load (W[k][j..j+4)) and 4 byte stores.
+  const byteAt = (q: number) => [
+    ...get(dst),
+    ...(q > 0 ? [...get(kp), ...c(q), ...op.i32Mul, ...op.i32Add] : []),
+    ...get(word),
+    ...(q > 0 ? [...c(8 * q), ...op.i32ShrU] : []),
+    ...op.i32Store8(WT),
+  ];
+  const transpose4 = [
+    ...c(0),
+    ...set(src),
+    ...forLoop(k, c(0), get(N), 1, [
+      ...get(k),
+      ...set(dst),
+      ...forLoop(j, c(0), get(N), 4, [
+        ...get(src),
+        ...op.i32Load(W),
+        ...set(word),
+        ...byteAt(0),
+        ...byteAt(1),
+        ...byteAt(2),
+        ...byteAt(3),
+        ...get(src),
+        ...c(4),
+        ...op.i32Add,
+        ...set(src),
+        ...get(dst),
+        ...get(kp),
+        ...c(2),
+        ...op.i32Shl,
+        ...op.i32Add,
+        ...set(dst),
+      ]),
+    ]),
+  ];
 
   // WT[j][k] = W[k][j]: WT + j * kp + k <- W + ((k * N + j) ^ swap).
   const transpose = forLoop(
@@ -205,7 +233,18 @@ function macMatmul(): FunctionDef {
       ...set(jp),
       ...roundUp(N, 2),
       ...set(ip),
+      ...get(SWAP),
+      ...op.i32Eqz,
+      ...get(N),
+      ...c(3),
+      ...op.i32And,
+      ...op.i32Eqz,
+      ...op.i32And,
+      ...op.if(),
+      ...transpose4,
+      ...op.else,
       ...transpose,
+      ...op.end,
       ...rows,
     ],
   };
@@ -223,56 +262,100 @@ function macConv(): FunctionDef {
   const j = L.i32();
   const row = L.i32();
   const out = L.i32();
-  const taps = Array.from({ length: 9 }, () => L.v128());
+  // Taps 2p and 2p + 1 (t = 3a + b) as int16 pairs for i32x4.dot_i16x8_s, and tap 8 alone.
+  const pairs = Array.from({ length: 4 }, () => L.v128());
+  const last = L.v128();
   const lo = L.v128();
   const hi = L.v128();
   const v = L.v128();
+  const u = L.v128();
 
-  // The 9 taps of filter f, each splatted to 8 int16 lanes.
+  const tap = (t: number) => [
+    ...get(f),
+    ...c(9),
+    ...op.i32Mul,
+    ...c(t),
+    ...op.i32Add,
+    ...get(SWAP),
+    ...op.i32Xor,
+    ...op.i32Load8S(W),
+  ];
+  // The taps of filter f: pair p splatted as [K(2p), K(2p + 1)] x 4 (int16), tap 8 to 8 lanes.
   const loadTaps: number[] = [];
-  for (let t = 0; t < 9; t++) {
+  for (let p = 0; p < 4; p++) {
     loadTaps.push(
-      ...get(f),
-      ...c(9),
-      ...op.i32Mul,
-      ...c(t),
-      ...op.i32Add,
-      ...get(SWAP),
-      ...op.i32Xor,
-      ...op.i32Load8S(W),
-      ...op.i16x8Splat,
-      ...set(taps[t]!),
+      ...tap(2 * p),
+      ...c(0xffff),
+      ...op.i32And,
+      ...tap(2 * p + 1),
+      ...c(16),
+      ...op.i32Shl,
+      ...op.i32Or,
+      ...op.i32x4Splat,
+      ...set(pairs[p]!),
     );
   }
-  // Eight outputs Z[f][i][j..j+8): row = X + i * sp + j (the window's top-left corner).
+  loadTaps.push(...tap(8), ...op.i16x8Splat, ...set(last));
+  /** The 8 inputs under tap t of the window at `row`, widened to int16. */
+  const under = (t: number): number[] => {
+    const [ta, tb] = [Math.floor(t / 3), t % 3];
+    return [
+      ...get(row),
+      ...(ta > 0 ? [...get(sp), ...c(ta), ...op.i32Mul, ...op.i32Add] : []),
+      ...op.v128Load8x8S(X + tb),
+    ];
+  };
+  // i16 lanes interleaved: [v0, u0, v1, u1, v2, u2, v3, u3] and the same of lanes 4..7.
+  const interleaveLow = [0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23];
+  const interleaveHigh = [8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31];
+  // Eight outputs Z[f][i][j..j+8): row = X + i * sp + j (the window's top-left corner). Each
+  // pair of taps is one dot product per 4 outputs: the two taps' inputs interleaved.
   const eight: number[] = [
     ...op.v128Const([0, 0, 0, 0]),
     ...set(lo),
     ...op.v128Const([0, 0, 0, 0]),
     ...set(hi),
   ];
-  for (let a = 0; a < 3; a++) {
-    for (let b = 0; b < 3; b++) {
-      eight.push(...get(row));
-      if (a > 0) eight.push(...get(sp), ...c(a), ...op.i32Mul, ...op.i32Add);
-      eight.push(
-        ...op.v128Load8x8S(X + b),
-        ...set(v),
-        ...get(lo),
-        ...get(v),
-        ...get(taps[3 * a + b]!),
-        ...op.i32x4ExtmulLowI16x8S,
-        ...op.i32x4Add,
-        ...set(lo),
-        ...get(hi),
-        ...get(v),
-        ...get(taps[3 * a + b]!),
-        ...op.i32x4ExtmulHighI16x8S,
-        ...op.i32x4Add,
-        ...set(hi),
-      );
-    }
+  for (let p = 0; p < 4; p++) {
+    eight.push(
+      ...under(2 * p),
+      ...set(v),
+      ...under(2 * p + 1),
+      ...set(u),
+      ...get(lo),
+      ...get(v),
+      ...get(u),
+      ...op.i8x16Shuffle(interleaveLow),
+      ...get(pairs[p]!),
+      ...op.i32x4DotI16x8S,
+      ...op.i32x4Add,
+      ...set(lo),
+      ...get(hi),
+      ...get(v),
+      ...get(u),
+      ...op.i8x16Shuffle(interleaveHigh),
+      ...get(pairs[p]!),
+      ...op.i32x4DotI16x8S,
+      ...op.i32x4Add,
+      ...set(hi),
+    );
   }
+  eight.push(
+    ...under(8),
+    ...set(v),
+    ...get(lo),
+    ...get(v),
+    ...get(last),
+    ...op.i32x4ExtmulLowI16x8S,
+    ...op.i32x4Add,
+    ...set(lo),
+    ...get(hi),
+    ...get(v),
+    ...get(last),
+    ...op.i32x4ExtmulHighI16x8S,
+    ...op.i32x4Add,
+    ...set(hi),
+  );
   eight.push(
     ...get(out),
     ...get(lo),

@@ -12,8 +12,9 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const I32 = 0x7f;
+export const I64 = 0x7e;
 export const V128 = 0x7b;
-export type ValType = typeof I32 | typeof V128;
+export type ValType = typeof I32 | typeof I64 | typeof V128;
 
 /** Unsigned LEB128. */
 export function uleb(value: number): number[] {
@@ -64,12 +65,21 @@ export const op = {
   i32Load8S: (offset = 0) => [0x2c, ...memarg(0, offset)],
   i32Store8: (offset = 0) => [0x3a, ...memarg(0, offset)],
   i32Store: (offset = 0) => [0x36, ...memarg(2, offset)],
+  i64Load: (offset = 0) => [0x29, ...memarg(3, offset)],
+  i64Store: (offset = 0) => [0x37, ...memarg(3, offset)],
   i32Const: (v: number) => [0x41, ...sleb(v)],
+  /** i64.const of a value in the 32-bit signed range (sign-extended). */
+  i64Const: (v: number) => [0x42, ...sleb(v)],
   i32Eqz: [0x45],
   i32LtU: [0x49],
   i32LtS: [0x48],
   i32GeU: [0x4f],
+  i32GtS: [0x4a],
+  i32GtU: [0x4b],
+  i32LeS: [0x4c],
+  i32GeS: [0x4e],
   i32Ctz: [0x68],
+  i32Popcnt: [0x69],
   i32Add: [0x6a],
   i32Sub: [0x6b],
   i32Mul: [0x6c],
@@ -79,7 +89,19 @@ export const op = {
   i32Shl: [0x74],
   i32ShrS: [0x75],
   i32ShrU: [0x76],
+  i32Rotl: [0x77],
   i32Rotr: [0x78],
+  i64Popcnt: [0x7b],
+  i64And: [0x83],
+  i64Or: [0x84],
+  i64Xor: [0x85],
+  i64Shl: [0x86],
+  i64ShrU: [0x88],
+  i32WrapI64: [0xa7],
+  i64ExtendI32S: [0xac],
+  i64ExtendI32U: [0xad],
+  i64Add: [0x7c],
+  i64Sub: [0x7d],
   v128Load: (offset = 0) => [...simd(0x00), ...memarg(4, offset)],
   v128Load8x8S: (offset = 0) => [...simd(0x01), ...memarg(3, offset)],
   v128Load32Splat: (offset = 0) => [...simd(0x09), ...memarg(2, offset)],
@@ -92,7 +114,12 @@ export const op = {
   i16x8Splat: simd(0x10),
   i32x4Splat: simd(0x11),
   i32x4ExtractLane: (lane: number) => [...simd(0x1b), lane],
+  i64x2ExtractLane: (lane: number) => [...simd(0x1d), lane],
+  i32x4GtS: simd(0x3b),
   i32x4LeU: simd(0x3e),
+  i8x16Bitmask: simd(0x64),
+  i8x16NarrowI16x8S: simd(0x65),
+  i16x8NarrowI32x4S: simd(0x85),
   v128And: simd(0x4e),
   v128Or: simd(0x50),
   v128Xor: simd(0x51),
@@ -100,12 +127,39 @@ export const op = {
   v128AnyTrue: simd(0x53),
   i32x4Bitmask: simd(0xa4),
   i32x4Shl: simd(0xab),
+  i32x4ShrS: simd(0xac),
   i32x4ShrU: simd(0xad),
   i32x4Add: simd(0xae),
+  i32x4Sub: simd(0xb1),
+  i32x4Mul: simd(0xb5),
+  i32x4MinS: simd(0xb6),
+  i32x4MaxS: simd(0xb8),
   i32x4DotI16x8S: simd(0xba),
   i32x4ExtmulLowI16x8S: simd(0xbc),
   i32x4ExtmulHighI16x8S: simd(0xbd),
+  i64x2ExtendLowI32x4S: simd(0xc7),
+  i64x2ExtendHighI32x4S: simd(0xc8),
+  i64x2Add: simd(0xce),
 } as const;
+
+/** Locals allocated after the parameters. */
+export class Locals {
+  readonly types: ValType[] = [];
+  constructor(private readonly params: number) {}
+  i32(): number {
+    return this.add(I32);
+  }
+  i64(): number {
+    return this.add(I64);
+  }
+  v128(): number {
+    return this.add(V128);
+  }
+  private add(type: ValType): number {
+    this.types.push(type);
+    return this.params + this.types.length - 1;
+  }
+}
 
 export interface FunctionDef {
   readonly name: string;

@@ -32,6 +32,8 @@ export * from './hexchain/solve-block.js';
 export * from './hexchain/submission.js';
 export * from './hexchain/target.js';
 export * from './hexchain/verify-block.js';
+// How a server keeps an answer it sends many times
+export * from './kept-body.js';
 // Mining pool: shares, vardiff, PPLNS
 export * from './pool/pplns.js';
 export * from './pool/share.js';

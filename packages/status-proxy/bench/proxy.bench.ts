@@ -15,15 +15,14 @@ import { createValidator } from '@tensormine/validator';
 import { machineLine, writeSection } from '../../protocol/bench/harness.js';
 import { buildLattice, httpCall, type JsonCall } from '../../validator/bench/lattice.js';
 import {
-  type Child,
-  cannon,
+  alternateReads,
   fmt,
   median,
-  okPerSecond,
+  type ReadTarget,
+  readTable,
   startChild,
   stopAll,
   table,
-  withCpu,
 } from '../../validator/bench/support.js';
 import { launchChromium } from '../test/browser.js';
 
@@ -51,57 +50,23 @@ async function proxiedStatus(): Promise<string> {
     '--cache-ms',
     '1000',
   ]);
-  const targets: [Child, string][] = [
-    [proxy, 'status proxy GET /api/hexchain/status (cache 1 s)'],
-    [validator, 'validator GET /api/hexchain/status'],
+  const targets: ReadTarget[] = [
+    {
+      name: 'status proxy GET /api/hexchain/status (cache 1 s)',
+      child: proxy,
+      path: '/api/hexchain/status',
+      versus: 1,
+    },
+    { name: 'validator GET /api/hexchain/status', child: validator, path: '/api/hexchain/status' },
   ];
-  for (const [c] of targets)
-    await cannon({ url: `${c.url}/api/hexchain/status`, connections: 100, duration: 3 });
-  const samples = targets.map(() => ({
-    rate: [] as number[],
-    p99: [] as number[],
-    cpuUs: [] as number[],
-    bad: 0,
-  }));
-  for (let round = 0; round < 5; round++) {
-    for (const [i, [c, name]] of targets.entries()) {
-      const { value: r, serverCpuMs } = await withCpu(c.process.pid, () =>
-        cannon({ url: `${c.url}/api/hexchain/status`, connections: 100, duration: 3 }),
-      );
-      const s = samples[i]!;
-      s.rate.push(okPerSecond(r));
-      s.p99.push(r.latency.p99);
-      if (serverCpuMs !== undefined) s.cpuUs.push((serverCpuMs * 1000) / r['2xx']);
-      s.bad += r.non2xx + r.errors;
-      console.log(`  round ${round + 1} ${name}: ${fmt(okPerSecond(r))} req/s, p99 ${r.latency.p99} ms`);
-    }
-  }
-  const [p, v] = samples as [(typeof samples)[0], (typeof samples)[0]];
-  const row = (name: string, s: typeof p, ratio: string) => [
-    name,
-    fmt(median(s.rate)),
-    s.rate.map((x) => fmt(x)).join(', '),
-    ratio,
-    fmt(median(s.p99), 1),
-    s.cpuUs.length === 0 ? 'n/a' : fmt(median(s.cpuUs), 1),
-    String(s.bad),
-  ];
+  const samples = await alternateReads(targets, {
+    rounds: 5,
+    seconds: 3,
+    connections: 100,
+    warmupSeconds: 3,
+  });
   await stopAll();
-  return table(
-    [
-      'server',
-      'median req/s',
-      'runs (req/s)',
-      'req/s ratio',
-      'p99 ms',
-      'server CPU us / req',
-      'non-2xx + errors',
-    ],
-    [
-      row(targets[0]![1], p, `**${(median(p.rate) / median(v.rate)).toFixed(2)}x**`),
-      row(targets[1]![1], v, '1.00x'),
-    ],
-  );
+  return readTable(targets, samples);
 }
 
 async function firstRender(): Promise<{ table: string; buildS: number }> {
@@ -245,8 +210,8 @@ Command: \`${COMMAND}\` (measured ${new Date().toISOString().slice(0, 10)} on ${
 
 The validator (in memory, a lattice of 300 blocks) and the status proxy in front of it
 (\`status-proxy --validator URL --cache-ms 1000\`) each run in a child process; autocannon (100
-connections, 3 s runs after a 3 s warm-up each, alternated A B five times, medians) here. The proxy
-answers from its cache (the exact bytes, refreshed at most once a second or on a new block,
+connections, 3 s runs after a 3 s warm-up each, alternated A B, B A, ... five times, medians; in
+parentheses the lowest and highest ratio of a round) here. The proxy answers from its cache (the exact bytes, refreshed at most once a second or on a new block,
 concurrent misses sharing one upstream request), so a thousand dashboards cost the validator
 about one status request per second.
 

@@ -5,7 +5,7 @@
  */
 export interface CachedAnswer {
   readonly status: number;
-  /** The JSON body; a Buffer when it is sent many times (no re-encoding per request). */
+  /** The JSON body: a string, or bytes when it is long (keptBody of @tensormine/protocol). */
   readonly body: string | Buffer;
 }
 
@@ -23,13 +23,17 @@ export class ReadCache {
     this.#maxEntries = maxEntries;
   }
 
-  async get(key: string, load: () => Promise<CachedAnswer>): Promise<CachedAnswer> {
-    const now = Date.now();
+  /** The kept answer of `key` while it is fresh (counted as a hit); no promise, no allocation. */
+  peek(key: string): CachedAnswer | undefined {
     const hit = this.#entries.get(key);
-    if (hit !== undefined && hit.expires > now) {
-      this.hits++;
-      return hit.answer;
-    }
+    if (hit === undefined || hit.expires <= Date.now()) return undefined;
+    this.hits++;
+    return hit.answer;
+  }
+
+  async get(key: string, load: () => Promise<CachedAnswer>): Promise<CachedAnswer> {
+    const hit = this.peek(key);
+    if (hit !== undefined) return hit;
     const pending = this.#inFlight.get(key);
     if (pending !== undefined) {
       this.hits++;

@@ -26,20 +26,25 @@ import {
   type KeyPair,
   keyPairFromSecret,
   proofBytesFromWire,
-  proofFromWork,
   signProof,
   signRequest,
-  slotHashDigest,
   solveBlock,
-  solveProof,
-  type TensorChallenge,
   taggedHash,
   targetFromHex,
-  taskFromWire,
   utf8,
-  verifyProof,
 } from '@tensormine/protocol';
 import { machineLine, writeSection } from '../../protocol/bench/harness.js';
+import {
+  admin,
+  adminEnv,
+  EXPECTED_DIM,
+  LOCAL_VERIFY_COUNT,
+  MINER,
+  prepareProofs,
+  registerMiner,
+  VALIDATOR,
+  validatorArgs,
+} from './proofs.js';
 import {
   type Child,
   cannon,
@@ -59,51 +64,13 @@ import {
 
 const DOC_PATH = join(dirname(fileURLToPath(import.meta.url)), '../../../docs/benchmarks.md');
 const COMMAND = 'npm run bench -w @tensormine/validator';
-const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
-const VALIDATOR = 'src/bin.ts';
-const MINER: KeyPair = keyPairFromSecret(taggedHash('bench/validator-http', utf8('miner')));
-
-/** Rate limits out of the way: the bench measures the work, not the limiter's refusals. */
-const UNLIMITED = [
-  '--rate-limit-per-second',
-  '1000000',
-  '--rate-limit-burst',
-  '1000000',
-  '--key-rate-limit-per-second',
-  '1000000',
-  '--key-rate-limit-burst',
-  '1000000',
-  // The per-address budget of invalid proofs too (part 5 sends them all from 127.0.0.1); the
-  // per-key budget stays at its default, which part 5 measures.
-  '--invalid-proof-budget-per-address',
-  '1000000',
-];
-const validatorArgs = (...extra: string[]) => [
-  'start',
-  '--data-dir',
-  ':memory:',
-  '--port',
-  '0',
-  '--log-level',
-  'silent',
-  ...UNLIMITED,
-  ...extra,
-];
-const adminEnv = { TENSORMINE_ADMIN_TOKEN: ADMIN_TOKEN };
-const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+/** Proofs per device type: enough for a 1 to 3 s run at the expected verification rates. */
+const SUBMIT_COUNTS: Readonly<Record<DeviceType, number>> = { native: 1500, esp32: 3000, esp8266: 4000 };
 
 interface AdminMetrics {
   readonly proofs_valid: number;
   readonly proofs_rejected: number;
   readonly blocks_accepted: number;
-}
-
-/** Registers MINER over HTTP with a signed request. */
-async function registerMiner(base: string): Promise<void> {
-  const path = '/devices/register';
-  const body = JSON.stringify({ pubkey: formatPublicKey(MINER.publicKey), device_type: 'native' });
-  const headers = signRequest({ method: 'POST', path, body, secretKey: MINER.secretKey });
-  await request(base, 'POST', path, { body, headers });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -205,77 +172,6 @@ async function healthVsBare(validator: Child, bare: Child): Promise<string> {
 // ---------------------------------------------------------------------------------------------
 // 2. Verified v4.0 /submit
 // ---------------------------------------------------------------------------------------------
-
-/** Proofs per device type: enough for a 1 to 3 s run at the expected verification rates. */
-const SUBMIT_COUNTS: Readonly<Record<DeviceType, number>> = { native: 1500, esp32: 3000, esp8266: 4000 };
-const EXPECTED_DIM: Readonly<Record<DeviceType, number>> = { native: 64, esp32: 32, esp8266: 16 };
-/** verifyProof in this process over the first proofs of each batch: the side-by-side reference. */
-const LOCAL_VERIFY_COUNT = 300;
-
-interface Prepared {
-  readonly bodies: string[];
-  readonly ops: Map<string, number>;
-  /** verifyProof per second in this process, over the same proofs. */
-  readonly localRate: number;
-}
-
-async function prepareProofs(base: string, deviceType: DeviceType, count: number): Promise<Prepared> {
-  const slots = Array.from({ length: count }, (_, i) => i + 1);
-  const wires = await mapConcurrent(slots, 8, (slot) =>
-    request<ChallengeWire>(base, 'POST', '/challenge', {
-      body: JSON.stringify({ slot, slot_hash: `bench-${deviceType}`, device_type: deviceType }),
-    }),
-  );
-  const ops = new Map<string, number>();
-  const checks: {
-    challenge: TensorChallenge;
-    proof: ReturnType<typeof proofFromWork>;
-    signature: number[];
-  }[] = [];
-  const bodies = wires.map((wire) => {
-    const task = taskFromWire(wire);
-    if (task.dim !== EXPECTED_DIM[deviceType]) {
-      throw new Error(`${deviceType}: served a ${task.dim}x${task.dim} tensor`);
-    }
-    const op =
-      task.operation === 'conv'
-        ? `conv ${task.filters}x${task.dim}x${task.dim}`
-        : `matmul ${task.dim}x${task.dim}`;
-    ops.set(op, (ops.get(op) ?? 0) + 1);
-    const solution = solveProof(task, MINER.publicKey, { maxIterations: 100_000 });
-    if (!solution)
-      throw new Error(`${deviceType}: no proof in 100,000 nonces at difficulty ${wire.difficulty}`);
-    const proof = proofFromWork(
-      task.challengeId,
-      task.challengeHash,
-      MINER.publicKey,
-      solution.nonce,
-      solution.work,
-    );
-    const signature = signProof(proofBytesFromWire(proof, solution.work.mmlScoreQ16), MINER.secretKey);
-    if (checks.length < LOCAL_VERIFY_COUNT) {
-      // verifyProof reads the task, the thresholds and the hash (which commits to the entropy);
-      // the validator's secret entropy is not needed to verify, so zeros stand in for it.
-      const challenge: TensorChallenge = {
-        ...task,
-        slot: wire.slot,
-        slotHashDigest: slotHashDigest(wire.slot_hash),
-        deviceType: wire.device_type,
-        difficulty: wire.difficulty,
-        entropy: new Uint8Array(32),
-      };
-      checks.push({ challenge, proof, signature });
-    }
-    return JSON.stringify({ proof, signature });
-  });
-  const started = performance.now();
-  for (const c of checks) {
-    const verdict = verifyProof(c.challenge, c.proof, { signature: c.signature });
-    if (!verdict.ok) throw new Error(`${deviceType}: a prepared proof does not verify: ${verdict.code}`);
-  }
-  const localRate = (checks.length * 1000) / (performance.now() - started);
-  return { bodies, ops, localRate };
-}
 
 /** Invalid proofs per device type for part 5: budget-sized batches from throwaway keys. */
 const REJECT_COUNTS: Readonly<Record<DeviceType, number>> = { native: 1000, esp32: 2000, esp8266: 3000 };

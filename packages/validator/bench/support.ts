@@ -148,6 +148,136 @@ export function okPerSecond(result: AutocannonResult): number {
   return result['2xx'] / result.duration;
 }
 
+/** One server route of a side-by-side read comparison. */
+export interface ReadTarget {
+  readonly name: string;
+  readonly child: Child;
+  /** Path (and query) to GET. */
+  readonly path: string;
+  /** Index of the target this one is compared with (its ratios); itself when absent. */
+  readonly versus?: number;
+}
+
+/** What alternateReads() measured of one target, one entry per round. */
+export interface ReadSamples {
+  readonly rate: number[];
+  readonly p50: number[];
+  readonly p99: number[];
+  /** Server CPU time (all threads of its process) per 2xx answer, microseconds. */
+  readonly cpuUs: number[];
+  /** Non-2xx answers and connection errors, all rounds. */
+  bad: number;
+}
+
+/**
+ * GETs each target with autocannon in turn, `rounds` times, after a warm-up of each: the
+ * neighbours of a shared machine then slow every target alike, and each figure is a median over
+ * rounds (readTable). The order turns around every round (A B, B A, A B, ...): no target always
+ * runs after the same one (the load generator's garbage and the closing of the previous run's
+ * connections fall on the next run). The server's CPU time per answer is measured too.
+ */
+export async function alternateReads(
+  targets: readonly ReadTarget[],
+  options: { rounds: number; seconds: number; connections: number; warmupSeconds?: number },
+): Promise<ReadSamples[]> {
+  for (const t of targets) {
+    await cannon({ url: `${t.child.url}${t.path}`, connections: 100, duration: options.warmupSeconds ?? 2 });
+  }
+  const samples = targets.map((): ReadSamples => ({ rate: [], p50: [], p99: [], cpuUs: [], bad: 0 }));
+  for (let round = 0; round < options.rounds; round++) {
+    const order = [...targets.keys()];
+    if (round % 2 === 1) order.reverse();
+    for (const i of order) {
+      const t = targets[i]!;
+      // The previous run's connections close before this one opens its own.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const { value: r, serverCpuMs } = await withCpu(t.child.process.pid, () =>
+        cannon({
+          url: `${t.child.url}${t.path}`,
+          connections: options.connections,
+          duration: options.seconds,
+          timeout: 10,
+        }),
+      );
+      const s = samples[i]!;
+      s.rate.push(okPerSecond(r));
+      s.p50.push(r.latency.p50);
+      s.p99.push(r.latency.p99);
+      if (serverCpuMs !== undefined) s.cpuUs.push((serverCpuMs * 1000) / r['2xx']);
+      s.bad += r.non2xx + r.errors;
+      console.log(`  round ${round + 1} ${t.name}: ${fmt(okPerSecond(r))} req/s, p99 ${r.latency.p99} ms`);
+    }
+  }
+  return samples;
+}
+
+/** The ratios of a target against the one it is compared with: medians, and per round. */
+export function readRatios(
+  targets: readonly ReadTarget[],
+  samples: readonly ReadSamples[],
+  i: number,
+): {
+  rate: number;
+  p99: number;
+  cpu: number;
+  roundRates: number[];
+  roundP99s: number[];
+  pairedRate: number;
+  pairedP99: number;
+} {
+  const s = samples[i]!;
+  const b = samples[targets[i]!.versus ?? i]!;
+  return {
+    rate: median(s.rate) / median(b.rate),
+    p99: median(s.p99) / median(b.p99),
+    cpu: s.cpuUs.length === 0 ? Number.NaN : median(s.cpuUs) / median(b.cpuUs),
+    // Round by round (the two ran seconds apart): the spread of the ratio itself.
+    roundRates: s.rate.map((x, k) => x / b.rate[k]!),
+    roundP99s: s.p99.map((x, k) => x / b.p99[k]!),
+    // The median of those: each ratio compares two runs seconds apart, under the same neighbours.
+    pairedRate: median(s.rate.map((x, k) => x / b.rate[k]!)),
+    pairedP99: median(s.p99.map((x, k) => x / b.p99[k]!)),
+  };
+}
+
+/** The markdown table of alternateReads(): medians, each round, and the ratios. */
+export function readTable(targets: readonly ReadTarget[], samples: readonly ReadSamples[]): string {
+  const x = (n: number) => `${n.toFixed(2)}x`;
+  const spread = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return `rounds ${x(sorted[0]!)} to ${x(sorted.at(-1)!)}, median ${x(median(values))}`;
+  };
+  return table(
+    [
+      'server',
+      'median req/s',
+      'rounds (req/s)',
+      'req/s ratio (per round)',
+      'p50 ms',
+      'p99 ms',
+      'p99 ratio (per round)',
+      'server CPU us / answer (ratio)',
+      'non-2xx + errors',
+    ],
+    targets.map((t, i) => {
+      const s = samples[i]!;
+      const own = (t.versus ?? i) === i;
+      const r = readRatios(targets, samples, i);
+      return [
+        t.name,
+        fmt(median(s.rate)),
+        s.rate.map((v) => fmt(v)).join(', '),
+        own ? '1.00x' : `**${x(r.rate)}** (${spread(r.roundRates)})`,
+        fmt(median(s.p50), 1),
+        fmt(median(s.p99), 1),
+        own ? '1.00x' : `**${x(r.p99)}** (${spread(r.roundP99s)})`,
+        s.cpuUs.length === 0 ? 'n/a' : `${fmt(median(s.cpuUs), 1)}${own ? '' : ` (${x(r.cpu)})`}`,
+        String(s.bad),
+      ];
+    }),
+  );
+}
+
 export interface SubmitRun {
   /** Responses with status 200. */
   readonly ok: number;

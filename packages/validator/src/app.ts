@@ -38,6 +38,7 @@ import { keepRawJsonBodies } from './http/raw-body.js';
 import { type Handlers, registerRoutes } from './http/routes.js';
 import { validatorCompiler } from './http/validator-compiler.js';
 import { adminHandlers } from './services/admin.js';
+import { STORED_OPERATIONS } from './services/economy/requests.js';
 import { createEconomyService, type EconomyGenesis, readGenesisFile } from './services/economy.js';
 import { createHexchainService } from './services/hexchain.js';
 import { Metrics } from './services/metrics.js';
@@ -195,11 +196,13 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
     { burst: config.keyRateLimitBurst, perSecond: config.keyRateLimitPerSecond },
     now,
   );
-  app.addHook('onRequest', async (request) => {
-    addressLimiter.take(request.ip, 'address');
+  // Both hooks run on every request: callback style (no promise, no extra microtask turn).
+  app.addHook('onRequest', (request, _reply, done) => {
+    done(addressLimiter.refuse(request.ip, 'address'));
   });
-  app.addHook('onResponse', async (_request, reply) => {
+  app.addHook('onResponse', (_request, reply, done) => {
     metrics.observeResponse(reply.elapsedTime);
+    done();
   });
 
   const pool = createPoolService(context);
@@ -209,7 +212,6 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
   app.addHook('preClose', async () => hexchain.close());
   const mining = createMiningService(context);
   const economy = await createEconomyService(context, economyGenesis);
-  app.addHook('preHandler', economy.replayHook);
   const handlers: Handlers = {
     ...nodeHandlers({ softwareVersion: SOFTWARE_VERSION, hexchain }),
     ...adminHandlers({ hexchain }),
@@ -221,6 +223,8 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
   const registeredRoutes = registerRoutes(app, context, handlers, {
     adminToken,
     keyLimiter,
+    // Only the economy's stored operations can be a retry to answer from storage.
+    preHandlers: Object.fromEntries([...STORED_OPERATIONS].map((id) => [id, economy.replayHook])),
     disabledVersions: config.hexchain ? [] : ['4.1'],
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -123,7 +123,14 @@ describe('POST /api/hexchain/submit', () => {
     const now = Math.floor(Date.now() / 1000) * 1000 + 250;
     const v = await testValidator({ now: () => now });
     await register(v, alice);
+    // Read before the challenge and the block: the answers kept between changes must not outlive them.
+    expect((await status(v)).open_challenges).toBe(0);
     const c = await issue(v);
+    expect((await status(v)).open_challenges).toBe(1);
+    const empty = { blocks: [], next_cursor: null, total: 0 };
+    expect((await v.inject('/api/hexchain/lattice')).json()).toEqual(empty);
+    expect((await v.inject('/api/hexchain/lattice?limit=5')).json()).toEqual(empty);
+    expect((await status(v)).occupied).toBe(1);
     const submission = mine(c, alice);
     const res = await submit(v, submission);
     expect(res.statusCode, res.body).toBe(200);
@@ -158,6 +165,7 @@ describe('POST /api/hexchain/submit', () => {
     };
     const page = (await v.inject('/api/hexchain/lattice')).json() as LatticePage;
     expect(page).toEqual({ blocks: [expected], next_cursor: null, total: 1 });
+    expect((await v.inject('/api/hexchain/lattice?limit=5')).json()).toEqual(page);
     const lookup = await v.inject(`/api/hexchain/lattice/${c.coord.q}/${c.coord.r}/${c.coord.s}`);
     expect(lookup.statusCode).toBe(200);
     expect(lookup.json()).toEqual(expected);

@@ -25,9 +25,11 @@ import { type KernelChoice, type KernelName, resolveKernel, type WasmKernels, wa
  *   task) and blocks 2 x 2, so each loaded value feeds two multiply-adds that each do two
  *   products; the convolution packs two filters and slides a 3 x 3 window along each row.
  * - With the `wasm` kernel (the default where WebAssembly SIMD runs) `expand` (4 counters per
- *   vector) and the multiply-accumulates (int8 widened to int16, 8 products per
- *   i32x4.dot_i16x8_s) run in the WebAssembly SIMD core instead (wasm.ts); the rest is the
- *   same code.
+ *   vector), the multiply-accumulates (int8 widened to int16, 8 products per
+ *   i32x4.dot_i16x8_s) and the passes over the accumulators (the fold, sum, min and max; the
+ *   fired bitmap and its MML length: protocol/scripts/post-wasm.ts) run in the WebAssembly
+ *   module (wasm.ts), and Z leaves it only for `work()`; the hashes, the normalisation's
+ *   division and the thresholds are the same JavaScript for both kernels.
  * - Only what the thresholds need is computed per nonce: the accumulators, their fold and its
  *   hash (the bias and the path signature depend on it), the fired bitmap, its MML score and
  *   path distance. The activations Y, tensor_result_hash and
@@ -94,6 +96,8 @@ export class TensorSearch {
   private readonly accMessage: Uint8Array;
   private readonly accHeaderLength: number;
   private readonly foldLanes = new Int32Array(8);
+  /** sum, min and max of Z (the last iteration). */
+  private readonly stats = new Float64Array(3);
   /** acc_hash = taggedHash("PTM4r2/acc", shape || Z as i32le) of the last iteration. */
   private readonly accHash: Uint8Array;
   private readonly pathWords = new Int32Array(8);
@@ -234,6 +238,7 @@ export class TensorSearch {
     this.preActivations(nonce);
     this.firedAndScore();
     this.pathDistance();
+    this.wasm?.readZ(this.z, this.neurons);
     const n = this.n;
     const result = new Int8Array(this.neurons);
     const act = this.task.activation;
@@ -298,25 +303,30 @@ export class TensorSearch {
     msg[80] = (hi >>> 16) & 0xff;
     msg[81] = hi >>> 24;
     this.seedMessage.digestInto(this.seedWords, this.seedMidstate, 1);
-    if (this.wasm !== undefined) {
-      this.wasm.accumulate(this.input, this.n, this.conv, this.filters, this.seedWords, this.z);
+    const wasm = this.wasm;
+    if (wasm !== undefined) {
+      // Z stays in the module's memory; the fold, sum, min and max are computed there.
+      wasm.accumulate(this.input, this.n, this.conv, this.filters, this.seedWords);
+      wasm.postStats(this.neurons, this.foldLanes, this.stats);
     } else {
       expandWords(this.seedWords, this.expanded, this.expandBlocks);
       if (this.conv) this.convolve();
       else this.matmul();
+      this.foldAndStats();
     }
     this.hashAccumulators();
     // bias = int8(acc_hash[31]) >> 1: known only once every accumulator is.
     this.bias = ((this.accHash[31]! << 24) >> 24) >> 1;
-    this.normalisation();
+    this.normalisation(this.stats[0]!, this.stats[1]!, this.stats[2]!);
   }
 
   /**
-   * acc_hash = taggedHash("PTM4r2/acc", shape || fold(Z)), into the path message. The fold
-   * (docs/protocol.md 3.3): 8 lanes of 32 bits, lane l from l; Z[i] goes into lane i mod 8 as
-   * s = rotl32(s ^ Z[i], 13) * 0x9E3779B1 mod 2^32.
+   * The JavaScript path: the accumulator fold (docs/protocol.md 3.3: 8 lanes of 32 bits, lane
+   * l from l; Z[i] goes into lane i mod 8 as s = rotl32(s ^ Z[i], 13) * 0x9E3779B1 mod 2^32)
+   * into `foldLanes`, then sum, min and max into `stats`. The wasm path computes the same in
+   * the module, in one pass (protocol/scripts/post-wasm.ts `postStats`).
    */
-  private hashAccumulators(): void {
+  private foldAndStats(): void {
     const z = this.z;
     const count = this.neurons;
     let s0 = 0;
@@ -359,6 +369,23 @@ export class TensorSearch {
       const x = lanes[i & 7]! ^ z[i]!;
       lanes[i & 7] = Math.imul((x << 13) | (x >>> 19), FOLD_MULTIPLIER);
     }
+    let sum = 0;
+    let min = z[0]!;
+    let max = min;
+    for (i = 0; i < count; i++) {
+      const v = z[i]!;
+      sum += v;
+      if (v < min) min = v;
+      else if (v > max) max = v;
+    }
+    this.stats[0] = sum;
+    this.stats[1] = min;
+    this.stats[2] = max;
+  }
+
+  /** acc_hash = taggedHash("PTM4r2/acc", shape || the 8 fold lanes as u32le), into the path message. */
+  private hashAccumulators(): void {
+    const lanes = this.foldLanes;
     // The lanes are u32le on the wire: write them little-endian whatever the platform.
     const msg = this.accMessage;
     const at = this.accHeaderLength;
@@ -495,20 +522,11 @@ export class TensorSearch {
    * is within that distance of an integer; the two exact comparisons below (the products are
    * integers below 2^53, so exact) move q by one step in that case, whatever the rounding.
    * Then s is the smallest s >= 0 with max|Z - m| >> s <= 127, and max|Z - m| is
-   * max(max - m, m - min).
+   * max(max - m, m - min). Sum, min and max come from the pass over Z (`foldAndStats` or the
+   * module's `postStats`).
    */
-  private normalisation(): void {
-    const z = this.z;
+  private normalisation(sum: number, min: number, max: number): void {
     const count = this.neurons;
-    let sum = 0;
-    let min = z[0]!;
-    let max = min;
-    for (let i = 0; i < count; i++) {
-      const v = z[i]!;
-      sum += v;
-      if (v < min) min = v;
-      else if (v > max) max = v;
-    }
     let q = Math.floor(sum / count);
     if (q * count > sum) q -= 1;
     else if ((q + 1) * count <= sum) q += 1;
@@ -528,14 +546,24 @@ export class TensorSearch {
    *
    * MML: bits = 1 + sum over maximal runs of (2 * floor(log2(L)) + 1). A run ends at i when
    * bit i differs from bit i + 1; the words' transition masks (w ^ (w >>> 1 | next << 31))
-   * give those positions, and consecutive ends give the run lengths.
+   * give those positions, and consecutive ends give the run lengths. The wasm kernel counts
+   * the same length from windows of equal bits instead (protocol/scripts/post-wasm.ts).
    */
   private firedAndScore(): void {
+    const below = this.mean + (1 - this.bias) * 2 ** this.shift - 1; // bit = z > below
+    const bits =
+      this.wasm !== undefined ? this.wasm.postFired(this.neurons, below, this.fired) : this.firedBits(below);
+    const count = this.neurons;
+    const scaled = bits * MML_ONE_Q16;
+    this.mml = Math.min((scaled - (scaled % count)) / count, MML_ONE_Q16);
+  }
+
+  /** The JavaScript path of `firedAndScore`: writes the bitmap, returns the MML bits. */
+  private firedBits(below: number): number {
     const z = this.z;
     const count = this.neurons;
     const words = this.firedWords;
     const fired = this.fired;
-    const below = this.mean + (1 - this.bias) * 2 ** this.shift - 1; // bit = z > below
     const nw = words.length;
     for (let k = 0; k < nw; k++) {
       const o = k << 5;
@@ -566,8 +594,7 @@ export class TensorSearch {
       }
     }
     bits += 2 * (31 - Math.clz32(count - 1 - last)) + 1;
-    const scaled = bits * MML_ONE_Q16;
-    this.mml = Math.min((scaled - (scaled % count)) / count, MML_ONE_Q16);
+    return bits;
   }
 
   /** path_signature (the first two digest words) and its distance to the path target. */

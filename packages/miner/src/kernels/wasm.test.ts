@@ -1,8 +1,56 @@
 import { randomBytes } from 'node:crypto';
+import { mmlScoreQ16 } from '@tensormine/protocol';
 import { describe, expect, test } from 'vitest';
 import { prepareHexchain } from './hexchain.js';
 import { scanHexchain } from './sha256.generated.js';
+import { MAC_LAYOUT } from './wasm.generated.js';
 import { KERNEL_CHOICES, resolveKernel, WasmKernels, wasmSimdSupported } from './wasm.js';
+
+/** Neuron counts of every residue around the word and vector boundaries, up to the largest Z. */
+const COUNTS = [
+  16, 17, 23, 31, 32, 33, 63, 64, 65, 127, 128, 129, 200, 1000, 1024, 4095, 4096, 9801, 32767, 32768,
+];
+
+/** A random integer in [lo, hi]. */
+function rand(lo: number, hi: number): number {
+  return lo + Math.floor(Math.random() * (hi - lo + 1));
+}
+
+/** Writes `z` where the accumulators live, and garbage after it (which must not count). */
+function writeZ(wasm: WasmKernels, z: Int32Array): void {
+  const words = new Int32Array(wasm.exports.memory.buffer);
+  const base = MAC_LAYOUT.z >> 2;
+  words.set(z, base);
+  for (let i = z.length; i < z.length + 64 && base + i < words.length; i++)
+    words[base + i] = rand(-(2 ** 31), 2 ** 31 - 1);
+}
+
+/** The fired bits of a test: random runs whose mean length is `meanRun`. */
+function bitsOf(count: number, meanRun: number): Uint8Array {
+  const bits = new Uint8Array(count);
+  let bit = rand(0, 1);
+  for (let i = 0; i < count; ) {
+    const run = Math.max(1, Math.round(-Math.log(1 - Math.random()) * meanRun));
+    bits.fill(bit, i, Math.min(count, i + run));
+    i += run;
+    bit ^= 1;
+  }
+  return bits;
+}
+
+/** The MML description length (docs/protocol.md 3.3), run by run. */
+function mmlBits(bits: Uint8Array): number {
+  let total = 1;
+  let run = 1;
+  for (let i = 1; i <= bits.length; i++) {
+    if (i < bits.length && bits[i] === bits[i - 1]) run++;
+    else {
+      total += 2 * (31 - Math.clz32(run)) + 1;
+      run = 1;
+    }
+  }
+  return total;
+}
 
 /**
  * The WebAssembly SIMD kernels against the JavaScript ones, on many random inputs (the
@@ -50,6 +98,55 @@ describe('wasm kernels', () => {
             scanHexchain(params, start, start + count, t0),
           );
         }
+      }
+    }
+  });
+
+  test('postStats gives the accumulator fold, sum, min and max of every count', () => {
+    const wasm = new WasmKernels();
+    const lanes = new Int32Array(8);
+    const out = new Float64Array(3);
+    for (const count of COUNTS) {
+      for (const range of [2 ** 20, 2 ** 31 - 1]) {
+        const z = Int32Array.from({ length: count }, () => rand(-range, range));
+        if (count > 40) {
+          z[rand(0, count - 1)] = -range - (range === 2 ** 31 - 1 ? 1 : 0);
+          z[rand(0, count - 1)] = range;
+        }
+        writeZ(wasm, z);
+        wasm.postStats(count, lanes, out);
+        const want = Int32Array.from({ length: 8 }, (_, l) => l);
+        z.forEach((v, i) => {
+          const x = want[i & 7]! ^ v;
+          want[i & 7] = Math.imul((x << 13) | (x >>> 19), 0x9e3779b1 | 0);
+        });
+        expect(Array.from(lanes)).toEqual(Array.from(want));
+        expect(out[0]).toBe(z.reduce((a, v) => a + v, 0));
+        expect(out[1]).toBe(z.reduce((a, v) => Math.min(a, v)));
+        expect(out[2]).toBe(z.reduce((a, v) => Math.max(a, v)));
+      }
+    }
+  });
+
+  test('postFired writes the bitmap and its MML length, runs of every length, every count', () => {
+    const wasm = new WasmKernels();
+    for (const count of COUNTS) {
+      for (const meanRun of [0, 1, 2, 5, 40, 700, 1e9]) {
+        const bits =
+          meanRun === 0 ? Uint8Array.from({ length: count }, (_, i) => i & 1) : bitsOf(count, meanRun);
+        const below = rand(-1000, 1000);
+        const z = Int32Array.from(bits, (b) => (b ? below + rand(1, 2 ** 20) : below - rand(0, 2 ** 20)));
+        writeZ(wasm, z);
+        const fired = new Uint8Array(Math.ceil(count / 8));
+        const got = wasm.postFired(count, below, fired);
+        const want = new Uint8Array(fired.length);
+        bits.forEach((b, i) => {
+          want[i >> 3]! |= b << (i & 7);
+        });
+        expect(fired).toEqual(want);
+        expect(got).toBe(mmlBits(bits));
+        const scaled = got * 65536;
+        expect(Math.min((scaled - (scaled % count)) / count, 65536)).toBe(mmlScoreQ16(want, count));
       }
     }
   });

@@ -90,11 +90,17 @@ export function normalize(z: Int32Array): Int8Array {
     const a = d < 0 ? -d : d;
     if (a > maxAbs) maxAbs = a;
   }
-  let s = 0;
-  while (maxAbs >> s > 127) s++;
+  const s = normalizeShift(maxAbs);
   const out = new Int8Array(z.length);
   for (let i = 0; i < z.length; i++) out[i] = (z[i]! - mean) >> s;
   return out;
+}
+
+/** normalize's s: the smallest s >= 0 with maxAbs >> s <= 127. */
+export function normalizeShift(maxAbs: number): number {
+  let s = 0;
+  while (maxAbs >> s > 127) s++;
+  return s;
 }
 
 export function clampInt8(v: number): number {

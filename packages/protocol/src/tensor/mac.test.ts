@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
 import { conv3x3, matmul } from './fixed-point.js';
 import { checkedWasmMac, referenceMac, wasmMac } from './mac.js';
+import { computeWork } from './work.js';
 
 const random = (length: number) => new Int8Array(randomBytes(length).buffer, 0, length);
 const extreme = (length: number, v: number) => new Int8Array(length).fill(v);
@@ -54,6 +55,31 @@ describe('WebAssembly SIMD multiply-accumulate core', () => {
         for (let i = 0; i < 3; i++) {
           const seed = new Uint8Array(randomBytes(32));
           expect(mac!.accumulators(task, seed)).toEqual(referenceMac.accumulators(task, seed));
+        }
+      }
+    }
+  });
+
+  test('computeWork with the core (its passes over Z too) equals the reference, every shape and activation', () => {
+    expect(mac!.passes).toBeDefined();
+    const key = new Uint8Array(randomBytes(32));
+    for (let n = 4; n <= 64; n += n < 20 ? 1 : 7) {
+      for (const operation of ['matmul', 'conv'] as const) {
+        for (const activation of ['relu', 'sigmoid', 'tanh'] as const) {
+          const inputs = n % 16 === 0 ? operands(n * n) : [random(n * n)];
+          for (const input of inputs) {
+            const task = {
+              challengeHash: new Uint8Array(randomBytes(32)),
+              operation,
+              activation,
+              dim: n,
+              filters: 1 + ((n + activation.length) % 8),
+              input,
+              pathTarget: new Uint8Array(randomBytes(8)),
+            };
+            const nonce = randomBytes(4).readUInt32LE(0);
+            expect(computeWork(task, key, nonce, mac)).toEqual(computeWork(task, key, nonce));
+          }
         }
       }
     }

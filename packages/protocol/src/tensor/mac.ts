@@ -1,7 +1,9 @@
 import { expand, taggedHash } from '../hash.js';
+import type { Activation } from './devices.js';
 import { conv3x3, matmul } from './fixed-point.js';
-import { MAC_LAYOUT, WASM_BASE64 } from './mac-wasm.generated.js';
-import type { TensorTask } from './work.js';
+import { MAC_LAYOUT, POST_LAYOUT, WASM_BASE64 } from './mac-wasm.generated.js';
+// A cycle (work.ts imports this module) that only the self-check's calls cross, at run time.
+import { computeWork, type TensorTask } from './work.js';
 
 /**
  * The multiply-accumulate core of the v4.0 work: int8 operands, int32 accumulators. The
@@ -23,6 +25,30 @@ export interface MacCore {
   matmul(x: Int8Array, w: Int8Array, n: number): Int32Array;
   /** F filters of 3 x 3 over X with a zero border, F x N x N (fixed-point.ts `conv3x3`). */
   conv3x3(x: Int8Array, kernels: Int8Array, n: number, filters: number): Int32Array;
+  /**
+   * Optional (the WebAssembly core has them): the passes over the Z of the last
+   * `accumulators` call done by the core itself, which `computeWork` then uses instead of its
+   * own loops (scripts/post-wasm.ts; mac.test.ts compares every field with the reference).
+   */
+  readonly passes?: AccumulatorPasses;
+}
+
+/** The passes over Z (docs/protocol.md 3.3) that a core can run where Z lives. */
+export interface AccumulatorPasses {
+  /** The accumulator fold's 8 lanes (u32), and sum, min and max of Z. */
+  stats(count: number): { fold: Uint32Array; sum: number; min: number; max: number };
+  /**
+   * The fired bitmap (bit i set when Z[i] > below), its MML description length in bits, and
+   * the activations Y = activation(clamp(((Z - mean) >> shift) + bias, -128, 127)).
+   */
+  activate(
+    count: number,
+    below: number,
+    mean: number,
+    shift: number,
+    bias: number,
+    activation: Activation,
+  ): { fired: Uint8Array; mmlBits: number; result: Int8Array };
 }
 
 /** What the accumulators depend on in a task. */
@@ -56,7 +82,25 @@ interface MacExports {
   macMatmul(n: number, swap: number): void;
   macConv(n: number, filters: number, swap: number): void;
   expandWeights(blocks: number): void;
+  postStats(count: number): void;
+  postFired(count: number, below: number): number;
+  postActivate(
+    count: number,
+    mean: number,
+    shift: number,
+    bias: number,
+    mul: number,
+    add: number,
+    lo: number,
+  ): void;
 }
+
+/** The activations as clamp(a * mul + add, lo, 127) (fixed-point.ts relu, sigmoid, tanh). */
+const ACTIVATION_AFFINE: Readonly<Record<Activation, readonly [number, number, number]>> = {
+  relu: [1, 0, 0],
+  sigmoid: [1, 64, 0],
+  tanh: [4, 0, -128],
+};
 
 let compiled: object | null | undefined;
 
@@ -127,6 +171,21 @@ function selfCheckWasmMac(): boolean {
       const task = { operation, dim: n, filters: 5, input: x };
       const seed = taggedHash('PTM4/mac-check', new Uint8Array(x.buffer, x.byteOffset, 4));
       if (!same(mac.accumulators(task, seed), referenceMac.accumulators(task, seed))) return false;
+      // The whole iteration, the core's passes over Z included, for each activation.
+      for (const activation of ['relu', 'sigmoid', 'tanh'] as const) {
+        const full = { ...task, activation, challengeHash: seed, pathTarget: seed.subarray(0, 8) };
+        const a = computeWork(full, seed, n, mac);
+        const b = computeWork(full, seed, n);
+        const fields = [
+          [a.result, b.result],
+          [a.accumulatorHash, b.accumulatorHash],
+          [a.tensorResultHash, b.tensorResultHash],
+          [a.pathSignature, b.pathSignature],
+          [a.computationHash, b.computationHash],
+        ] as const;
+        if (a.mmlScoreQ16 !== b.mmlScoreQ16 || a.pathDistance !== b.pathDistance) return false;
+        if (!fields.every(([p, q]) => p.length === q.length && p.every((v, i) => v === q[i]))) return false;
+      }
     }
   }
   return true;
@@ -141,6 +200,7 @@ interface Layout {
 
 export class WasmMac implements MacCore {
   readonly name = 'wasm';
+  readonly passes: AccumulatorPasses;
   private readonly bytes: Int8Array;
   private readonly words: Int32Array;
   private layout: Layout | undefined;
@@ -148,6 +208,31 @@ export class WasmMac implements MacCore {
   constructor(private readonly exports: MacExports) {
     this.bytes = new Int8Array(exports.memory.buffer);
     this.words = new Int32Array(exports.memory.buffer);
+    const words = this.words;
+    const bytes = this.bytes;
+    // Z is where the last `accumulators` left it, contiguous (`read` compacts it in place).
+    this.passes = {
+      stats(count) {
+        exports.postStats(count);
+        const at = POST_LAYOUT.stats >> 2;
+        return {
+          fold: Uint32Array.from(words.subarray(at, at + 8)),
+          sum: words[at + 9]! * 0x1_0000_0000 + (words[at + 8]! >>> 0),
+          min: words[at + 10]!,
+          max: words[at + 11]!,
+        };
+      },
+      activate(count, below, mean, shift, bias, activation) {
+        const mmlBits = exports.postFired(count, below);
+        const [mul, add, lo] = ACTIVATION_AFFINE[activation];
+        exports.postActivate(count, mean, shift, bias, mul, add, lo);
+        return {
+          fired: new Uint8Array(bytes.buffer, POST_LAYOUT.fired, Math.ceil(count / 8)).slice(),
+          mmlBits,
+          result: bytes.slice(POST_LAYOUT.result, POST_LAYOUT.result + count),
+        };
+      },
+    };
   }
 
   accumulators(task: AccumulatorTask, seed: Uint8Array): Int32Array {
@@ -226,14 +311,17 @@ export class WasmMac implements MacCore {
     this.layout = cached ? { x, n, conv } : undefined;
   }
 
-  /** `rows` rows of `n` accumulators from Z at `stride` words, contiguous. */
+  /**
+   * `rows` rows of `n` accumulators from Z at `stride` words, contiguous; Z is compacted in
+   * memory too (forward: nothing is overwritten before it is read), for the passes.
+   */
   private read(rows: number, stride: number, n: number): Int32Array {
     const base = MAC_LAYOUT.z >> 2;
-    if (stride === n) return this.words.slice(base, base + rows * n);
-    const z = new Int32Array(rows * n);
-    for (let r = 0; r < rows; r++)
-      z.set(this.words.subarray(base + r * stride, base + r * stride + n), r * n);
-    return z;
+    if (stride !== n) {
+      for (let r = 1; r < rows; r++)
+        this.words.copyWithin(base + r * n, base + r * stride, base + r * stride + n);
+    }
+    return this.words.slice(base, base + rows * n);
   }
 }
 

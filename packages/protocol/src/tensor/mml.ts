@@ -32,6 +32,11 @@ export function mmlScoreQ16(bitmap: Uint8Array, count: number): number {
     }
   }
   bits += 2 * floorLog2(run) + 1;
+  return mmlScoreFromBits(bits, count);
+}
+
+/** The score of a description length of `bits` for `count` neurons: min(65536, floor(bits * 65536 / count)). */
+export function mmlScoreFromBits(bits: number, count: number): number {
   const scaled = bits * MML_ONE_Q16;
   const score = (scaled - (scaled % count)) / count;
   return Math.min(score, MML_ONE_Q16);

@@ -1,9 +1,9 @@
 import { concatBytes, u8, u16le, u32le, u64le } from '../bytes.js';
 import { taggedHash } from '../hash.js';
 import type { Activation, Operation } from './devices.js';
-import { clampInt8, normalize, relu, sigmoid, tanh } from './fixed-point.js';
-import { type MacCore, referenceMac } from './mac.js';
-import { mmlScoreQ16 } from './mml.js';
+import { clampInt8, floorDiv, normalize, normalizeShift, relu, sigmoid, tanh } from './fixed-point.js';
+import { type AccumulatorPasses, type MacCore, referenceMac } from './mac.js';
+import { mmlScoreFromBits, mmlScoreQ16 } from './mml.js';
 
 /**
  * One nonce iteration of the v4.0 proof of tensor work, rule set 2 (docs/protocol.md 3.3).
@@ -76,21 +76,13 @@ export function computeWork(
   const seed = workSeed(task.challengeHash, minerPublicKey, nonce);
   const z = mac.accumulators(task, seed);
   const shape = resultShape(task);
-  const accHash = accumulatorHash(shape, z);
-  const bias = ((accHash[31]! << 24) >> 24) >> 1;
-  const pre = normalize(z);
-  const result = new Int8Array(pre.length);
-  const fired = new Uint8Array(Math.ceil(pre.length / 8));
-  const act = ACTIVATION_FUNCTIONS[task.activation];
-  for (let i = 0; i < pre.length; i++) {
-    const a = clampInt8(pre[i]! + bias);
-    if (a > 0) fired[i >> 3]! |= 1 << (i & 7);
-    result[i] = act(a);
-  }
+  const { accHash, result, fired, mml } =
+    mac.passes === undefined
+      ? activations(task, shape, z)
+      : activationsByPasses(task, shape, z.length, mac.passes);
   const tensorResultHash = resultHash(accHash, result);
   const pathSignature = pathSignatureOf(accHash, fired);
   const pathDistance = hammingDistance(pathSignature, task.pathTarget);
-  const mml = mmlScoreQ16(fired, pre.length);
   const computationHash = taggedHash(
     'PTM4r2/computation',
     task.challengeHash,
@@ -114,6 +106,56 @@ export function computeWork(
 }
 
 const ACTIVATION_FUNCTIONS: Readonly<Record<Activation, (a: number) => number>> = { relu, sigmoid, tanh };
+
+interface Activations {
+  readonly accHash: Uint8Array;
+  readonly result: Int8Array;
+  readonly fired: Uint8Array;
+  readonly mml: number;
+}
+
+/** acc_hash, then A, Y, the fired bitmap and its MML score from Z: the reference. */
+function activations(task: TensorTask, shape: readonly number[], z: Int32Array): Activations {
+  const accHash = accumulatorHash(shape, z);
+  const bias = biasOf(accHash);
+  const pre = normalize(z);
+  const result = new Int8Array(pre.length);
+  const fired = new Uint8Array(Math.ceil(pre.length / 8));
+  const act = ACTIVATION_FUNCTIONS[task.activation];
+  for (let i = 0; i < pre.length; i++) {
+    const a = clampInt8(pre[i]! + bias);
+    if (a > 0) fired[i >> 3]! |= 1 << (i & 7);
+    result[i] = act(a);
+  }
+  return { accHash, result, fired, mml: mmlScoreQ16(fired, pre.length) };
+}
+
+/**
+ * The same from a core's passes over Z (the WebAssembly core: scripts/post-wasm.ts): the fold
+ * and sum, min, max in one pass; normalize's m and s from them (max |Z - m| is
+ * max(max - m, m - min)); A > 0 iff ((Z - m) >> s) + bias > 0 (the clamp keeps the sign) iff
+ * Z > m + (1 - bias) * 2^s - 1 (for integers, x >> s >= c iff x >= c * 2^s).
+ */
+function activationsByPasses(
+  task: TensorTask,
+  shape: readonly number[],
+  count: number,
+  passes: AccumulatorPasses,
+): Activations {
+  const stats = passes.stats(count);
+  const accHash = accumulatorHashOfFold(shape, stats.fold);
+  const bias = biasOf(accHash);
+  const mean = floorDiv(stats.sum, count);
+  const shift = normalizeShift(Math.max(stats.max - mean, mean - stats.min));
+  const below = mean + (1 - bias) * 2 ** shift - 1;
+  const a = passes.activate(count, below, mean, shift, bias, task.activation);
+  return { accHash, result: a.result, fired: a.fired, mml: mmlScoreFromBits(a.mmlBits, count) };
+}
+
+/** bias = int8(acc_hash[31]) >> 1. */
+function biasOf(accHash: Uint8Array): number {
+  return ((accHash[31]! << 24) >> 24) >> 1;
+}
 
 /** The multiplier of the accumulator fold: odd, so multiplying by it is a bijection mod 2^32. */
 export const ACC_FOLD_MULTIPLIER = 0x9e3779b1;
@@ -141,7 +183,10 @@ export function accumulatorFold(z: Int32Array, count: number = z.length): Uint32
  * l = 0..7), the fold of every accumulator in output order (row-major; conv: filter-major).
  */
 export function accumulatorHash(shape: readonly number[], z: Int32Array): Uint8Array {
-  const fold = accumulatorFold(z);
+  return accumulatorHashOfFold(shape, accumulatorFold(z));
+}
+
+function accumulatorHashOfFold(shape: readonly number[], fold: Uint32Array): Uint8Array {
   const lanes = new Uint8Array(32);
   const view = new DataView(lanes.buffer);
   for (let l = 0; l < 8; l++) view.setUint32(4 * l, fold[l]!, true);

@@ -13,7 +13,7 @@ import {
   routesOf,
   verifySignedRequest,
 } from '@tensormine/protocol';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { ValidatorContext } from '../context.js';
 import type { StorageTx } from '../store/types.js';
 import { checkAdminToken } from './admin-auth.js';
@@ -48,6 +48,8 @@ export type Handlers = { readonly [Id in OperationId]?: Handler<Id> };
 export interface RegisterOptions {
   readonly adminToken: string;
   readonly keyLimiter: RateLimiter;
+  /** A preHandler hook of some routes only (e.g. the economy's stored-result replay). */
+  readonly preHandlers?: { readonly [Id in OperationId]?: preHandlerAsyncHookHandler };
   /** Routes of these protocol versions are not registered. */
   readonly disabledVersions?: readonly RouteDefinition['version'][];
 }
@@ -108,6 +110,79 @@ export function registerRoutes(
     const handler = handlers[id] as Handler<OperationId> | undefined;
     if (!handler || options.disabledVersions?.includes(route.version)) continue;
     registered.push(id);
+    const preHandler = options.preHandlers?.[id];
+    const notSigned = async () => {
+      throw new Error(`${id} is not a signed route: there is no nonce to claim`);
+    };
+    // An unsigned GET has no signer, no acting key to rate-limit and no nonce: its handler is
+    // called directly (the reads that dashboards and miners poll; no extra promise).
+    const direct = (request: FastifyRequest, reply: FastifyReply) =>
+      handler(
+        {
+          body: request.body as never,
+          query: request.query as never,
+          params: request.params as never,
+          signer: undefined,
+          claimNonce: notSigned,
+          ip: request.ip,
+          raw: request,
+          reply,
+        },
+        ctx,
+      );
+    const full = async (request: FastifyRequest, reply: FastifyReply) => {
+      let signer: string | undefined;
+      let signed: { publicKey: string; nonce: string; timestamp: number } | undefined;
+      let claimed = false;
+      // Admin routes: the token is checked in the onRequest hook (admin-auth.ts), before
+      // the body is parsed or validated.
+      if (route.auth === 'signed') {
+        const verdict = verifySignedRequest({
+          method: request.method,
+          path: request.url,
+          body: request.rawBody ?? new Uint8Array(0),
+          headers: request.headers,
+          now: ctx.now(),
+        });
+        if (!verdict.ok) throw verdictError(verdict);
+        signer = verdict.publicKey;
+        signed = verdict;
+        const bodyKey = (request.body as { pubkey?: unknown } | undefined)?.pubkey;
+        if (bodyKey !== undefined) {
+          const match = assertBodyPubkey(signer, bodyKey);
+          if (!match.ok) throw verdictError(match);
+        }
+      }
+      const key = actingKey(route, request.body, signer);
+      if (key) options.keyLimiter.take(key, 'public key');
+      if (signed && !NONCE_CLAIMED_BY_HANDLER.has(id)) {
+        const pair = signed;
+        await ctx.storage.transaction((tx) => claimRequestNonce(tx, pair, ctx.now()));
+        claimed = true;
+      }
+      const result = await handler(
+        {
+          body: request.body as never,
+          query: request.query as never,
+          params: request.params as never,
+          signer,
+          claimNonce: async (tx) => {
+            if (!signed) return notSigned();
+            if (claimed) return; // the router already recorded it (a route not in the set)
+            await claimRequestNonce(tx, signed, ctx.now());
+            claimed = true;
+          },
+          ip: request.ip,
+          raw: request,
+          reply,
+        },
+        ctx,
+      );
+      if (signed && !claimed) {
+        throw new Error(`${id} answered without recording its request nonce (claimNonce in its transaction)`);
+      }
+      return result;
+    };
     app.route({
       method: route.method,
       url: route.url,
@@ -131,61 +206,8 @@ export function registerRoutes(
             },
           }
         : {}),
-      handler: async (request, reply) => {
-        let signer: string | undefined;
-        let signed: { publicKey: string; nonce: string; timestamp: number } | undefined;
-        let claimed = false;
-        // Admin routes: the token is checked in the onRequest hook (admin-auth.ts), before
-        // the body is parsed or validated.
-        if (route.auth === 'signed') {
-          const verdict = verifySignedRequest({
-            method: request.method,
-            path: request.url,
-            body: request.rawBody ?? new Uint8Array(0),
-            headers: request.headers,
-            now: ctx.now(),
-          });
-          if (!verdict.ok) throw verdictError(verdict);
-          signer = verdict.publicKey;
-          signed = verdict;
-          const bodyKey = (request.body as { pubkey?: unknown } | undefined)?.pubkey;
-          if (bodyKey !== undefined) {
-            const match = assertBodyPubkey(signer, bodyKey);
-            if (!match.ok) throw verdictError(match);
-          }
-        }
-        const key = actingKey(route, request.body, signer);
-        if (key) options.keyLimiter.take(key, 'public key');
-        if (signed && !NONCE_CLAIMED_BY_HANDLER.has(id)) {
-          const pair = signed;
-          await ctx.storage.transaction((tx) => claimRequestNonce(tx, pair, ctx.now()));
-          claimed = true;
-        }
-        const result = await handler(
-          {
-            body: request.body as never,
-            query: request.query as never,
-            params: request.params as never,
-            signer,
-            claimNonce: async (tx) => {
-              if (!signed) throw new Error(`${id} is not a signed route: there is no nonce to claim`);
-              if (claimed) return; // the router already recorded it (a route not in the set)
-              await claimRequestNonce(tx, signed, ctx.now());
-              claimed = true;
-            },
-            ip: request.ip,
-            raw: request,
-            reply,
-          },
-          ctx,
-        );
-        if (signed && !claimed) {
-          throw new Error(
-            `${id} answered without recording its request nonce (claimNonce in its transaction)`,
-          );
-        }
-        return result;
-      },
+      ...(preHandler ? { preHandler } : {}),
+      handler: route.auth !== 'signed' && route.method === 'GET' ? direct : full,
     });
   }
   return registered;

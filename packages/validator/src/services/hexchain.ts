@@ -14,6 +14,8 @@ import {
   type HexSubmitRequest,
   hexChallengeEntropy,
   hexChallengeHash,
+  keptBody,
+  type LatticePage,
   parentsRoot,
   parseCoord,
   parseHexDifficulty,
@@ -61,6 +63,9 @@ export const HEX_BLOCK_REWARD = 1_000_000_000n;
 
 /** Page size of GET /api/hexchain/lattice when the query has no limit. */
 export const LATTICE_DEFAULT_LIMIT = 100;
+
+/** At most this many characters of serialized lattice pages are kept (about 100 default pages). */
+const LATTICE_PAGE_CACHE_CHARS = 4 * 1024 * 1024;
 
 /** What createHexchainService takes beside the context. */
 export interface HexchainServiceOptions {
@@ -349,31 +354,44 @@ export async function createHexchainService(
     },
 
     async hexStatus(request) {
-      // The answer's bytes are kept until the lattice, the difficulty or the open-challenge
-      // count changes: most requests cost no serialization at all.
-      const body = status();
-      if (
-        statusJson === undefined ||
-        statusJson.version !== state.version ||
-        statusJson.open !== body.open_challenges
-      ) {
-        statusJson = { version: state.version, open: body.open_challenges, text: JSON.stringify(body) };
+      // The answer is kept serialized until the lattice, the difficulty or the open-challenge count
+      // changes: most requests cost one comparison, no allocation and no serialization.
+      const open = state.openChallenges(nowSeconds(ctx));
+      if (statusBody === undefined || statusBody.version !== state.version || statusBody.open !== open) {
+        // Made by the route's own response serializer (the HexStatus schema), like any answer.
+        const text = request.reply.serializeInput(status(open), '200') as string;
+        statusBody = { version: state.version, open, body: keptBody(text) };
       }
-      request.reply.type('application/json; charset=utf-8');
-      // A string is sent as it is (Fastify serializes objects only); it was built from the
-      // fields of the HexStatus schema, in the same shape.
-      return statusJson.text as unknown as HexStatus;
+      request.reply.header('content-type', 'application/json; charset=utf-8');
+      // Sent as it is (Fastify serializes objects only).
+      return statusBody.body as unknown as HexStatus;
     },
 
     async hexLattice(request) {
       const limit = request.query.limit ?? LATTICE_DEFAULT_LIMIT;
       const after = request.query.cursor === undefined ? 0 : parseLatticeCursor(request.query.cursor);
-      const page = state.page(after, limit);
-      return {
-        blocks: page.blocks,
-        next_cursor: page.more && page.lastHeight !== undefined ? latticeCursor(page.lastHeight) : null,
-        total: state.blockCount,
-      };
+      // Pages are kept serialized until the next block (a page holds `total` and may grow):
+      // clients syncing the lattice read the same pages, at up to a hundred blocks each.
+      if (pages.version !== state.version || pages.size > LATTICE_PAGE_CACHE_CHARS) {
+        pages = { version: state.version, bodies: new Map(), size: 0 };
+      }
+      const key = `${after} ${limit}`;
+      let kept = pages.bodies.get(key);
+      if (kept === undefined) {
+        const page = state.page(after, limit);
+        const body: LatticePage = {
+          blocks: page.blocks,
+          next_cursor: page.more && page.lastHeight !== undefined ? latticeCursor(page.lastHeight) : null,
+          total: state.blockCount,
+        };
+        // The route's own response serializer (the lattice page schema), like any answer.
+        const text = request.reply.serializeInput(body, '200') as string;
+        kept = keptBody(text);
+        pages.bodies.set(key, kept);
+        pages.size += text.length;
+      }
+      request.reply.header('content-type', 'application/json; charset=utf-8');
+      return kept as unknown as LatticePage;
     },
 
     async hexBlock(request) {
@@ -413,10 +431,13 @@ export async function createHexchainService(
     },
   });
 
-  let statusJson: { version: number; open: number; text: string } | undefined;
+  /** Serialized pages of GET /api/hexchain/lattice by "after limit", for one lattice version. */
+  let pages = { version: -1, bodies: new Map<string, string | Buffer>(), size: 0 };
+  /** The serialized status and what it was made from. */
+  let statusBody: { version: number; open: number; body: string | Buffer } | undefined;
   /** The status body; its lattice part is rebuilt only after a block or a difficulty change. */
   let cached: { version: number; body: Omit<HexStatus, 'open_challenges'> } | undefined;
-  const status = (): HexStatus => {
+  const status = (openChallenges: number): HexStatus => {
     if (cached === undefined || cached.version !== state.version) {
       const height = lattice.height;
       cached = {
@@ -435,7 +456,7 @@ export async function createHexchainService(
         },
       };
     }
-    return { ...cached.body, open_challenges: state.openChallenges(nowSeconds(ctx)) };
+    return { ...cached.body, open_challenges: openChallenges };
   };
 
   /** Publishes an accepted block (and the retarget its height ran) after the commit. */

@@ -26,20 +26,27 @@ export function notRegistered(pubkey: string, field: string): ApiError {
 }
 
 /**
- * Recently rebuilt challenges. A stored challenge never changes, and re-deriving its input
- * tensor costs 30 to 140 us per submission (docs/benchmarks.md), so keep the latest ones.
+ * Recently issued or rebuilt challenges. A stored challenge never changes, and re-deriving its
+ * input tensor (N x N bytes of SHA-256 expansion) costs up to about 0.2 ms per submission
+ * (docs/benchmarks.md), so keep the latest ones; the challenges this process issues go in at
+ * issuance (the same `buildChallenge` of the same parameters), so their first proof finds
+ * them too.
  */
 const rebuilt = new Map<string, TensorChallenge>();
 const REBUILT_MAX = 1024;
 
-/** Rebuilds the consensus view of a stored challenge (the thresholds it was issued with). */
-export function challengeFromRecord(record: ChallengeRecord): TensorChallenge {
+function remember(record: ChallengeRecord, challenge: TensorChallenge): void {
   const key = `${record.id}:${record.challengeHash}`;
-  const cached = rebuilt.get(key);
-  if (cached) return cached;
-  const challenge = buildChallengeFromRecord(record);
   if (rebuilt.size >= REBUILT_MAX) rebuilt.delete(rebuilt.keys().next().value as string);
   rebuilt.set(key, challenge);
+}
+
+/** Rebuilds the consensus view of a stored challenge (the thresholds it was issued with). */
+export function challengeFromRecord(record: ChallengeRecord): TensorChallenge {
+  const cached = rebuilt.get(`${record.id}:${record.challengeHash}`);
+  if (cached) return cached;
+  const challenge = buildChallengeFromRecord(record);
+  remember(record, challenge);
   return challenge;
 }
 
@@ -118,6 +125,7 @@ export function challengeHandlers() {
         }
         return { challenge, record };
       });
+      remember(record, challenge);
       return challengeToWire(challenge, {
         id: record.id,
         slotHash: record.slotHash,
