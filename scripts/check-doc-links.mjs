@@ -1,7 +1,11 @@
 #!/usr/bin/env node
 // Checks that every relative link in README.md, docs/ and the packages' READMEs resolves to a
 // file or folder of the repository (and, for a link to a heading of a Markdown file, that the
-// heading exists). Run by `npm run check:docs` and CI. Exit 1 with the list of broken links.
+// heading exists), and that no command in their shell blocks (```sh, or a `$ ` prompt line)
+// starts with a bin that only exists once the package is installed from the registry (`miner`,
+// `tensormine-validator`, ...): in a clone those resolve to nothing, or to whatever the public
+// registry serves under that name (use `npx miner`, `npm start -w @tensormine/validator`).
+// Run by `npm run check:docs` and CI. Exit 1 with the list of problems.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -82,8 +86,44 @@ for (const file of files) {
     }
   });
 }
+/** Bins of the workspace packages: not on PATH in a clone (only `npx <bin>` finds them). */
+const bins = new Set(
+  readdirSync(join(root, 'packages')).flatMap((p) => {
+    const manifest = join(root, 'packages', p, 'package.json');
+    if (!existsSync(manifest)) return [];
+    const bin = JSON.parse(readFileSync(manifest, 'utf8')).bin ?? {};
+    return typeof bin === 'string' ? [] : Object.keys(bin);
+  }),
+);
+for (const file of files) {
+  const lines = readFileSync(file, 'utf8').split('\n');
+  let fence; // the info string of the open code block, if any
+  lines.forEach((line, i) => {
+    const open = /^\s*```(\S*)/.exec(line);
+    if (open) {
+      fence = fence === undefined ? open[1] : undefined;
+      return;
+    }
+    if (fence === undefined) return;
+    const shell = ['sh', 'bash', 'shell', 'console'].includes(fence);
+    const prompt = /^\s*\$ /.test(line);
+    if (!shell && !prompt) return;
+    const command = line
+      .replace(/^\s*\$ /, '')
+      .replace(/^\s*(?:sudo(?: -u \S+)? )?(?:env )?(?:[A-Z_][A-Z0-9_]*=\S* )*/, '');
+    const word = command.split(/\s/)[0];
+    if (bins.has(word)) {
+      broken.push(
+        `${relative(root, file)}:${i + 1}: \`${word}\` is not on PATH in a clone (npx ${word}, or npm start -w)`,
+      );
+    }
+  });
+}
+
 if (broken.length > 0) {
-  console.error(`broken relative links (${broken.length}):\n${broken.map((b) => `  ${b}`).join('\n')}`);
+  console.error(
+    `broken relative links and commands (${broken.length}):\n${broken.map((b) => `  ${b}`).join('\n')}`,
+  );
   process.exit(1);
 }
-console.log(`doc links ok: ${files.length} files`);
+console.log(`doc links and commands ok: ${files.length} files`);

@@ -5,10 +5,11 @@
  * local validator); the same signal again within a second is the same stop delivered twice
  * (a terminal's Ctrl+C reaches the bin wrapper and this process), later it exits at once.
  * The process also stops cleanly when the process that started it dies: the bin wrapper's
- * IPC channel closes, or, started by npm (npx, npm start), it is re-parented. A closed stdout
- * or stderr (`miner ... | head`) ends the command quietly.
+ * IPC channel closes, or, started by npm (npx, npm start), npm or its shell dies or is sent
+ * SIGINT (which they do not pass on). A closed stdout or stderr (`miner ... | head`) ends the
+ * command quietly.
  */
-import { readFileSync } from 'node:fs';
+import { stopWithLauncher } from '@tensormine/validator/launcher';
 import { processIo } from './io.js';
 import { run } from './run.js';
 
@@ -30,36 +31,10 @@ if (process.env.TENSORMINE_MINER_WRAPPED === '1' && process.channel) {
   process.channel.unref();
 }
 
-// Started by npm (npx miner, npm start: npm -> sh -c -> this process): when npm or its shell
-// dies (npm forwards SIGTERM to the shell, which dies of it; SIGHUP kills npm), stop instead
-// of mining on as an orphan.
-if (process.env.npm_command !== undefined && process.platform === 'linux') {
-  const watched = [process.ppid, parentOf(process.ppid)].filter(
-    (pid): pid is number => pid !== undefined && pid > 1,
-  );
-  setInterval(() => {
-    if (watched.some((pid) => !alive(pid))) controller.abort('SIGHUP');
-  }, 500).unref();
-}
-
-/** The parent of a process (Linux /proc), if it can be read. */
-function parentOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-  } catch {
-    return undefined;
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+// Started by npm (npx miner, npm start): npm passes SIGTERM and SIGINT to its `sh -c` only,
+// which dies of SIGTERM (as npm does of SIGHUP) but holds SIGINT until its command exits: stop
+// when npm or its shell dies or is sent SIGINT, instead of mining on (launcher.ts).
+stopWithLauncher((reason) => controller.abort(reason));
 
 // `miner config | head -3`: the reader went away. Stop the command (mine stops cleanly) and
 // drop what is still written, without a stack trace.

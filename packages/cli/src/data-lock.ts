@@ -1,5 +1,6 @@
 import { mkdir, open, readFile, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { processAlive } from '@tensormine/validator/launcher';
 import { CliError } from './errors.js';
 
 /**
@@ -18,15 +19,6 @@ interface Holder {
   readonly pid: number;
   readonly startedAt: string;
   readonly command: string;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**
@@ -59,7 +51,7 @@ export async function takeLock(path: string, what: string, hint: string): Promis
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const holder = await readHolder(path);
-      if (holder !== undefined && holder.pid !== process.pid && alive(holder.pid)) {
+      if (holder !== undefined && holder.pid !== process.pid && processAlive(holder.pid)) {
         throw new CliError(
           'usage',
           `${what} is in use by another miner: pid ${holder.pid} (${holder.command}), running since ${holder.startedAt}`,

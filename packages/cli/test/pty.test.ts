@@ -40,6 +40,9 @@ test.skipIf(!hasScript)(
     child.stdin.write('q');
     expect(await exited).toBe(0);
     expect(text()).toContain('stopping: workers, boards, journal');
+    // The last frame on the terminal says it stopped (the journal flushed), not "stopping".
+    expect(text()).toMatch(/\d\d:\d\d:\d\d stopped\r?\n/);
+    expect(text().slice(text().lastIndexOf('STOPP'))).toMatch(/^STOPPED/);
   },
   150_000,
 );

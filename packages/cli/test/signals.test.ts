@@ -4,62 +4,21 @@
  * left running, and a closed pipe (`| head`) ends a command quietly.
  */
 import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
+import { alive, commandLine, descendants, killTree, survivors } from '../../../test-support/process-tree.ts';
 import { cleanup, runCli, tempHome, testValidator, waitFor } from './helpers.js';
 
 const pkg = join(dirname(fileURLToPath(import.meta.url)), '..');
 const root = join(pkg, '..', '..');
 const bin = join(pkg, 'bin', 'miner.js');
 
-/** The processes whose parent is `pid`, recursively (Linux /proc). */
-function descendants(pid: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const out: number[] = [];
-  const walk = (p: number) => {
-    for (const c of children.get(p) ?? []) {
-      out.push(c);
-      walk(c);
-    }
-  };
-  walk(pid);
-  return out;
-}
-
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
-
 /** Whether a process is a Node.js (its program is `node`; not tsx's esbuild service). */
 function isNode(pid: number): boolean {
   const program = commandLine(pid).split(' ')[0] ?? '';
   return program === 'node' || program.endsWith('/node');
-}
-
-function commandLine(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
-  } catch {
-    return '';
-  }
 }
 
 /** A Node older than the bin's floor on this machine (the system Node), if any. */
@@ -92,13 +51,7 @@ async function startMining(command: string, args: string[], env: Record<string, 
     out += c.toString();
   });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  cleanup(() => {
-    for (const pid of [child.pid!, ...descendants(child.pid!)]) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {}
-    }
-  });
+  cleanup(() => killTree(child.pid!));
   await waitFor(
     () => out.includes('accepted (1/0)'),
     'an accepted result',
@@ -113,11 +66,7 @@ async function expectAllGone(tree: number[]): Promise<void> {
     () => tree.every((pid) => !alive(pid)),
     'every process of the tree to exit',
     20_000,
-    () =>
-      tree
-        .filter(alive)
-        .map((pid) => `${pid}: ${commandLine(pid)}`)
-        .join('\n'),
+    () => survivors(tree),
   );
 }
 
@@ -189,11 +138,14 @@ describe('signals to the process tree', () => {
   );
 
   test(
-    'npx miner mine: SIGTERM or SIGHUP to npx, or a signal to its shell, stops every process, the miner cleanly',
+    'npx miner mine: SIGINT, SIGTERM or SIGHUP to npx, or a signal to its shell, stops every process, the miner cleanly',
     async () => {
       for (const [target, signal] of [
+        // npm passes SIGINT to its shell only, which holds it until its command exits.
+        ['npx', 'SIGINT'],
         ['npx', 'SIGTERM'],
         ['npx', 'SIGHUP'],
+        ['sh', 'SIGINT'],
         ['sh', 'SIGTERM'],
         ['miner', 'SIGINT'],
       ] as const) {
@@ -210,6 +162,8 @@ describe('signals to the process tree', () => {
         process.kill(pid, signal);
         await expectAllGone(run.tree);
         expect(run.output(), `${signal} to ${target}`).toMatch(/\] stopped\n/);
+        // Exactly one stop: a signal is not taken for a second one (which exits at once).
+        expect(run.output().match(/\] stopping: /g), `${signal} to ${target}`).toHaveLength(1);
       }
     },
     SLOW,

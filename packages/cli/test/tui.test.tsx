@@ -225,7 +225,9 @@ describe('the TUI layout', () => {
 
   test('q calls onQuit once and shows that it is stopping', async () => {
     const onQuit = vi.fn(() => new Promise<void>((resolve) => setTimeout(resolve, 100)));
-    const { lastFrame, stdin } = render(<App session={new FakeSession()} onQuit={onQuit} refreshMs={20} />);
+    const { lastFrame, frames, stdin } = render(
+      <App session={new FakeSession()} onQuit={onQuit} refreshMs={20} />,
+    );
     await tick();
     stdin.write('q');
     stdin.write('q');
@@ -235,6 +237,27 @@ describe('the TUI layout', () => {
     expect(lastFrame()).not.toMatch(/cpu#0\s+mining/);
     expect(lastFrame()).toMatch(/cpu#0\s+stopping/);
     expect(lastFrame()).toMatch(/no device/);
+    expect(onQuit).toHaveBeenCalledTimes(1);
+    // The last frame drawn says that it stopped, not that it is still stopping.
+    await waitFor(() => frames.some((f) => f.includes('STOPPED')), 'the stopped state');
+    const last = frames.findLast((f) => f.includes('STOPPED'))!;
+    expect(last).toMatch(/\d\d:\d\d:\d\d stopped\n/);
+    expect(last).toMatch(/cpu#0\s+stopped/);
+    expect(last).not.toContain('STOPPING');
+  });
+
+  test('a stop signal (SIGINT, SIGTERM) stops like q: stopping, then stopped', async () => {
+    const controller = new AbortController();
+    const onQuit = vi.fn(() => new Promise<void>((resolve) => setTimeout(resolve, 100)));
+    const { lastFrame, frames } = render(
+      <App session={new FakeSession()} onQuit={onQuit} stop={controller.signal} refreshMs={20} />,
+    );
+    await tick();
+    expect(lastFrame()).toContain('MINING');
+    controller.abort();
+    await waitFor(() => lastFrame()!.includes('STOPPING'), 'the stopping state');
+    expect(lastFrame()).toContain('stopping: workers, boards, journal');
+    await waitFor(() => frames.some((f) => f.includes('STOPPED')), 'the stopped state');
     expect(onQuit).toHaveBeenCalledTimes(1);
   });
 

@@ -21,6 +21,35 @@ function source(urls: string[], signer: Signer, latticeWatchMs = 0, latticeEvent
 }
 
 /** Solves a hexchain job with the reference functions (low difficulty). */
+/**
+ * This miner gets work (watching the lattice by polling every `latticeWatchMs`, or through the
+ * event stream); a rival asks for work until it is sent to the same cell, and mines it first.
+ */
+async function rivalTakesTheCell(
+  latticeWatchMs: number,
+  latticeEvents: boolean,
+): Promise<{ job: HexchainJob; stale: Promise<string> }> {
+  const { url } = await testValidator({ hexDifficulty: 16n });
+  const me = Signer.generate();
+  const rival = Signer.generate();
+  for (const signer of [me, rival]) {
+    const c = createClient({ url, signer });
+    await c.miners.register();
+    await c.close();
+  }
+  const mine = source([url], me, latticeWatchMs, latticeEvents);
+  const theirs = source([url], rival);
+  const stale = new Promise<string>((resolve) => mine.once('stale', resolve));
+  const job = (await mine.getWork()) as HexchainJob;
+  if (latticeEvents) await new Promise((resolve) => setTimeout(resolve, 200)); // the stream opens
+  let rivalJob = (await theirs.getWork()) as HexchainJob;
+  while (rivalJob.coord.q !== job.coord.q || rivalJob.coord.r !== job.coord.r) {
+    rivalJob = (await theirs.getWork()) as HexchainJob;
+  }
+  expect(await theirs.submit(solve(rivalJob))).toMatchObject({ status: 'accepted' });
+  return { job, stale };
+}
+
 function solve(job: HexchainJob): FoundResult {
   for (let nonce = 0; ; nonce++) {
     const header = encodeHeader({
@@ -60,24 +89,7 @@ describe('ClientWorkSource', () => {
   });
 
   test("says the work is stale when another miner's block takes the target cell", async () => {
-    const { url } = await testValidator({ hexDifficulty: 16n });
-    const me = Signer.generate();
-    const rival = Signer.generate();
-    for (const signer of [me, rival]) {
-      const c = createClient({ url, signer });
-      await c.miners.register();
-      await c.close();
-    }
-    const mine = source([url], me, 20);
-    const theirs = source([url], rival);
-    const stale = new Promise<string>((resolve) => mine.once('stale', resolve));
-    const job = (await mine.getWork()) as HexchainJob;
-    // The rival asks for work until it is sent to the same cell, then mines it first.
-    let rivalJob = (await theirs.getWork()) as HexchainJob;
-    while (rivalJob.coord.q !== job.coord.q || rivalJob.coord.r !== job.coord.r) {
-      rivalJob = (await theirs.getWork()) as HexchainJob;
-    }
-    expect(await theirs.submit(solve(rivalJob))).toMatchObject({ status: 'accepted' });
+    const { job, stale } = await rivalTakesTheCell(20, false);
     expect(await stale).toMatch(
       new RegExp(
         `^the lattice moved: cell q=${job.coord.q} r=${job.coord.r} s=${job.coord.s} of ${job.challengeId} was taken by block [0-9a-f]{16}$`,
@@ -86,24 +98,7 @@ describe('ClientWorkSource', () => {
   });
 
   test("hears of another miner's block on its cell from the event stream (no polling)", async () => {
-    const { url } = await testValidator({ hexDifficulty: 16n });
-    const me = Signer.generate();
-    const rival = Signer.generate();
-    for (const signer of [me, rival]) {
-      const c = createClient({ url, signer });
-      await c.miners.register();
-      await c.close();
-    }
-    const mine = source([url], me, 0, true);
-    const theirs = source([url], rival);
-    const stale = new Promise<string>((resolve) => mine.once('stale', resolve));
-    const job = (await mine.getWork()) as HexchainJob;
-    await new Promise((resolve) => setTimeout(resolve, 200)); // the stream opens
-    let rivalJob = (await theirs.getWork()) as HexchainJob;
-    while (rivalJob.coord.q !== job.coord.q || rivalJob.coord.r !== job.coord.r) {
-      rivalJob = (await theirs.getWork()) as HexchainJob;
-    }
-    expect(await theirs.submit(solve(rivalJob))).toMatchObject({ status: 'accepted' });
+    const { job, stale } = await rivalTakesTheCell(0, true);
     expect(await stale).toMatch(
       new RegExp(
         `^the lattice moved: cell q=${job.coord.q} r=${job.coord.r} s=${job.coord.s} of ${job.challengeId}`,

@@ -20,7 +20,7 @@ import {
   UnexpectedResponseError,
   ValidatorError,
 } from './errors.js';
-import { ClientEmitter } from './events.js';
+import { ClientEmitter, type RetryEvent } from './events.js';
 import { checkInput, type RouteInput, schemaProblems } from './input.js';
 import {
   backoffDelay,
@@ -227,17 +227,8 @@ export class Transport {
           const delayMs =
             next !== endpoint ? 0 : Math.max(backoffDelay(retried - 1, this.#retry), retryAfter);
           if (delayMs > this.#retry.maxDelayMs && retryAfter > this.#retry.maxDelayMs) throw error;
-          this.events.safeEmit('retry', {
-            operationId,
-            method: route.method,
-            url,
-            endpoint,
-            attempt,
-            error,
-            delayMs,
-            nextEndpoint: next,
-          });
-          if (delayMs > 0) await this.#sleep(delayMs, options.signal, info);
+          const event = { operationId, method: route.method, url, endpoint, attempt, error, delayMs };
+          await this.#retryAfter({ ...event, nextEndpoint: next }, options.signal, info);
           continue;
         }
         // A submission is safe to send again (the validator answers an identical resubmission
@@ -254,17 +245,8 @@ export class Transport {
           retried++;
           sticky = endpoint;
           const delayMs = retried === 1 ? 0 : backoffDelay(retried - 2, this.#retry);
-          this.events.safeEmit('retry', {
-            operationId,
-            method: route.method,
-            url,
-            endpoint,
-            attempt,
-            error,
-            delayMs,
-            nextEndpoint: endpoint,
-          });
-          if (delayMs > 0) await this.#sleep(delayMs, options.signal, info);
+          const event = { operationId, method: route.method, url, endpoint, attempt, error, delayMs };
+          await this.#retryAfter({ ...event, nextEndpoint: endpoint }, options.signal, info);
           continue;
         }
         // Another POST is sent again only when it provably never left: its connection was refused.
@@ -483,6 +465,12 @@ export class Transport {
       true,
     );
     return Math.round(performance.now() - started);
+  }
+
+  /** Says that the request goes again (the `retry` event), then waits its delay. */
+  async #retryAfter(event: RetryEvent, signal: AbortSignal | undefined, info: RequestInfo): Promise<void> {
+    this.events.safeEmit('retry', event);
+    if (event.delayMs > 0) await this.#sleep(event.delayMs, signal, info);
   }
 
   async #sleep(ms: number, signal: AbortSignal | undefined, info: RequestInfo): Promise<void> {

@@ -15,6 +15,21 @@ async function mineOne(c: TensormineClient, signer: Signer): Promise<string> {
 }
 
 /** Takes events from an iterator until `count` arrived (or fails after 10 s). */
+/** A registered miner listens to the event stream, mines one block, hears it, and disconnects. */
+async function oneBlockHeard(options: Parameters<typeof startValidator>[0] = {}) {
+  const { url } = await startValidator(options);
+  const signer = Signer.generate();
+  const c = client({ url, signer, protocol: '4.1' });
+  await c.miners.register();
+  const it = c.hexchain.events();
+  const next = it.next();
+  await new Promise((r) => setTimeout(r, 100));
+  const hash = await mineOne(c, signer);
+  const event = (await next).value as HexEvent;
+  await it.return(undefined); // disconnect
+  return { c, signer, hash, event };
+}
+
 async function take(it: AsyncIterator<HexEvent>, count: number): Promise<HexEvent[]> {
   const out: HexEvent[] = [];
   const deadline = Date.now() + 10_000;
@@ -55,16 +70,7 @@ describe('hexchain.events()', () => {
   });
 
   it('resumes after a disconnect with Last-Event-ID and loses no event', async () => {
-    const { url } = await startValidator();
-    const signer = Signer.generate();
-    const c = client({ url, signer, protocol: '4.1' });
-    await c.miners.register();
-    const it1 = c.hexchain.events();
-    const p = it1.next();
-    await new Promise((r) => setTimeout(r, 100));
-    const h1 = await mineOne(c, signer);
-    const e1 = (await p).value as HexEvent;
-    await it1.return(undefined); // disconnect
+    const { c, signer, hash: h1, event: e1 } = await oneBlockHeard();
     // Blocks accepted while nobody listens.
     const missed = [await mineOne(c, signer), await mineOne(c, signer), await mineOne(c, signer)];
     const it2 = c.hexchain.events({ lastEventId: e1.id });
@@ -75,16 +81,7 @@ describe('hexchain.events()', () => {
   });
 
   it('starts with a reset event when the id cannot be resumed', async () => {
-    const { url } = await startValidator({ events: { capacity: 2 } });
-    const signer = Signer.generate();
-    const c = client({ url, signer, protocol: '4.1' });
-    await c.miners.register();
-    const it1 = c.hexchain.events();
-    const p = it1.next();
-    await new Promise((r) => setTimeout(r, 100));
-    await mineOne(c, signer);
-    const first = (await p).value as HexEvent;
-    await it1.return(undefined);
+    const { c, signer, event: first } = await oneBlockHeard({ events: { capacity: 2 } });
     for (let i = 0; i < 3; i++) await mineOne(c, signer); // the ring keeps 2: the first is gone
     const it2 = c.hexchain.events({ lastEventId: first.id });
     const [reset] = await take(it2, 1);

@@ -160,6 +160,7 @@ export interface MinerStats {
   readonly sharesQueued: number;
   /** Pool shares dropped unsent since the start (each drop was reported: `shares-dropped`). */
   readonly sharesDropped: number;
+  /** Seconds since start; once stopped, how long it ran (0 before the first start). */
   readonly uptimeSeconds: number;
   readonly job:
     | {
@@ -193,6 +194,7 @@ export class Miner extends EventEmitter<MinerEvents> {
   private running = false;
   private pausedValue: boolean;
   private startedAtMs = 0;
+  private stoppedAtMs = 0;
   private job: MiningJob | undefined;
   private readonly recentJobs = new Map<string, MiningJob>();
   private accepted = 0;
@@ -331,6 +333,7 @@ export class Miner extends EventEmitter<MinerEvents> {
   async stop(graceMs = 2000): Promise<void> {
     if (!this.running) return;
     this.running = false;
+    this.stoppedAtMs = this.now();
     for (const timer of [this.expiryTimer, this.workRetryTimer, this.flushTimer]) clearTimeout(timer);
     const queued = this.shareQueue.splice(0).length;
     if (queued > 0 || this.dropReportTimer !== undefined) this.dropped('stopped', queued, true);
@@ -390,7 +393,7 @@ export class Miner extends EventEmitter<MinerEvents> {
       journalSize: this.journalValue?.size ?? 0,
       sharesQueued: this.shareQueue.length,
       sharesDropped: this.sharesDropped,
-      uptimeSeconds: this.running ? Math.floor((this.now() - this.startedAtMs) / 1000) : 0,
+      uptimeSeconds: Math.floor(((this.running ? this.now() : this.stoppedAtMs) - this.startedAtMs) / 1000),
       job:
         job === undefined
           ? undefined

@@ -242,6 +242,17 @@ describe('Miner work loop', () => {
     expect(ofType(events, 'resumed')).toHaveLength(1);
   });
 
+  test('uptime counts from the start and, once stopped, stays at how long it ran', async () => {
+    let now = 1_000_000;
+    const { miner } = await startMiner(new FakeSource(), { now: () => now });
+    now += 5_400;
+    expect(miner.stats().uptimeSeconds).toBe(5);
+    await miner.stop();
+    now += 60_000;
+    // The last frame of the terminal UI shows this, not 0.
+    expect(miner.stats().uptimeSeconds).toBe(5);
+  });
+
   test('splits the nonce range between backends', async () => {
     const source = new FakeSource();
     const a = new MiningEngine({ id: 'cpu-a', threads: 1 });

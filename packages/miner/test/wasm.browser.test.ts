@@ -4,41 +4,21 @@
  * in Node (the hexchain scan, the accumulators, the passes over them), so a web miner can use
  * it. Chromium is installed by .ci/run.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { launchChromium } from '../../../test-support/chromium.ts';
 import { prepareHexchain } from '../src/kernels/hexchain.js';
 import { HEXCHAIN_PARAMS, MAC_LAYOUT, POST_LAYOUT, WASM_BASE64 } from '../src/kernels/wasm.generated.js';
 import { WasmKernels } from '../src/kernels/wasm.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-
-let browser: Awaited<ReturnType<typeof chromium.launchPersistentContext>>;
-let profile: string;
+let browser: Browser;
 
 beforeAll(async () => {
-  profile = mkdtempSync(join(tmpdir(), 'tensormine-chromium-'));
-  // A fresh profile directory per run.
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {
   await browser?.close();
-  rmSync(profile, { recursive: true, force: true });
 });
 
 describe('WebAssembly SIMD kernels in Chromium', () => {

@@ -18,6 +18,7 @@ import {
   type SettingName,
   settingFlag,
 } from './config.js';
+import { stopWithLauncher } from './launcher.js';
 import { describeStorage } from './store/open.js';
 import { redactDatabaseUrl } from './store/postgres.js';
 
@@ -130,6 +131,8 @@ async function main(): Promise<number> {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+  // Under `npm start`: npm's own SIGINT and SIGTERM stop at its shell (launcher.ts).
+  stopWithLauncher((reason) => void stop(reason));
   return -1;
 }
 

@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { installErrorHandling } from './http/errors.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { validatorCompiler } from './http/validator-compiler.js';
+import { stopWithLauncher } from './launcher.js';
 import {
   ConfigError,
   type LogLevel,
@@ -197,6 +198,8 @@ export function runServiceBin<C>(bin: ServiceBin<C>, argv = process.argv.slice(2
     };
     process.on('SIGINT', () => void stop('SIGINT'));
     process.on('SIGTERM', () => void stop('SIGTERM'));
+    // Under `npm start`: npm's own SIGINT and SIGTERM stop at its shell (launcher.ts).
+    stopWithLauncher((reason) => void stop(reason));
     return -1;
   };
 

@@ -23,8 +23,13 @@ import type { PoolView } from '../work-source.js';
  */
 export interface AppProps {
   readonly session: SessionView;
-  /** Called once on q or Ctrl+C; the app shows "stopping" and exits when it resolves. */
+  /**
+   * Called once on q, Ctrl+C or `stop`; the app shows "stopping", and when it resolves shows
+   * "stopped" in its last frame and exits.
+   */
   readonly onQuit: () => Promise<void> | void;
+  /** A stop from outside (a signal): the same as q. */
+  readonly stop?: AbortSignal;
   /** Refresh interval of the live area, ms (default 500). */
   readonly refreshMs?: number;
   /** Filled in after every render: the live area's size on screen (run.tsx's resize repair). */
@@ -50,18 +55,21 @@ const TONE_COLOR: Record<LineTone, string | undefined> = {
   warn: 'yellow',
 };
 
+/** Running, then stopping (q, Ctrl+C or a signal), then stopped (the last frame). */
+type Phase = 'running' | 'stopping' | 'stopped';
+
 /** Log lines kept for <Static>; older ones are already on the terminal and are dropped from memory. */
 const KEEP_LINES = 1000;
 const WRITTEN: LogItem = { id: -1, text: '', tone: 'info' };
 
-export function App({ session, onQuit, refreshMs = 500, frame }: AppProps) {
+export function App({ session, onQuit, stop, refreshMs = 500, frame }: AppProps) {
   const { exit } = useApp();
   const { columns } = useWindowSize();
   const [snapshot, setSnapshot] = useState<Snapshot>(() => session.snapshot());
   const [items, setItems] = useState<LogItem[]>(() =>
     session.banner.map((text, id) => ({ id, text, tone: 'info' as const })),
   );
-  const [stopping, setStopping] = useState(false);
+  const [phase, setPhase] = useState<Phase>('running');
   const nextId = useRef(session.banner.length);
   const pending = useRef<LogItem[]>([]);
 
@@ -102,14 +110,28 @@ export function App({ session, onQuit, refreshMs = 500, frame }: AppProps) {
   const quit = useCallback(() => {
     if (quitting.current) return;
     quitting.current = true;
-    setStopping(true);
+    setPhase('stopping');
     push('stopping: workers, boards, journal', 'info');
     flush();
     void Promise.resolve(onQuit()).finally(() => {
+      push('stopped', 'info');
       flush();
-      exit();
+      setSnapshot(session.snapshot());
+      setPhase('stopped');
     });
-  }, [onQuit, exit, push, flush]);
+  }, [onQuit, session, push, flush]);
+
+  // Exit once the stopped frame is on screen.
+  useEffect(() => {
+    if (phase === 'stopped') exit();
+  }, [phase, exit]);
+
+  useEffect(() => {
+    if (!stop) return;
+    if (stop.aborted) quit();
+    else stop.addEventListener('abort', quit, { once: true });
+    return () => stop.removeEventListener('abort', quit);
+  }, [stop, quit]);
 
   useInput((input, key) => {
     const action = key.ctrl && input === 'c' ? 'quit' : hotkeyAction(input);
@@ -144,7 +166,7 @@ export function App({ session, onQuit, refreshMs = 500, frame }: AppProps) {
         }}
       </Static>
       <Box ref={live}>
-        <LiveArea snapshot={snapshot} width={width} paused={session.paused} stopping={stopping} />
+        <LiveArea snapshot={snapshot} width={width} paused={session.paused} phase={phase} />
       </Box>
     </>
   );
@@ -154,18 +176,19 @@ function LiveArea({
   snapshot,
   width,
   paused,
-  stopping,
+  phase,
 }: {
   snapshot: Snapshot;
   width: number;
   paused: boolean;
-  stopping: boolean;
+  phase: Phase;
 }) {
   const { stats, connection: c, rows, jobLabel, nowMs } = snapshot;
   const rate = stats.hashrate;
   const reasons = stats.rejectedReasons.map((r) => `${r.code} ${r.count}`).join(', ');
-  const status = stopping ? 'STOPPING' : paused ? 'PAUSED' : c.connected ? 'MINING' : 'NO VALIDATOR';
-  const statusColor = stopping || paused ? 'yellow' : c.connected ? 'green' : 'red';
+  const status =
+    phase !== 'running' ? phase.toUpperCase() : paused ? 'PAUSED' : c.connected ? 'MINING' : 'NO VALIDATOR';
+  const statusColor = phase !== 'running' || paused ? 'yellow' : c.connected ? 'green' : 'red';
   return (
     <Box flexDirection="column" width={width} borderStyle="single" borderDimColor paddingX={1}>
       <Text wrap="truncate">
@@ -194,7 +217,7 @@ function LiveArea({
         <Text bold>job</Text>
         {`       ${jobLabel ?? 'waiting for work'}  difficulty ${stats.job ? formatDifficulty(stats.job.difficulty) : 'n/a'}`}
       </Text>
-      <DeviceTable rows={rows} width={width - 4} nowMs={nowMs} stopping={stopping} />
+      <DeviceTable rows={rows} width={width - 4} nowMs={nowMs} phase={phase} />
       <Text wrap="truncate" dimColor>
         keys: h hashrate p pause r resume s results c connection q quit
       </Text>
@@ -221,19 +244,22 @@ function PoolLine({ pool, nowMs }: { pool: PoolView; nowMs: number }) {
   );
 }
 
-/** While stopping, what still runs is shown as stopping (the workers finish their batch). */
+/**
+ * While stopping, what still runs is shown as stopping (the workers finish their batch); once
+ * stopped, as stopped.
+ */
 const STOPPED_STATES = new Set(['stopped', 'no device', 'error', 'self-test failed', 'unplugged']);
 
 function DeviceTable({
   rows,
   width,
   nowMs,
-  stopping,
+  phase,
 }: {
   rows: readonly DeviceRow[];
   width: number;
   nowMs: number;
-  stopping: boolean;
+  phase: Phase;
 }) {
   const nameWidth = Math.max(8, ...rows.map((r) => r.name.length + (r.level === 'worker' ? 2 : 0))) + 2;
   const stateWidth = Math.max(8, ...rows.map((r) => r.state.length)) + 2;
@@ -255,7 +281,7 @@ function DeviceTable({
         >
           {cells(
             r.level === 'worker' ? `  ${r.name}` : r.name,
-            stopping && !STOPPED_STATES.has(r.state) ? 'stopping' : r.state,
+            phase !== 'running' && !STOPPED_STATES.has(r.state) ? phase : r.state,
             formatHashrate(r.rate10s),
             formatHashrate(r.rate60s),
             formatAgo(r.lastValidWorkAtMs, nowMs),

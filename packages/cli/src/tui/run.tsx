@@ -1,5 +1,5 @@
 import { render } from 'ink';
-import { aborted, type CliIo } from '../io.js';
+import type { CliIo } from '../io.js';
 import type { SessionView } from '../session.js';
 import { App, type FrameSize } from './app.js';
 
@@ -26,6 +26,7 @@ export async function runTui(
     <App
       session={session}
       onQuit={close}
+      {...(io.signal ? { stop: io.signal } : {})}
       frame={frame}
       {...(options.refreshMs ? { refreshMs: options.refreshMs } : {})}
     />,
@@ -41,10 +42,6 @@ export async function runTui(
       interactive: true,
     },
   );
-  const onAbort = () => {
-    void close().finally(() => instance.unmount());
-  };
-  void aborted(io.signal).then(onAbort);
   try {
     await instance.waitUntilExit();
     await close();
