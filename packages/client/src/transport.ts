@@ -235,16 +235,20 @@ export class Transport {
         // by the same key with the original acceptance): after a connection error or a
         // timeout (e.g. a dead pooled keep-alive socket after a long solve), to the same
         // validator, with the backoff; a fresh connection is used.
+        // Likewise after a 503 service_unavailable (a busy or unreachable database: nothing
+        // was written), after its Retry-After.
+        const unavailable = error instanceof ValidatorError && error.code === 'service_unavailable';
         if (
           resendable &&
-          (error instanceof NetworkError || error instanceof TimeoutError) &&
+          (error instanceof NetworkError || error instanceof TimeoutError || unavailable) &&
           // Unpinned and refused outright: the failover below sends it to the next validator.
           !(pinned === undefined && error instanceof NetworkError && !error.requestSent) &&
           retried < retries
         ) {
           retried++;
           sticky = endpoint;
-          const delayMs = retried === 1 ? 0 : backoffDelay(retried - 2, this.#retry);
+          const backoff = retried === 1 ? 0 : backoffDelay(retried - 2, this.#retry);
+          const delayMs = unavailable ? Math.max(backoff, error.retryAfterMs ?? 0) : backoff;
           const event = { operationId, method: route.method, url, endpoint, attempt, error, delayMs };
           await this.#retryAfter({ ...event, nextEndpoint: endpoint }, options.signal, info);
           continue;

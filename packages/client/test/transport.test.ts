@@ -318,6 +318,41 @@ describe('error mapping', () => {
   });
 });
 
+describe('a validator whose database is busy', () => {
+  it('sends a submission again after a 503 service_unavailable (nothing was written) and its Retry-After', async () => {
+    const agent = mockAgent();
+    const unavailable = {
+      statusCode: 503,
+      code: 'service_unavailable',
+      error: 'Service Unavailable',
+      message:
+        'the transaction lost 30 runs to concurrent transactions; nothing was written; send the request again',
+    };
+    agent
+      .get(V1)
+      .intercept({ path: '/api/hexchain/submit', method: 'POST' })
+      .reply(503, unavailable, { headers: { ...JSON_HEADERS.headers, 'retry-after': '0' } });
+    agent
+      .get(V1)
+      .intercept({ path: '/api/hexchain/submit', method: 'POST' })
+      .reply(200, { accepted: true }, JSON_HEADERS);
+    const c = client({ url: V1, dispatcher: agent, validateResponses: false });
+    const body = {
+      challenge_id: 'h-1',
+      block: { coord: { q: 1, r: -1, s: 0 }, pow_hash: 'ab'.repeat(32), nonce: 1, miner_pubkey: KEY },
+    };
+    expect(await c.hexchain.submit(body)).toEqual({ accepted: true });
+    // Without retries the 503 shows, with its code.
+    agent
+      .get(V1)
+      .intercept({ path: '/api/hexchain/submit', method: 'POST' })
+      .reply(503, unavailable, { headers: { ...JSON_HEADERS.headers, 'retry-after': '0' } });
+    await expect(c.hexchain.submit(body, { retries: 0 })).rejects.toMatchObject({
+      code: 'service_unavailable',
+    });
+  });
+});
+
 describe('timeouts and abort', () => {
   it('gives up an attempt after timeoutMs with a TimeoutError', async () => {
     const agent = mockAgent();

@@ -174,7 +174,11 @@ export const ERROR_CODES = {
   request_timeout: { status: 408, description: 'The request did not arrive in time.' },
 
   // Server side
-  service_unavailable: { status: 503, description: 'The validator is starting or shutting down.' },
+  service_unavailable: {
+    status: 503,
+    description:
+      'The validator is starting or shutting down, or its database is busy or unreachable: nothing was written; send the request again after Retry-After.',
+  },
   internal_error: { status: 500, description: 'An unexpected server error (a bug: please report it).' },
 
   // Hub and terminal backend (issue 13)

@@ -238,6 +238,40 @@ describe('two storages on one PostgreSQL database', () => {
     expect(sumOfEntries).toBe(0n);
   }, 60_000);
 
+  it('answers storage_busy, having written nothing, when a transaction loses every run to another node', async () => {
+    const busy = await openPostgresStorage({
+      url,
+      poolSize: 2,
+      maxAttempts: 1,
+      applicationName: 'node-busy',
+    });
+    try {
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let read!: () => void;
+      const hasRead = new Promise<void>((resolve) => {
+        read = resolve;
+      });
+      const loser = busy.transaction(async (tx) => {
+        await tx.meta.get('busy-test');
+        read();
+        await gate;
+        await tx.meta.set('busy-test', 'loser');
+      });
+      await hasRead;
+      await two.transaction((tx) => tx.meta.set('busy-test', 'winner'));
+      release();
+      const error = await loser.catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StorageError);
+      expect(error).toMatchObject({ code: 'storage_busy' });
+      expect(await one.read((tx) => tx.meta.get('busy-test'))).toBe('winner');
+    } finally {
+      await busy.close();
+    }
+  });
+
   it('lets exactly one of two nodes take a hexchain coordinate', async () => {
     const insertBlock = (storage: Storage, miner: string) =>
       storage.transaction(async (tx) => {

@@ -8,6 +8,7 @@ import {
   type Verdict,
 } from '@tensormine/protocol';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { StorageError } from '../store/errors.js';
 import { methodNotAllowed, trackRoutes } from './framework-errors.js';
 
 const BRAND = Symbol.for('@tensormine/validator/ApiError');
@@ -76,6 +77,7 @@ export function installErrorHandling(app: FastifyInstance, onError?: (code: Erro
       if (body.statusCode >= 500) request.log.error({ err: error }, 'internal error');
       onError?.(body.code);
       if (error instanceof ApiError && error.headers) void reply.headers(error.headers);
+      if (body.code === 'service_unavailable') void reply.header('retry-after', '1');
       return reply.code(body.statusCode).send(body);
     },
   );
@@ -95,6 +97,12 @@ export function installErrorHandling(app: FastifyInstance, onError?: (code: Erro
 
 function toErrorBody(error: FastifyError | ApiError | Error, request: FastifyRequest): ErrorResponse {
   if (error instanceof ApiError) return errorBody(error.code, error.message, error.details);
+  if (
+    error instanceof StorageError &&
+    (error.code === 'storage_busy' || error.code === 'storage_unavailable')
+  ) {
+    return errorBody('service_unavailable', `${error.message}; send the request again`);
+  }
   const fe = error as FastifyError & { validation?: ValidationIssue[]; validationContext?: string };
   if (Array.isArray(fe.validation)) {
     const errors = fe.validation.slice(0, 20).map((v) => ({

@@ -2,7 +2,8 @@ import { CodedError } from '@tensormine/protocol';
 
 /**
  * Why the storage refused to do something. These are programming or deployment errors, not
- * user input errors: the HTTP layer turns them into a 500 and logs them.
+ * user input errors: the HTTP layer turns them into a 500 and logs them, except `storage_busy`
+ * and `storage_unavailable` (a 503 `service_unavailable`, the request may be sent again).
  * - `nested_transaction`: `transaction`, `read` or `close` was called inside a callback of the
  *   same storage (it would wait for itself forever).
  * - `transaction_finished`: a `tx` was used after its callback's promise settled.
@@ -14,6 +15,10 @@ import { CodedError } from '@tensormine/protocol';
  * - `invalid_value`: a value that cannot be stored (a non-integer timestamp, an unknown
  *   ledger entry type...).
  * - `corrupt_row`: a stored value does not have the expected type.
+ * - `storage_busy`: (PostgreSQL) the transaction lost every re-run to concurrent transactions of
+ *   other nodes; nothing of it was written. Not a bug: HTTP answers 503 with Retry-After.
+ * - `storage_unavailable`: (PostgreSQL) the database cannot be reached; nothing was written
+ *   unless the connection broke during COMMIT. HTTP answers 503 with Retry-After.
  */
 export type StorageErrorCode =
   | 'nested_transaction'
@@ -24,7 +29,9 @@ export type StorageErrorCode =
   | 'migration_failed'
   | 'wal_unavailable'
   | 'invalid_value'
-  | 'corrupt_row';
+  | 'corrupt_row'
+  | 'storage_busy'
+  | 'storage_unavailable';
 
 /** The error of the storage layer, with a stable `code` (see CodedError). */
 export class StorageError extends CodedError<StorageErrorCode> {
