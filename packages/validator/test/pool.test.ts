@@ -11,7 +11,7 @@ import type { Validator } from '../src/app.js';
 import { HEX_BLOCK_REWARD } from '../src/services/hexchain.js';
 import { POOL_FEE_ACCOUNT, POOL_REWARD_ACCOUNT, POOL_STAKE_ACCOUNT } from '../src/services/pool/payout.js';
 import { register, testKey, testValidator } from './helpers.js';
-import { expectError, issue, mineBlock, submit } from './hexchain-mine.js';
+import { expectError, issue, mine, mineBlock, submit } from './hexchain-mine.js';
 import {
   conservation,
   findShare,
@@ -163,11 +163,16 @@ describe('POST /api/hexchain/pool/share', () => {
     expectError(await submitShare(v, shareSubmission(c, alice, nonce)), 409, 'share_duplicate');
 
     const d = await pooledChallenge(v, alice);
-    // Another key takes the cell first.
-    for (;;) {
-      const { challenge } = await mineBlock(v, bob);
-      if (challenge.coord.q === d.coord.q && challenge.coord.r === d.coord.r) break;
+    // Another key takes the cell first: challenges are drawn (without mining, so the frontier
+    // and the odds stay the same) until one is for the same cell, and that one is mined.
+    let same: HexChallenge | undefined;
+    for (let i = 0; i < 300 && same === undefined; i++) {
+      const e = await issue(v);
+      if (e.coord.q === d.coord.q && e.coord.r === d.coord.r) same = e;
     }
+    if (same === undefined) throw new Error('no challenge for the same cell in 300 draws');
+    const taken = await submit(v, mine(same, bob));
+    expect(taken.statusCode, taken.body).toBe(200);
     const late = await submitShare(v, shareSubmission(d, alice, findShare(d, alice)));
     expectError(late, 409, 'share_stale');
     expect(late.json().details).toEqual({ reason: 'occupied' });
