@@ -20,6 +20,7 @@ import {
   median,
   type ReadTarget,
   readTable,
+  runBench,
   startChild,
   stopAll,
   table,
@@ -236,14 +237,4 @@ ${render.table}
   console.log(`wrote the status-proxy section of ${DOC_PATH}`);
 }
 
-const onSignal = (signal: NodeJS.Signals) => {
-  void stopAll().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
-};
-process.once('SIGINT', onSignal);
-process.once('SIGTERM', onSignal);
-main()
-  .catch((error: unknown) => {
-    console.error(error);
-    process.exitCode = 1;
-  })
-  .finally(() => stopAll());
+runBench(main);

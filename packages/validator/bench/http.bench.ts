@@ -54,6 +54,7 @@ import {
   okPerSecond,
   rejectionsCell,
   request,
+  runBench,
   startChild,
   stopAll,
   stopChild,
@@ -670,15 +671,4 @@ ${notes.length === 0 ? '' : `\nAccounting notes:\n\n${notes.map((n) => `- ${n}`)
   console.log(`wrote the validator section of ${DOC_PATH} (${fmt(seconds)} s)`);
 }
 
-const onSignal = (signal: NodeJS.Signals) => {
-  void stopAll().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
-};
-process.once('SIGINT', onSignal);
-process.once('SIGTERM', onSignal);
-
-main()
-  .catch((error: unknown) => {
-    console.error(error);
-    process.exitCode = 1;
-  })
-  .finally(() => stopAll());
+runBench(main);

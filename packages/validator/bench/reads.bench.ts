@@ -18,6 +18,7 @@ import {
   type ReadTarget,
   readRatios,
   readTable,
+  runBench,
   startChild,
   stopAll,
 } from './support.js';
@@ -120,14 +121,4 @@ an easier baseline: a bare GET /health of 190 B), GET ${STATUS} ran at 0.67x, p9
   }
 }
 
-const onSignal = (signal: NodeJS.Signals) => {
-  void stopAll().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
-};
-process.once('SIGINT', onSignal);
-process.once('SIGTERM', onSignal);
-main()
-  .catch((error: unknown) => {
-    console.error(error);
-    process.exitCode = 1;
-  })
-  .finally(() => stopAll());
+runBench(main);

@@ -92,6 +92,24 @@ export async function stopAll(): Promise<void> {
 }
 
 /**
+ * Runs a bench's `main`, then stops every child it started; a SIGINT or SIGTERM stops them too
+ * before exiting (130, 143), so an interrupted bench leaves no server behind.
+ */
+export function runBench(main: () => Promise<void>): void {
+  const onSignal = (signal: NodeJS.Signals) => {
+    void stopAll().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  main()
+    .catch((error: unknown) => {
+      console.error(error);
+      process.exitCode = 1;
+    })
+    .finally(() => stopAll());
+}
+
+/**
  * CPU time a process has used so far, all threads, in milliseconds (Linux: the sum of
  * /proc/PID/task/TID/schedstat); undefined where that is not available.
  */

@@ -21,7 +21,7 @@ import { type ChallengeWire, formatPublicKey, signRequest } from '@tensormine/pr
 import { machineLine, writeSection } from '../../protocol/bench/harness.js';
 import { createValidator, type Validator } from '../src/app.js';
 import { adminEnv, MINER, prepareProofs, registerMiner, VALIDATOR, validatorArgs } from './proofs.js';
-import { type Child, fmt, median, startChild, stopAll, stopChild, submitAll, table } from './support.js';
+import { type Child, fmt, median, runBench, startChild, stopChild, submitAll, table } from './support.js';
 
 const DOC_PATH = join(dirname(fileURLToPath(import.meta.url)), '../../../docs/benchmarks.md');
 const COMMAND = 'npm run bench:verify -w @tensormine/validator';
@@ -308,15 +308,4 @@ ${localTable}`,
   console.log(`wrote the validator-verify section of ${DOC_PATH} (${fmt(seconds)} s)`);
 }
 
-const onSignal = (signal: NodeJS.Signals) => {
-  void stopAll().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
-};
-process.once('SIGINT', onSignal);
-process.once('SIGTERM', onSignal);
-
-main()
-  .catch((error: unknown) => {
-    console.error(error);
-    process.exitCode = 1;
-  })
-  .finally(() => stopAll());
+runBench(main);
