@@ -15,6 +15,9 @@ import {
 import { Journal } from './journal.js';
 import { type MiningStrategy, SOLO, type SubmitOutcome, type WorkSource } from './work-source.js';
 
+/** The longest delay setTimeout takes (a longer one fires at once, with a warning). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /**
  * The mining loop: gets work from a WorkSource, gives every backend a disjoint slice of the
  * job's nonce range, verifies and submits what they find, and asks for new work when the job
@@ -503,7 +506,10 @@ export class Miner extends EventEmitter<MinerEvents> {
     clearTimeout(this.expiryTimer);
     const wait = job.expiresAtMs - this.expiryMarginMs - this.now();
     // A job that is (nearly) expired already: wait a retry delay rather than spin on getWork.
-    this.expiryTimer = setTimeout(() => void this.refresh(), wait > 0 ? wait : this.retryDelayMs);
+    this.expiryTimer = setTimeout(
+      () => void this.refresh(),
+      wait > 0 ? Math.min(wait, MAX_TIMER_MS) : this.retryDelayMs,
+    );
   }
 
   private onFound(backend: DeviceBackend, found: FoundResult): void {
@@ -745,7 +751,10 @@ export class Miner extends EventEmitter<MinerEvents> {
       if (next === undefined || atMs < next) next = atMs;
     }
     if (next === undefined) return;
-    this.flushTimer = setTimeout(() => void this.flushJournal(), Math.max(0, next - this.now()));
+    this.flushTimer = setTimeout(
+      () => void this.flushJournal(),
+      Math.min(MAX_TIMER_MS, Math.max(0, next - this.now())),
+    );
   }
 
   /** The key of a validator's connection state: its URL, else the source's label. */
