@@ -1,4 +1,5 @@
 import { nowSeconds, type ValidatorContext } from '../../context.js';
+import type { StorageTx } from '../../store/types.js';
 import { type PayoutTerms, windowWeights } from './payout.js';
 
 /**
@@ -55,42 +56,26 @@ export async function prunePool(
     return keep;
   });
   const expiredBeforeS = nowSeconds(ctx) - PRUNE_EXPIRY_SLACK_S;
-  let shares = 0;
-  let backoffs = 0;
+  const backoffBefore = ctx.now() - backoffForgetMs;
+  // One budget of transactions for the three deletions, taken in order.
   let batches = 0;
   let more = false;
-  for (;;) {
-    if (batches >= maxBatches) {
-      more = true;
-      break;
+  const drain = async (remove: (tx: StorageTx) => Promise<number>): Promise<number> => {
+    let removed = 0;
+    for (;;) {
+      if (batches >= maxBatches) {
+        more = true;
+        return removed;
+      }
+      batches++;
+      const n = await ctx.storage.transaction(remove);
+      removed += n;
+      if (n < batch) return removed;
     }
-    batches++;
-    const n = await ctx.storage.transaction((tx) => tx.pool.pruneShares(keepFromId, expiredBeforeS, batch));
-    shares += n;
-    if (n < batch) break;
-  }
-  let challenges = 0;
-  for (;;) {
-    if (batches >= maxBatches) {
-      more = true;
-      break;
-    }
-    batches++;
-    const n = await ctx.storage.transaction((tx) => tx.pool.pruneChallengeTerms(expiredBeforeS, batch));
-    challenges += n;
-    if (n < batch) break;
-  }
-  const backoffBefore = ctx.now() - backoffForgetMs;
-  for (;;) {
-    if (batches >= maxBatches) {
-      more = true;
-      break;
-    }
-    batches++;
-    const n = await ctx.storage.transaction((tx) => tx.pool.pruneBackoff(backoffBefore, batch));
-    backoffs += n;
-    if (n < batch) break;
-  }
+  };
+  const shares = await drain((tx) => tx.pool.pruneShares(keepFromId, expiredBeforeS, batch));
+  const challenges = await drain((tx) => tx.pool.pruneChallengeTerms(expiredBeforeS, batch));
+  const backoffs = await drain((tx) => tx.pool.pruneBackoff(backoffBefore, batch));
   if (shares > 0 || challenges > 0 || backoffs > 0) {
     ctx.log.debug({ shares, challenges, backoffs, keepFromId, more }, 'pool pruned');
   }
