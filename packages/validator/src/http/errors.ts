@@ -73,11 +73,11 @@ export function installErrorHandling(app: FastifyInstance, onError?: (code: Erro
   const allowedMethods = trackRoutes(app);
   app.setErrorHandler(
     (error: FastifyError | ApiError | Error, request: FastifyRequest, reply: FastifyReply) => {
-      const body = toErrorBody(error, request);
+      const answered = fromStorage(error);
+      const body = toErrorBody(answered, request);
       if (body.statusCode >= 500) request.log.error({ err: error }, 'internal error');
       onError?.(body.code);
-      if (error instanceof ApiError && error.headers) void reply.headers(error.headers);
-      if (body.code === 'service_unavailable') void reply.header('retry-after', '1');
+      if (answered instanceof ApiError && answered.headers) void reply.headers(answered.headers);
       return reply.code(body.statusCode).send(body);
     },
   );
@@ -95,14 +95,21 @@ export function installErrorHandling(app: FastifyInstance, onError?: (code: Erro
   });
 }
 
+/**
+ * A database that is busy (a transaction lost every re-run) or unreachable is not a bug: nothing
+ * was written, and the request is answered 503 `service_unavailable`, to be sent again after
+ * Retry-After.
+ */
+function fromStorage(error: FastifyError | ApiError | Error): FastifyError | ApiError | Error {
+  if (!(error instanceof StorageError)) return error;
+  if (error.code !== 'storage_busy' && error.code !== 'storage_unavailable') return error;
+  return new ApiError('service_unavailable', `${error.message}; send the request again`, undefined, {
+    'retry-after': '1',
+  });
+}
+
 function toErrorBody(error: FastifyError | ApiError | Error, request: FastifyRequest): ErrorResponse {
   if (error instanceof ApiError) return errorBody(error.code, error.message, error.details);
-  if (
-    error instanceof StorageError &&
-    (error.code === 'storage_busy' || error.code === 'storage_unavailable')
-  ) {
-    return errorBody('service_unavailable', `${error.message}; send the request again`);
-  }
   const fe = error as FastifyError & { validation?: ValidationIssue[]; validationContext?: string };
   if (Array.isArray(fe.validation)) {
     const errors = fe.validation.slice(0, 20).map((v) => ({
