@@ -64,7 +64,7 @@ export {
   prepareHexchain,
   searchBlock,
 } from './kernels/hexchain.js';
-export { NATIVE_CPU_FLAGS } from './kernels/native/cpu.js';
+export { missingCpuFlags, NATIVE_CPU_FLAGS } from './kernels/native/cpu.js';
 export { type KernelSelection, type SelectKernelOptions, selectKernel } from './kernels/select.js';
 export {
   searchTensor,
