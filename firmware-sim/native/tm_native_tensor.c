@@ -507,7 +507,7 @@ static uint32_t mml_q16(const uint8_t *fired, uint32_t count) {
  * fired bitmap (into the path message), path signature. Returns the distance; the path words in
  * path[2], the seed and accumulator hash in seed_out / acc_out when given.
  */
-TMN_INLINE uint32_t one_nonce(tmn_tensor *t, uint8_t *base, uint64_t nonce, uint32_t path[2], uint8_t *seed_out,
+static __attribute__((noinline)) TMN_TARGET uint32_t one_nonce(tmn_tensor *t, uint8_t *base, uint64_t nonce, uint32_t path[2], uint8_t *seed_out,
                               uint8_t *acc_out) {
   uint32_t seed[8], lanes[8], s = 0, r;
   int32_t *z = (int32_t *)(void *)(base + t->off_z);
