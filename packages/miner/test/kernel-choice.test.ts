@@ -10,11 +10,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { benchJobs } from '../src/bench.js';
 import { MiningEngine } from '../src/engine.js';
-import type { FoundResult } from '../src/found.js';
 import { findCompiler } from '../src/kernels/native/build.js';
 import { cpuinfoFlags, maskedCpuFlags, missingCpuFlags } from '../src/kernels/native/cpu.js';
 import { selectKernel } from '../src/kernels/select.js';
 import { warmUpJsKernels } from '../src/kernels/warm-up.js';
+import { firstFound } from './helpers.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -129,10 +129,8 @@ describe('--kernel native where it cannot run: one line, then wasm', () => {
       expect(engine.kernelSelection?.notice).toBe(
         'kernel: native unavailable: this CPU lacks sha_ni (TENSORMINE_CPU_MASK); using wasm',
       );
-      const found = new Promise<FoundResult>((resolve) => engine.once('found', resolve));
       const { job } = benchJobs(2 ** 20, 0)[0]!;
-      engine.setJob({ ...job, stopOnFound: true });
-      expect((await found).challengeId).toBe(job.challengeId);
+      expect((await firstFound(engine, job)).challengeId).toBe(job.challengeId);
       expect(engine.kernelErrors).toBe(0);
     } finally {
       await engine.stop();

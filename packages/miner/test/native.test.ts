@@ -23,13 +23,13 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { benchJobs } from '../src/bench.js';
 import { MiningEngine } from '../src/engine.js';
-import type { FoundResult } from '../src/found.js';
 import { prepareHexchain } from '../src/kernels/hexchain.js';
 import { buildNativeLibrary } from '../src/kernels/native/build.js';
 import { missingCpuFlags } from '../src/kernels/native/cpu.js';
 import { type NativeKernels, nativeKernels } from '../src/kernels/native/library.js';
 import { selectKernel } from '../src/kernels/select.js';
 import { scanHexchain } from '../src/kernels/sha256.generated.js';
+import { firstFound } from './helpers.js';
 
 /** This machine can run the native kernels (x86-64 with SHA-NI, AVX2, SSE4.1, SSSE3). */
 const nativeCpu = process.arch === 'x64' && missingCpuFlags({})?.length === 0;
@@ -191,10 +191,8 @@ describe.skipIf(!nativeCpu)('the native kernels against the reference', () => {
     await engine.start();
     try {
       expect(engine.kernel).toBe('native');
-      const found = new Promise<FoundResult>((resolve) => engine.once('found', resolve));
       const { job } = benchJobs(2 ** 20, 0)[0]!;
-      engine.setJob({ ...job, stopOnFound: true });
-      expect((await found).challengeId).toBe(job.challengeId);
+      expect((await firstFound(engine, job)).challengeId).toBe(job.challengeId);
       expect(engine.kernelErrors).toBe(0);
     } finally {
       await engine.stop();
@@ -206,9 +204,7 @@ describe.skipIf(!nativeCpu)('the native kernels against the reference', () => {
     await engine.start();
     try {
       for (const { job } of benchJobs(0, 64)) {
-        const found = new Promise<FoundResult>((resolve) => engine.once('found', resolve));
-        engine.setJob({ ...job, nonceEnd: 100_000, stopOnFound: true });
-        expect((await found).challengeId).toBe(job.challengeId);
+        expect((await firstFound(engine, { ...job, nonceEnd: 100_000 })).challengeId).toBe(job.challengeId);
       }
       expect(engine.kernelErrors).toBe(0);
     } finally {
