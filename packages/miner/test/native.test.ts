@@ -6,7 +6,7 @@
  * Skipped, visibly, on a CPU without the features: they cannot run there.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -164,6 +164,24 @@ describe.skipIf(!nativeCpu)('the native kernels against the reference', () => {
       { numRuns: 40 },
     );
   });
+
+  test(
+    'a cached library that does not load is removed and built again',
+    async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'tm-native-repair-'));
+      try {
+        const first = await buildNativeLibrary({ cacheDir: dir });
+        writeFileSync(first.path, 'half a library');
+        const s = await selectKernel('native', { cacheDir: dir });
+        expect(s.kernel, s.notice).toBe('native');
+        expect(s.detail).toMatch(/, built, vectors passed/);
+        expect(s.nativeLibrary).toBe(first.path);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+    BUILD_TIMEOUT_MS,
+  );
 
   test('the search never passes 2^53 - 1', () => {
     const t = fc.sample(task, 1)[0]!;

@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { checkKernelChoice, type KernelChoice, type KernelName, resolveKernel } from './choice.js';
 import { buildNativeLibrary, NativeBuildError } from './native/build.js';
 import { maskedCpuFlags, missingCpuFlags } from './native/cpu.js';
@@ -59,21 +60,27 @@ async function prepareNative(options: SelectKernelOptions): Promise<NativeOutcom
       reason: `this CPU lacks ${missing.join(', ')}${mask.length > 0 ? ' (TENSORMINE_CPU_MASK)' : ''}`,
     };
   }
-  let build: Awaited<ReturnType<typeof buildNativeLibrary>>;
-  try {
-    build = await buildNativeLibrary({
-      env,
-      ...(options.cacheDir === undefined ? {} : { cacheDir: options.cacheDir }),
-    });
-  } catch (error) {
-    if (error instanceof NativeBuildError) return { ok: false, reason: error.message };
-    return { ok: false, reason: `the build failed: ${(error as Error).message}` };
-  }
-  let kernels: NativeKernels;
-  try {
-    kernels = new NativeKernels(build.path);
-  } catch (error) {
-    return { ok: false, reason: `cannot load ${build.path}: ${(error as Error).message.split('\n')[0]}` };
+  // A cached library that does not load (a truncated file, say) is removed and built again, once.
+  let build: Awaited<ReturnType<typeof buildNativeLibrary>> | undefined;
+  let kernels: NativeKernels | undefined;
+  for (let attempt = 0; kernels === undefined; attempt++) {
+    try {
+      build = await buildNativeLibrary({
+        env,
+        ...(options.cacheDir === undefined ? {} : { cacheDir: options.cacheDir }),
+      });
+    } catch (error) {
+      if (error instanceof NativeBuildError) return { ok: false, reason: error.message };
+      return { ok: false, reason: `the build failed: ${(error as Error).message}` };
+    }
+    try {
+      kernels = new NativeKernels(build.path);
+    } catch (error) {
+      if (!build.cached || attempt > 0) {
+        return { ok: false, reason: `cannot load ${build.path}: ${(error as Error).message.split('\n')[0]}` };
+      }
+      rmSync(build.path, { force: true });
+    }
   }
   const lacking = kernels.missingFeatures();
   if (lacking.length > 0) return { ok: false, reason: `this CPU lacks ${lacking.join(', ')} (CPUID)` };
@@ -93,7 +100,7 @@ async function prepareNative(options: SelectKernelOptions): Promise<NativeOutcom
   return {
     ok: true,
     kernels,
-    detail: `SHA-NI + AVX2, ${build.compiler}, ${build.cached ? 'cached' : 'built'}, vectors passed in ${ms.toFixed(0)} ms`,
+    detail: `SHA-NI + AVX2, ${build!.compiler}, ${build!.cached ? 'cached' : 'built'}, vectors passed in ${ms.toFixed(0)} ms`,
   };
 }
 
