@@ -25,7 +25,11 @@ export const ERROR_CODES = {
   },
 
   // Authentication
-  unauthorized: { status: 401, description: 'The admin bearer token is missing or wrong.' },
+  unauthorized: {
+    status: 401,
+    description:
+      'A bearer token is missing or wrong: the admin token, a metrics token, or the miner control API token.',
+  },
   signature_required: {
     status: 401,
     description: 'The operation acts for a public key and must be signed by it.',

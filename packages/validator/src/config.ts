@@ -18,6 +18,8 @@ import {
   intSetting as int,
   LOG_LEVELS,
   type LogLevel,
+  type MetricsSettings,
+  metricsSettings,
   oneOfSetting as oneOf,
   type ResolveSettingsInput,
   resolveSettings,
@@ -40,7 +42,7 @@ export { ConfigError, settingFlag } from '@tensormine/service-kit';
 
 export type PoolStrategy = 'solo' | 'pplns' | 'proportional';
 
-export interface ValidatorConfig {
+export interface ValidatorConfig extends MetricsSettings {
   /** Address to listen on (default loopback only). */
   readonly host: string;
   readonly port: number;
@@ -322,6 +324,8 @@ export const SETTINGS: { readonly [K in SettingName]: Setting<ValidatorConfig[K]
     default: () => 'info',
     parse: oneOf(LOG_LEVELS),
   },
+  // GET /metrics for Prometheus: off unless a port or a token is set (docs/metrics.md).
+  ...metricsSettings('TENSORMINE'),
   genesisFile: {
     env: 'TENSORMINE_GENESIS_FILE',
     description:

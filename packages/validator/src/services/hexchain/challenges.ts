@@ -96,6 +96,7 @@ export function challengeHandlers({ ctx, state, difficulty, sync, hooks, cluster
         });
         if (record === undefined) await sync.catchUp();
       }
+      ctx.metrics.recordIssued('hexchain');
       state.addOpenChallenge(record.challenge.expiresAt);
       return { ...challengeToWire(record.challenge), ...record.extras };
     },

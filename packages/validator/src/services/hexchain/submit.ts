@@ -204,6 +204,7 @@ export function submitHandlers({ ctx, state, difficulty, sync, events, hooks, ge
         if (winner !== undefined && winner.blockHash === blockHash) return storedAcceptance(winner);
         return rejectBlock(occupied(challenge.coord, winner?.blockHash, winner?.depth));
       }
+      ctx.metrics.recordAccepted('block');
       if (outcome.block.height > state.appliedHeight + 1) {
         // Blocks of other nodes committed before this one are not applied yet (their
         // notification is on its way), and this block may rest on them: apply them all in

@@ -125,6 +125,7 @@ export function challengeHandlers() {
         }
         return { challenge, record };
       });
+      ctx.metrics.recordIssued('tensor');
       remember(record, challenge);
       return challengeToWire(challenge, {
         id: record.id,

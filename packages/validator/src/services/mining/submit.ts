@@ -147,7 +147,7 @@ async function submit(
   const acceptedAt = nowSeconds(ctx);
   const accepted = await ctx.storage.transaction(async (tx) => {
     const earlier = await tx.proofs.get(record.id, pubkey);
-    if (earlier?.nonce === proof.computation_nonce) return { earlier };
+    if (earlier?.nonce === proof.computation_nonce) return { earlier, fresh: false };
     if (earlier) throw replayed(record, pubkey, earlier.acceptedAt, earlier.ledgerEntryId);
     const [entry] = await tx.ledger.apply([
       {
@@ -185,8 +185,9 @@ async function submit(
     await tx.counters.add(COUNTERS.proofsValid, 1);
     await tx.miners.record(pubkey, { proofsAccepted: 1, seenAt: acceptedAt });
     await tx.devices.touch(pubkey, acceptedAt);
-    return { earlier: { acceptedAt, ledgerEntryId: entry.id, txSig } };
+    return { earlier: { acceptedAt, ledgerEntryId: entry.id, txSig }, fresh: true };
   });
+  if (accepted.fresh) ctx.metrics.recordAccepted('proof');
   budgets.recordValid(pubkey, ip);
   return acceptance(record, pubkey, accepted.earlier);
 }
