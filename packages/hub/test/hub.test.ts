@@ -149,17 +149,27 @@ describe('hub API', () => {
     expect(gone).toMatchObject({ status: 'offline', http_status: null });
   });
 
-  it('shares one probe between concurrent asks for one game', async () => {
+  it('shares one probe between concurrent asks for one game (and its metrics say so)', async () => {
     const fresh = await createHub({
       gamesFile: join(dir, 'games.json'),
       statusTimeoutMs: 300,
       statusConcurrency: 1,
+      metricsToken: 'hub-metrics-token-000000',
     });
     const answers = await Promise.all(
       Array.from({ length: 20 }, () => fresh.app.inject('/api/status/sleepy').then((r) => r.json())),
     );
     expect(new Set(answers.map((a) => a.status))).toEqual(new Set(['offline']));
     expect(fresh.prober.probesSent).toBe(1);
+    const metrics = (
+      await fresh.app.inject({
+        url: '/metrics',
+        headers: { authorization: 'Bearer hub-metrics-token-000000' },
+      })
+    ).body;
+    expect(metrics).toContain('tensormine_hub_status_probe_duration_seconds_count{result="offline"} 1\n');
+    expect(metrics).toContain('tensormine_hub_status_cache_hits_total 19\n');
+    expect(metrics).toMatch(/^tensormine_hub_games \d+$/m);
     await fresh.close();
   });
 

@@ -1,6 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ApiError } from './api-error.js';
-import { ConfigError } from './settings.js';
 
 /** What a token guards, for the messages and the `WWW-Authenticate` realm. */
 export interface BearerGuard {
@@ -41,15 +40,4 @@ export function bearerRefusal(
 
 function digest(text: string): Buffer {
   return createHash('sha256').update(text).digest();
-}
-
-/** A bearer token setting: at least 16 characters (so that it cannot be guessed), at most 4096. */
-export function tokenSetting(what: string) {
-  return (value: unknown, where: string): string => {
-    if (typeof value !== 'string' || value.length < 16 || value.length > 4096 || /\s/.test(value)) {
-      // Never the value itself: it may be a real token with a typo.
-      throw new ConfigError(`${where}: ${what} needs 16 to 4096 characters without spaces`);
-    }
-    return value;
-  };
 }

@@ -9,18 +9,17 @@
  */
 export { ApiError, errorBody, verdictError } from './api-error.js';
 export { createServiceApp, type ServiceAppOptions, type ServicePlugin } from './app.js';
-export { type BearerGuard, bearerRefusal, tokenSetting } from './bearer.js';
+export { type BearerGuard, bearerRefusal } from './bearer.js';
 export type { TranslateError } from './error-handler.js';
 export { MAX_PARAM_LENGTH } from './framework-errors.js';
 export {
+  describeMetrics,
   HttpMetrics,
   type Labels,
   METRICS_GUARD,
   type MetricsExposure,
   type MetricsListener,
-  type MetricsSettings,
   metricsExposure,
-  metricsSettings,
   type Reading,
   ServiceMetrics,
   startMetricsListener,
@@ -44,6 +43,8 @@ export {
   intSetting,
   LOG_LEVELS,
   type LogLevel,
+  type MetricsSettings,
+  metricsSettings,
   oneOfSetting,
   type ResolvedSettings,
   type ResolveSettingsInput,
@@ -58,5 +59,6 @@ export {
   settingFlag,
   settingsUsage,
   textSetting,
+  tokenSetting,
   urlSetting,
 } from './settings.js';

@@ -10,9 +10,11 @@ import {
   type HistogramConfiguration,
   Registry,
 } from 'prom-client';
-import { type ApiError, errorBody } from './api-error.js';
-import { type BearerGuard, bearerRefusal, tokenSetting } from './bearer.js';
-import { intSetting, type SettingSpecs, textSetting } from './settings.js';
+import { ApiError, errorBody } from './api-error.js';
+import { type BearerGuard, bearerRefusal } from './bearer.js';
+import type { MetricsSettings } from './settings.js';
+
+export { type MetricsSettings, metricsSettings } from './settings.js';
 
 /**
  * Prometheus metrics (prom-client) of a tensormine program: one registry per service instance
@@ -23,49 +25,29 @@ import { intSetting, type SettingSpecs, textSetting } from './settings.js';
  * name (`_seconds`, `_bytes`), `_total` for counters, `tensormine_` before our own.
  */
 
-/** Where and how a service serves `GET /metrics` (every service's settings, docs/metrics.md). */
-export interface MetricsSettings {
-  /** A listener of its own for `/metrics` (0: any free port); undefined: none. */
-  readonly metricsPort: number | undefined;
-  /** The address of that listener (default 127.0.0.1). */
-  readonly metricsHost: string;
-  /** The bearer token `/metrics` asks for; alone, it serves `/metrics` on the service's own port. */
-  readonly metricsToken: string | undefined;
-}
-
-/** The three metrics settings of a service whose environment variables start with `prefix`. */
-export function metricsSettings(prefix: string): SettingSpecs<MetricsSettings> {
-  return {
-    metricsPort: {
-      env: `${prefix}_METRICS_PORT`,
-      description: 'serve GET /metrics (Prometheus) on a listener of its own at this port (0: any free port)',
-      default: () => undefined,
-      defaultText: 'off',
-      parse: intSetting(0, 65535),
-    },
-    metricsHost: {
-      env: `${prefix}_METRICS_HOST`,
-      description: 'the address of the metrics listener',
-      default: () => '127.0.0.1',
-      parse: textSetting,
-    },
-    metricsToken: {
-      env: `${prefix}_METRICS_TOKEN`,
-      description:
-        'bearer token GET /metrics asks for (16 characters or more); without --metrics-port, /metrics is then on the service port',
-      default: () => undefined,
-      defaultText: 'none',
-      parse: tokenSetting('a metrics token'),
-    },
-  };
-}
-
 /** How `/metrics` is served: not at all (the default), on the service's port behind the token, or on a listener of its own. */
 export type MetricsExposure = 'off' | 'service-port' | 'own-port';
 
 export function metricsExposure(settings: Partial<MetricsSettings>): MetricsExposure {
   if (settings.metricsPort !== undefined) return 'own-port';
   return settings.metricsToken === undefined ? 'off' : 'service-port';
+}
+
+/** Where the metrics are, for a service's start-up lines. */
+export function describeMetrics(
+  settings: Partial<MetricsSettings>,
+  serviceUrl: string,
+  listenerUrl: string | undefined,
+): string {
+  const guarded = settings.metricsToken === undefined ? '' : ' (Authorization: Bearer <metrics token>)';
+  switch (metricsExposure(settings)) {
+    case 'off':
+      return 'metrics: off (--metrics-port or --metrics-token serve GET /metrics; docs/metrics.md)';
+    case 'service-port':
+      return `metrics: ${serviceUrl}/metrics${guarded}`;
+    default:
+      return `metrics: ${listenerUrl ?? '(not listening)'}/metrics${guarded}`;
+  }
 }
 
 /** The token guard of `/metrics`. */
@@ -164,6 +146,30 @@ export class ServiceMetrics {
         else for (const [labels, v] of value) this.set(labels as Record<string, string>, v);
       },
     });
+  }
+
+  /**
+   * A counter of an operation's outcomes (`name` ends in `_total`): `result` is `ok`, or the error
+   * code it was refused with (docs/errors.md), or `error` for anything else. Returns the wrapper
+   * that runs the operation and counts how it ended.
+   */
+  outcomes<L extends string = never>(
+    name: string,
+    help: string,
+    labelNames: readonly L[] = [],
+  ): <T>(labels: Readonly<Record<L, string>>, run: () => Promise<T>) => Promise<T> {
+    const counter = this.counter({ name, help, labelNames: [...labelNames, 'result'] });
+    return async (labels, run) => {
+      try {
+        const value = await run();
+        counter.inc({ ...labels, result: 'ok' } as Record<string, string>);
+        return value;
+      } catch (error) {
+        const result = error instanceof ApiError ? error.code : 'error';
+        counter.inc({ ...labels, result } as Record<string, string>);
+        throw error;
+      }
+    };
   }
 
   /** Runs before every scrape, before any series is read (to take one snapshot for many series). */

@@ -110,7 +110,7 @@ describe('service metrics', () => {
     expect(await refused.json()).toMatchObject({ code: 'unauthorized' });
     const other = await fetch(`${url}/things/1`, { headers: { authorization: `Bearer ${TOKEN}` } });
     expect(other.status).toBe(404);
-    expect((await other.json()).code).toBe('not_found');
+    expect(((await other.json()) as { code: string }).code).toBe('not_found');
     const post = await fetch(`${url}/metrics`, { method: 'POST' });
     expect(post.status).toBe(405);
     expect(post.headers.get('allow')).toBe('GET, HEAD');

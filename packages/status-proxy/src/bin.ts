@@ -4,10 +4,13 @@
  *
  *   status-proxy --validator http://127.0.0.1:8420 [--validator URL ...] [--port 8430] [--host 127.0.0.1] [--cache-ms 1000]
  *
- * Environment: TENSORMINE_VALIDATOR_URLS (comma-separated), TENSORMINE_STATUS_PORT, TENSORMINE_STATUS_HOST.
+ * Environment: TENSORMINE_VALIDATOR_URLS (comma-separated), TENSORMINE_STATUS_PORT, TENSORMINE_STATUS_HOST,
+ * TENSORMINE_STATUS_METRICS_PORT, TENSORMINE_STATUS_METRICS_HOST, TENSORMINE_STATUS_METRICS_TOKEN.
  */
 import { parseArgs } from 'node:util';
+import { describeMetrics } from '@tensormine/service-kit';
 import { watchNpmStopSignals } from '@tensormine/service-kit/npm-signals';
+import { ConfigError, metricsSettings, resolveSettings } from '@tensormine/service-kit/settings';
 import { createStatusProxy } from './proxy.js';
 
 const USAGE = `usage: status-proxy [options]
@@ -16,6 +19,9 @@ const USAGE = `usage: status-proxy [options]
   --port N           the port to listen on; env TENSORMINE_STATUS_PORT, default 8430 (0: any free port)
   --host HOST        the address to listen on; env TENSORMINE_STATUS_HOST, default 127.0.0.1
   --cache-ms N       how long read answers are cached, ms (default 1000; 0: none)
+  --metrics-port N   serve GET /metrics (Prometheus) on a listener of its own at this port; env TENSORMINE_STATUS_METRICS_PORT, default off
+  --metrics-host H   the address of that listener; env TENSORMINE_STATUS_METRICS_HOST, default 127.0.0.1
+  --metrics-token T  the bearer token /metrics asks for (16+ characters; alone: /metrics on --port); env TENSORMINE_STATUS_METRICS_TOKEN
   --help             this text
 
 The dashboard is at the printed URL; the JSON routes are in docs/api.md (Status proxy).`;
@@ -32,6 +38,15 @@ function integer(value: string, name: string, min: number, max: number): number 
   return Number(value);
 }
 
+/** The metrics settings, as every service takes them (flags > environment > defaults). */
+function metricsSettingsOf(values: Record<string, unknown>, env: NodeJS.ProcessEnv) {
+  const flags: Record<string, unknown> = {};
+  if (values['metrics-port'] !== undefined) flags.metricsPort = values['metrics-port'];
+  if (values['metrics-host'] !== undefined) flags.metricsHost = values['metrics-host'];
+  if (values['metrics-token'] !== undefined) flags.metricsToken = values['metrics-token'];
+  return resolveSettings(metricsSettings('TENSORMINE_STATUS'), { flags, env }).config;
+}
+
 async function main(): Promise<void> {
   let values: Record<string, string | string[] | boolean | undefined>;
   try {
@@ -42,6 +57,9 @@ async function main(): Promise<void> {
         port: { type: 'string' },
         host: { type: 'string' },
         'cache-ms': { type: 'string' },
+        'metrics-port': { type: 'string' },
+        'metrics-host': { type: 'string' },
+        'metrics-token': { type: 'string' },
         help: { type: 'boolean' },
       },
       strict: true,
@@ -65,10 +83,17 @@ async function main(): Promise<void> {
   const port = integer(String(values.port ?? env.TENSORMINE_STATUS_PORT ?? '8430'), '--port', 0, 65535);
   const host = String(values.host ?? env.TENSORMINE_STATUS_HOST ?? '127.0.0.1');
   const cacheMs = integer(String(values['cache-ms'] ?? '1000'), '--cache-ms', 0, 3_600_000);
-  const proxy = await createStatusProxy({ validators, cacheMs, logger: { level: 'warn' } });
+  let metrics: ReturnType<typeof metricsSettingsOf>;
+  try {
+    metrics = metricsSettingsOf(values, env);
+  } catch (error) {
+    if (error instanceof ConfigError) fail(error.message);
+    throw error;
+  }
+  const proxy = await createStatusProxy({ validators, cacheMs, logger: { level: 'warn' }, metrics });
   const url = await proxy.listen({ host, port });
   process.stdout.write(
-    `status proxy listening on ${url} (dashboard: ${url}/), validators: ${validators.join(', ')}\n`,
+    `status proxy listening on ${url} (dashboard: ${url}/), validators: ${validators.join(', ')}\n  ${describeMetrics(metrics, url, proxy.app.metrics.listenerUrl)}\n`,
   );
   let closing = false;
   const stop = () => {

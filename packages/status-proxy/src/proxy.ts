@@ -21,7 +21,7 @@ import {
   SSE_HEADERS,
   type SseHubOptions,
 } from '@tensormine/protocol';
-import { createServiceApp, errorBody } from '@tensormine/service-kit';
+import { createServiceApp, errorBody, type MetricsSettings } from '@tensormine/service-kit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type CachedAnswer, ReadCache } from './cache.js';
 import { LatticeMirror } from './mirror.js';
@@ -39,6 +39,8 @@ export interface CreateStatusProxyOptions {
   readonly client?: Omit<ClientOptions, 'url' | 'urls'>;
   /** Fastify logger options (default: info to stdout, silent under tests). */
   readonly logger?: boolean | Record<string, unknown>;
+  /** GET /metrics for Prometheus (docs/metrics.md); default off. */
+  readonly metrics?: Partial<MetricsSettings>;
 }
 
 export interface StatusProxy {
@@ -94,6 +96,13 @@ function coerce(value: unknown): Record<string, unknown> {
     }
   }
   return out;
+}
+
+/** The error code a failed upstream call is answered with (the metrics' `result`). */
+function answerCode(error: unknown): string {
+  if (error instanceof ValidatorError && error.status !== undefined) return error.code;
+  if (error instanceof InvalidInputError) return 'validation_failed';
+  return 'upstream_unavailable';
 }
 
 /** What a failed upstream call becomes: the validator's own answer, or a 400 / 502 of ours. */
@@ -154,7 +163,27 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
     // repeated reads; the validators behind it limit the rest).
     rateLimit: false,
     now: Date.now,
+    metrics: { version: SOFTWARE_VERSION, ...options.metrics },
   });
+  const upstreamSeconds = app.metrics.histogram({
+    name: 'tensormine_status_upstream_request_duration_seconds',
+    help: 'Requests of the proxy to the validators, by operation (operationId of the route table) and result (ok, or the error code answered)',
+    labelNames: ['operation', 'result'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  });
+  /** Runs one upstream call, timed. */
+  const timed = async <T>(operation: string, call: () => Promise<T>): Promise<T> => {
+    const started = performance.now();
+    let result = 'ok';
+    try {
+      return await call();
+    } catch (error) {
+      result = answerCode(error);
+      throw error;
+    } finally {
+      upstreamSeconds.observe({ operation, result }, (performance.now() - started) / 1000);
+    }
+  };
   const mirror = new LatticeMirror({
     client,
     ...(options.events === undefined ? {} : { events: options.events }),
@@ -169,7 +198,7 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
     input: Record<string, unknown>,
   ): Promise<CachedAnswer> => {
     try {
-      const data = await client.request(operationId as never, input as never);
+      const data = await timed(operationId, () => client.request(operationId as never, input as never));
       return { status: 200, body: keptBody(JSON.stringify(data)) };
     } catch (error) {
       return answerOf(error);
@@ -245,7 +274,7 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
   app.get('/api/live', async (_request, reply) => {
     const answer = await cache.get('live', async () => {
       try {
-        const status = await client.hexchain.status();
+        const status = await timed('hexStatus', () => client.hexchain.status());
         const figures = mirror.liveFigures(Math.floor(Date.now() / 1000), status.block_interval_s);
         const last = figures.recentBlocks[0];
         const live: LiveState = {
@@ -282,9 +311,9 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
     const answer = await cache.get('dashboard', async () => {
       try {
         const [validator, lattice, peers] = await Promise.all([
-          client.node.health(),
-          client.hexchain.status(),
-          client.node.peers(),
+          timed('getHealth', () => client.node.health()),
+          timed('hexStatus', () => client.hexchain.status()),
+          timed('getPeers', () => client.node.peers()),
         ]);
         return {
           status: 200,
@@ -325,6 +354,31 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
       reply.header('content-type', type).header('cache-control', 'no-cache').send(body),
     );
   }
+
+  app.metrics.counterFrom(
+    'tensormine_status_cache_requests_total',
+    'Cached reads, by result: hit (answered from the cache, or by a load in flight) or miss (loaded from a validator)',
+    () => [
+      [{ result: 'hit' }, cache.hits],
+      [{ result: 'miss' }, cache.misses],
+    ],
+    ['result'],
+  );
+  app.metrics.gaugeFrom(
+    'tensormine_status_event_stream_readers',
+    'Browsers reading the re-served event stream',
+    () => mirror.hub.stats().subscribers,
+  );
+  app.metrics.gaugeFrom(
+    'tensormine_status_upstream_stream_up',
+    "1 while the proxy's one event stream from a validator is open",
+    () => (mirror.streamOpen ? 1 : 0),
+  );
+  app.metrics.counterFrom(
+    'tensormine_status_upstream_stream_connections_total',
+    'Event streams opened to the validators (a reconnection adds one)',
+    () => mirror.upstreamConnections,
+  );
 
   // Open event streams would hold the server's close: end them first.
   app.addHook('preClose', async () => mirror.stop());

@@ -86,6 +86,18 @@ describe('purchases', () => {
     expect(me.json.entitlements).toContainEqual({ product: 'no_ads', valid_until: null });
   });
 
+  it('counts the purchases by product and result (the terminal’s metrics)', async () => {
+    const text = await env.terminal.app.metrics.text();
+    expect(text).toContain('tensormine_terminal_purchases_total{product="premium",result="ok"} 2\n');
+    expect(text).toContain('tensormine_terminal_purchases_total{product="no_ads",result="ok"} 2\n');
+    expect(text).toContain(
+      'tensormine_terminal_purchases_total{product="no_ads",result="payment_already_used"} 6\n',
+    );
+    expect(text).toContain(
+      'tensormine_terminal_purchases_total{product="premium",result="payment_already_used"} 1\n',
+    );
+  });
+
   it('refuses an unknown transfer', async () => {
     const r = await buy(session, '/api/crypto/premium-purchase', buyer, 'PTM', 'no-such-transfer');
     expect(r.status).toBe(404);
