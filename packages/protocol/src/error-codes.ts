@@ -227,6 +227,18 @@ export const ERROR_CODES = {
     description:
       'The validator behind this service (status proxy, terminal) could not be reached or answered unexpectedly (network error, timeout or 5xx).',
   },
+
+  // The miner's control API (issue 27)
+  host_not_allowed: {
+    status: 403,
+    description:
+      "The Host header names another host than the service answers for: a miner's control API on the loopback answers only 127.0.0.1, localhost and [::1] (against DNS rebinding).",
+  },
+  miner_setting_refused: {
+    status: 409,
+    description:
+      'The miner cannot apply this change now (validators while it mines against its --local validator, pool membership without a stake, another change in progress, ...): the settings in force are unchanged.',
+  },
 } as const satisfies Record<string, { status: number; description: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
