@@ -35,11 +35,12 @@ async function setup() {
         ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
       },
     });
-  const post = (path: string, body?: unknown, token: string | undefined = TOKEN) =>
+  /** A POST with the token, another token, or none (null). */
+  const post = (path: string, body?: unknown, token: string | null = TOKEN) =>
     call(path, {
       method: 'POST',
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      ...(token ? { token } : {}),
+      ...(token === null ? {} : { token }),
     });
   return { engine, miner, api, call, post };
 }
