@@ -31,6 +31,7 @@ function stats(overrides: Partial<MinerStats> = {}): MinerStats {
     accepted: 12,
     rejected: 2,
     rejectedReasons: [{ code: 'coordinate_occupied', count: 2 }],
+    stale: 2,
     bestDifficulty: 2e6,
     lastLatencyMs: 103,
     averageLatencyMs: 98,
