@@ -223,6 +223,22 @@ export const ERROR_CODES = {
     description:
       'The validator behind this service (status proxy, terminal) could not be reached or answered unexpectedly (network error, timeout or 5xx).',
   },
+
+  // Open-network limits (issue 21)
+  order_below_minimum: {
+    status: 422,
+    description:
+      "The order is worth less than the marketplace's minimum order value at its limit price (details.minimum_value).",
+  },
+  too_many_streams: {
+    status: 429,
+    description:
+      'This client address (or, behind a trusted proxy, this client) already holds the most event streams it may; close one first.',
+  },
+  path_forbidden: {
+    status: 403,
+    description: 'The path of a static file leaves the served directory or names a hidden file.',
+  },
 } as const satisfies Record<string, { status: number; description: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import {
   BLOCK_INTERVAL_MS_DEFAULT,
   MAX_DIFFICULTY,
+  MAX_FILLS_PER_ORDER,
   MAX_HEX_DIFFICULTY,
   MAX_TENSOR_DIM,
   MIN_DIFFICULTY,
@@ -88,6 +89,11 @@ export interface ValidatorConfig {
   /** Per public key (signed operations and submissions): sustained per second and burst. */
   readonly keyRateLimitPerSecond: number;
   readonly keyRateLimitBurst: number;
+  /**
+   * The most fills one marketplace placement makes (the rest rests): the work one request can
+   * do, so the longest another request waits behind it.
+   */
+  readonly marketMaxFills: number;
   /** Invalid v4.0 proofs a key may send before its back-off (one more per minute). */
   readonly invalidProofBudget: number;
   /** Invalid v4.0 proofs one client address may send before its back-off (one more per 6 s). */
@@ -297,6 +303,13 @@ export const SETTINGS: { readonly [K in SettingName]: Setting<ValidatorConfig[K]
     description: 'burst of signed operations and submissions per public key',
     default: () => 100,
     parse: int(1, 1_000_000),
+  },
+  marketMaxFills: {
+    env: 'TENSORMINE_MARKET_MAX_FILLS',
+    description:
+      'most fills one marketplace order makes when placed (the rest rests in the book); bounds how long one placement holds the database (docs/economy.md)',
+    default: () => MAX_FILLS_PER_ORDER,
+    parse: int(1, 1000),
   },
   invalidProofBudget: {
     env: 'TENSORMINE_INVALID_PROOF_BUDGET',

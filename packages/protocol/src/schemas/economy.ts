@@ -326,7 +326,7 @@ export type OrderType = Static<typeof OrderTypeSchema>;
 export const OrderStatusSchema = Type.Enum(['open', 'filled', 'partially_filled', 'cancelled'], {
   type: 'string',
   description:
-    'open: nothing filled yet, resting in the book; partially_filled: part filled, the rest resting; filled: completely filled; cancelled: cancelled by its owner (the unfilled escrow was returned).',
+    'open: nothing filled yet, resting in the book; partially_filled: part filled, the rest resting; filled: completely filled; cancelled: cancelled by its owner, or closed by the market because what was left is worth less than the minimum order value at its limit (the unfilled escrow was returned in both cases).',
 });
 export type OrderStatus = Static<typeof OrderStatusSchema>;
 
