@@ -34,7 +34,7 @@ import type { RuntimeConfig, ValidatorContext } from './context.js';
 import { loadAdminToken } from './http/admin-auth.js';
 import { installErrorHandling } from './http/errors.js';
 import { frameworkErrorOptions } from './http/framework-errors.js';
-import { RateLimiter } from './http/rate-limit.js';
+import { addressKey, RateLimiter } from './http/rate-limit.js';
 import { keepRawJsonBodies } from './http/raw-body.js';
 import { type Handlers, registerRoutes } from './http/routes.js';
 import { validatorCompiler } from './http/validator-compiler.js';
@@ -140,7 +140,8 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
   const app = Fastify({
     logger: logger ?? (process.env.VITEST ? false : { level: config.logLevel }),
     bodyLimit: config.bodyLimitBytes,
-    trustProxy: false,
+    // Behind the configured reverse proxies, request.ip is the client they forward for.
+    trustProxy: config.trustProxy === undefined ? false : [...config.trustProxy],
     return503OnClosing: true,
     // One line per request would drown a node serving many miners; errors are still logged.
     logController: new LogController({ disableRequestLogging: true }),
@@ -211,7 +212,7 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
   app.addHook('onRequest', (request, reply, done) => {
     // Behind a load balancer, which node answered (also in GET /status and /admin/metrics).
     reply.header('x-tm-node-id', nodeId);
-    done(addressLimiter.refuse(request.ip, 'address'));
+    done(addressLimiter.refuse(addressKey(request.ip), 'address'));
   });
   app.addHook('onResponse', (_request, reply, done) => {
     metrics.observeResponse(reply.elapsedTime);
@@ -220,7 +221,11 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
 
   const pool = createPoolService(context);
   const hexchain = await createHexchainService(context, {
-    ...(events ? { events } : {}),
+    events: {
+      maxSubscribers: config.eventStreams,
+      maxSubscribersPerClient: config.eventStreamsPerAddress,
+      ...events,
+    },
     hooks: pool.hooks,
     cluster: clustered,
   });

@@ -12,6 +12,7 @@ import {
   parseAmount,
   SHARE_INTERVAL_MS_DEFAULT,
 } from '@tensormine/protocol';
+import { trustedProxies } from './http/rate-limit.js';
 import {
   bigSetting as big,
   boolSetting as bool,
@@ -86,6 +87,14 @@ export interface ValidatorConfig {
   /** Per client address: sustained requests per second and burst. */
   readonly rateLimitPerSecond: number;
   readonly rateLimitBurst: number;
+  /**
+   * Reverse proxies in front of the node whose X-Forwarded-For is believed (addresses, CIDR
+   * ranges): per-address limits then count the client they forward for. Undefined: none.
+   */
+  readonly trustProxy: readonly string[] | undefined;
+  /** Open GET /api/hexchain/events streams: at most this many in all, and per client address. */
+  readonly eventStreams: number;
+  readonly eventStreamsPerAddress: number;
   /** Per public key (signed operations and submissions): sustained per second and burst. */
   readonly keyRateLimitPerSecond: number;
   readonly keyRateLimitBurst: number;
@@ -290,6 +299,26 @@ export const SETTINGS: { readonly [K in SettingName]: Setting<ValidatorConfig[K]
     env: 'TENSORMINE_RATE_LIMIT_BURST',
     description: 'request burst per client address',
     default: () => 400,
+    parse: int(1, 1_000_000),
+  },
+  trustProxy: {
+    env: 'TENSORMINE_TRUST_PROXY',
+    description:
+      'reverse proxies in front of this node whose X-Forwarded-For is believed (comma-separated addresses or CIDR ranges, or loopback, linklocal, uniquelocal): per-address limits then count the client they forward for; default none',
+    default: () => undefined,
+    parse: trustedProxies,
+  },
+  eventStreams: {
+    env: 'TENSORMINE_EVENT_STREAMS',
+    description: 'most open GET /api/hexchain/events streams in all (503 service_unavailable beyond)',
+    default: () => 10_000,
+    parse: int(1, 1_000_000),
+  },
+  eventStreamsPerAddress: {
+    env: 'TENSORMINE_EVENT_STREAMS_PER_ADDRESS',
+    description:
+      'most open GET /api/hexchain/events streams per client address (an IPv6 /64 counts as one; behind trustProxy, per client): 429 too_many_streams beyond',
+    default: () => 64,
     parse: int(1, 1_000_000),
   },
   keyRateLimitPerSecond: {

@@ -25,6 +25,7 @@ import {
   SseHub,
   type SseHubOptions,
   shouldRetarget,
+  sseRefusal,
   targetFromDifficulty,
   targetFromHex,
   targetToHex,
@@ -34,6 +35,7 @@ import {
 import { nowSeconds, type ValidatorContext } from '../context.js';
 import { ApiError, verdictError } from '../http/errors.js';
 import { routeHandlers } from '../http/handlers.js';
+import { addressKey } from '../http/rate-limit.js';
 import type { BlockRecord, HexChallengeRecord, StorageTx } from '../store/types.js';
 import { LatticeState } from './hexchain/lattice-state.js';
 import { challengeToWire, latticeCursor, parseLatticeCursor } from './hexchain/wire.js';
@@ -502,16 +504,18 @@ export async function createHexchainService(
     async hexEvents(request) {
       const header = request.raw.headers['last-event-id'];
       const lastEventId = typeof header === 'string' ? header : request.query.last_event_id;
-      if (events.full) {
-        throw new ApiError(
-          'service_unavailable',
-          `the event stream has its maximum of ${events.size} subscribers; retry later or follow a status proxy`,
-        );
+      const client = addressKey(request.raw.ip);
+      const admission = events.admission(client);
+      if (admission !== 'ok') {
+        const refusal = sseRefusal(admission, events.limits);
+        throw new ApiError(refusal.code, refusal.message, refusal.details, {
+          'retry-after': admission === 'full' ? '5' : '30',
+        });
       }
       const reply = request.reply;
       reply.hijack();
       reply.raw.writeHead(200, SSE_HEADERS);
-      const unsubscribe = events.subscribe(reply.raw, lastEventId);
+      const unsubscribe = events.subscribe(reply.raw, lastEventId, client);
       reply.raw.on('close', () => unsubscribe?.());
       return '';
     },
