@@ -177,7 +177,7 @@ export const ERROR_CODES = {
   service_unavailable: {
     status: 503,
     description:
-      'The validator is starting or shutting down, or its database is busy or unreachable: nothing was written; send the request again after Retry-After.',
+      'The service is starting or shutting down, its database is busy or unreachable, or it is at a capacity of all its clients (every event-stream slot taken, the status proxy at its budget of validator requests): nothing was written; send the request again after Retry-After.',
   },
   internal_error: { status: 500, description: 'An unexpected server error (a bug: please report it).' },
 

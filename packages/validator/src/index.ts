@@ -21,7 +21,7 @@ export type { RuntimeConfig, ValidatorContext } from './context.js';
 // The HTTP plumbing the companion services (hub, terminal backend) share with the validator:
 // one error shape, one strict schema compiler, one rate limiter.
 export { ApiError, errorBody, installErrorHandling } from './http/errors.js';
-export { addressKey, RateLimiter } from './http/rate-limit.js';
+export { addressKey, RateLimiter, trustedProxies } from './http/rate-limit.js';
 export { validatorCompiler } from './http/validator-compiler.js';
 export {
   createServiceApp,
