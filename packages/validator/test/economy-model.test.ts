@@ -1,5 +1,6 @@
 import {
   accruedYield,
+  COMMON_REFUSALS,
   FEES_ACCOUNT,
   formatAmount,
   formatPrice,
@@ -16,6 +17,7 @@ import {
   pplnsSplit,
   pplnsWeights,
   RESERVE_ACCOUNT,
+  ROUTE_LIST,
   STAKE_ACCOUNT,
   swapOut,
   swapPoolAccount,
@@ -522,9 +524,28 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
 // The run
 // ---------------------------------------------------------------------------------------------
 
-function outcomeOf(res: LightMyRequestResponse): Outcome {
+/**
+ * The codes a POST route may answer by docs/api.md "Refusals" (the route table): the common
+ * ones and the route's own. Every refusal the model run meets must be one of them.
+ */
+function documentedRefusals(url: string): Set<string> {
+  const route = ROUTE_LIST.find((r) => r.service === 'validator' && r.method === 'POST' && r.url === url);
+  if (route?.refusals === undefined) throw new Error(`no documented refusals for POST ${url}`);
+  return new Set(
+    [...COMMON_REFUSALS.request, ...COMMON_REFUSALS.signed, ...COMMON_REFUSALS.any, ...route.refusals].map(
+      (r) => r.code,
+    ),
+  );
+}
+
+function outcomeOf(res: LightMyRequestResponse, url: string): Outcome {
   const body = res.json();
-  return res.statusCode === 200 ? { status: 200, body } : { status: res.statusCode, code: body.code };
+  if (res.statusCode === 200) return { status: 200, body };
+  expect(
+    documentedRefusals(url).has(body.code),
+    `POST ${url} answered ${body.code}, not in docs/api.md`,
+  ).toBe(true);
+  return { status: res.statusCode, code: body.code };
 }
 
 function expectOutcome(actual: Outcome, expected: Outcome, what: string): void {
@@ -586,7 +607,7 @@ async function runSequence(ops: readonly Op[]): Promise<void> {
         const request = signedPost(k, url, body, { timestamp: clock.now() });
         const response = await request.send(v);
         if (retriable) last = { request, response };
-        return outcomeOf(response);
+        return outcomeOf(response, url);
       };
       // Mostly one of the key's own records, sometimes anyone's, sometimes an unknown id.
       const pickId = (
