@@ -363,7 +363,7 @@ export const SETTINGS: { readonly [K in SettingName]: Setting<ValidatorConfig[K]
   genesisFile: {
     env: 'TENSORMINE_GENESIS_FILE',
     description:
-      "a JSON file with the economy's genesis (reserve, pools, allocations; docs/economy.md), written once at the first start of a data directory; default the built-in genesis",
+      "a JSON file with the economy's genesis (reserve, pools, allocations, each optional; docs/economy.md), written once on a new database (per data directory; with PostgreSQL per cluster); default the built-in genesis",
     default: () => undefined,
     parse: text,
   },

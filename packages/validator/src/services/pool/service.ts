@@ -174,7 +174,9 @@ export function createPoolService(ctx: ValidatorContext): PoolService {
         fee_bps: ctx.config.poolFeeBps,
         pplns_window_factor: ctx.config.poolPplnsWindowFactor,
         pplns_window: Number(pplnsWindow(difficulty, BigInt(ctx.config.poolPplnsWindowFactor))),
-        share_interval_s: Math.max(1, Number(ctx.config.poolShareIntervalMs / 1000n)),
+        // What vardiff uses, exactly; and for display the nearest whole second (at least 1).
+        share_interval_s: Math.max(1, Math.round(Number(ctx.config.poolShareIntervalMs) / 1000)),
+        share_interval_ms: Number(ctx.config.poolShareIntervalMs),
         blocks_found: s.blocks,
         last_block: s.last === undefined ? null : poolBlockToWire(s.last),
       };
