@@ -20,6 +20,7 @@ import {
   type LiveState,
   type OperationId,
   ROUTES,
+  SSE_HEADERS,
   type SseHubOptions,
   sseRefusal,
 } from '@tensormine/protocol';
@@ -197,13 +198,6 @@ function answerOf(error: unknown): CachedAnswer {
     body: JSON.stringify(errorBody('upstream_unavailable', `no validator answered: ${reason}`)),
   };
 }
-
-const SSE_HEADERS = {
-  'content-type': 'text/event-stream; charset=utf-8',
-  'cache-control': 'no-cache, no-transform',
-  connection: 'keep-alive',
-  'x-accel-buffering': 'no',
-} as const;
 
 /**
  * Builds a status proxy in front of `validators`: not listening yet (`listen()`), its lattice

@@ -40,13 +40,17 @@ import { type Handlers, registerRoutes } from './http/routes.js';
 import { validatorCompiler } from './http/validator-compiler.js';
 import { adminHandlers, CONFIG_CHANNEL } from './services/admin.js';
 import { Cluster, followReconnects, isSharedStorage, resolveNodeId } from './services/cluster.js';
-import { STORED_OPERATIONS } from './services/economy/requests.js';
-import { createEconomyService, type EconomyGenesis, readGenesisFile } from './services/economy.js';
+import {
+  createEconomyService,
+  type EconomyGenesis,
+  readGenesisFile,
+  STORED_OPERATIONS,
+} from './services/economy.js';
 import { createHexchainService } from './services/hexchain.js';
 import { Metrics } from './services/metrics.js';
 import { createMiningService } from './services/mining.js';
 import { nodeHandlers } from './services/node.js';
-import { createPoolService } from './services/pool/service.js';
+import { createPoolService } from './services/pool.js';
 import { openStorage } from './store/open.js';
 import type { Storage } from './store/types.js';
 
