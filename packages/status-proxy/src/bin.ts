@@ -9,8 +9,8 @@
  * and TENSORMINE_STATUS_<LIMIT> for each limit (docs/status-proxy.md).
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, trustedProxies } from '@tensormine/validator';
-import { stopWithLauncher } from '@tensormine/validator/launcher';
+import { ConfigError, trustedProxies } from '@tensormine/service-kit';
+import { watchNpmStopSignals } from '@tensormine/service-kit/npm-signals';
 import { type CreateStatusProxyOptions, createStatusProxy, STATUS_PROXY_LIMITS } from './proxy.js';
 
 /** The limits, as flags: [flag, option, environment variable, meaning]. */
@@ -148,7 +148,7 @@ async function main(): Promise<void> {
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
   // Under `npm start`: npm's own SIGINT and SIGTERM stop at its shell.
-  stopWithLauncher(stop);
+  watchNpmStopSignals(stop);
 }
 
 main().catch((error: unknown) => {

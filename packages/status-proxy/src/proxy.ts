@@ -24,13 +24,8 @@ import {
   type SseHubOptions,
   sseRefusal,
 } from '@tensormine/protocol';
-import { type ApiError, addressKey, RateLimiter } from '@tensormine/validator';
-import Fastify, {
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-  LogController,
-} from 'fastify';
+import { type ApiError, addressKey, createServiceApp, errorBody, RateLimiter } from '@tensormine/service-kit';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type CachedAnswer, ReadCache } from './cache.js';
 import { LatticeMirror } from './mirror.js';
 
@@ -158,17 +153,6 @@ function coerce(value: unknown): Record<string, unknown> {
   return out;
 }
 
-function errorBody(code: ErrorCode, message: string, details?: Record<string, unknown>): ErrorResponse {
-  const statusCode = ERROR_CODES[code].status;
-  return {
-    statusCode,
-    code,
-    error: STATUS_CODES[statusCode] ?? 'Error',
-    message,
-    ...(details === undefined ? {} : { details }),
-  };
-}
-
 /** What a failed upstream call becomes: the validator's own answer, or a 400 / 502 of ours. */
 function answerOf(error: unknown): CachedAnswer {
   if (error instanceof ValidatorError && error.status !== undefined) {
@@ -217,10 +201,6 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
   const cache = new ReadCache(options.cacheMs ?? 1000);
   const limits = { ...STATUS_PROXY_LIMITS, ...definedOnly(options) };
   const now = options.now ?? Date.now;
-  const perAddress = new RateLimiter(
-    { perSecond: limits.rateLimitPerSecond, burst: limits.rateLimitBurst },
-    now,
-  );
   const upstreamPerAddress = new RateLimiter(
     { perSecond: limits.upstreamPerSecond, burst: limits.upstreamBurst },
     now,
@@ -230,12 +210,18 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
     now,
     2,
   );
-  const app = Fastify({
-    logger: options.logger ?? (process.env.VITEST ? false : { level: 'info' }),
-    trustProxy: options.trustProxy === undefined ? false : [...options.trustProxy],
-    return503OnClosing: true,
+  const app = createServiceApp({
+    service: 'status',
+    logLevel: 'info',
+    logger: options.logger,
+    ...(options.trustProxy === undefined ? {} : { trustProxy: options.trustProxy }),
     // One line per request would drown a proxy serving many dashboards; errors are still logged.
-    logController: new LogController({ disableRequestLogging: true }),
+    logRequests: false,
+    // A forwarded block submission is a few hundred bytes; the validator's own limit is 64 KiB.
+    bodyLimit: 64 * 1024,
+    // Every request, per client address (docs/status-proxy.md "Limits"): the kit's limiter.
+    rateLimit: { perSecond: limits.rateLimitPerSecond, burst: limits.rateLimitBurst },
+    now,
   });
   const mirror = new LatticeMirror({
     client,
@@ -285,12 +271,6 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
     }
     return undefined;
   };
-  // Every request: the address's own rate limit (before any route runs).
-  app.addHook('onRequest', (request, reply, done) => {
-    const refused = perAddress.refuse(addressKey(request.ip), 'address');
-    if (refused === undefined) return done();
-    send(reply, limited(refused));
-  });
   const upstream = async (
     operationId: OperationId,
     input: Record<string, unknown>,
@@ -303,26 +283,6 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
     }
   };
   const activeUrl = () => client.endpoints().find((e) => e.active)?.url ?? options.validators[0]!;
-
-  app.setNotFoundHandler((request, reply) => {
-    void reply
-      .code(404)
-      .send(
-        errorBody('not_found', `no route ${request.method} ${request.url.split('?')[0]} on the status proxy`),
-      );
-  });
-  app.setErrorHandler((error: { statusCode?: number; code?: string; message: string }, _request, reply) => {
-    if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
-      return reply.code(400).send(errorBody('invalid_json', error.message));
-    }
-    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
-      return reply.code(413).send(errorBody('body_too_large', error.message));
-    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-      return reply.code(415).send(errorBody('unsupported_media_type', error.message));
-    }
-    app.log.error(error);
-    return reply.code(500).send(errorBody('internal_error', 'an unexpected error in the status proxy'));
-  });
 
   // The forwarded /api/hexchain/* routes.
   for (const [id, forward] of Object.entries(FORWARDED) as [

@@ -5,9 +5,9 @@ import {
   shouldRetarget,
   sseRefusal,
 } from '@tensormine/protocol';
+import { addressKey } from '@tensormine/service-kit';
 import { ApiError } from '../../http/errors.js';
 import { routeHandlers } from '../../http/handlers.js';
-import { addressKey } from '../../http/rate-limit.js';
 import type { BlockRecord } from '../../store/types.js';
 import type { LatticeState } from './lattice-state.js';
 

@@ -1,6 +1,6 @@
 import { isIP, isIPv4, isIPv6 } from 'node:net';
-import { ConfigError } from '../settings.js';
-import { ApiError } from './errors.js';
+import { ApiError } from './api-error.js';
+import { ConfigError } from './settings.js';
 
 /**
  * Parses the trusted reverse proxies of a service (a setting): a comma-separated list (or a JSON
