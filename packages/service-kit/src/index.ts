@@ -25,7 +25,7 @@ export {
   startMetricsListener,
 } from './metrics.js';
 export type { ServiceMetricsOptions } from './metrics-plugin.js';
-export { RateLimiter, type RateLimitRule } from './rate-limit.js';
+export { addressKey, RateLimiter, type RateLimitRule, trustedProxies } from './rate-limit.js';
 export {
   type RouteHandler,
   type RouteHooks,
