@@ -110,7 +110,7 @@
         [
           'cpu',
           c.cpu
-            ? `${c.threads} threads, intensity ${c.intensity}, kernel ${c.kernel} (running ${c.kernelInUse ?? '–'})`
+            ? `${c.threads} thread${c.threads === 1 ? '' : 's'}, intensity ${c.intensity}, kernel ${c.kernel} (running ${c.kernelInUse ?? '–'})`
             : 'off',
         ],
         ['boards', c.devices.length === 0 ? 'none' : c.devices.join(', ')],
