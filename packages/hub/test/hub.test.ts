@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../../../test-support/chromium.ts';
+import { expectPromtoolClean } from '../../../test-support/prometheus.ts';
 import { createHub, type Hub, StatusProber } from '../src/index.js';
 
 /**
@@ -170,6 +171,7 @@ describe('hub API', () => {
     expect(metrics).toContain('tensormine_hub_status_probe_duration_seconds_count{result="offline"} 1\n');
     expect(metrics).toContain('tensormine_hub_status_cache_hits_total 19\n');
     expect(metrics).toMatch(/^tensormine_hub_games \d+$/m);
+    await expectPromtoolClean(metrics);
     await fresh.close();
   });
 

@@ -7,6 +7,7 @@
 import { request as httpRequest } from 'node:http';
 import { MINER_KERNEL_CHOICES } from '@tensormine/protocol';
 import { describe, expect, test } from 'vitest';
+import { expectPromtoolClean } from '../../../test-support/prometheus.ts';
 import { minerControlTarget } from '../src/control/target.js';
 import { startControlApi } from '../src/control-api.js';
 import { MiningEngine } from '../src/engine.js';
@@ -220,6 +221,7 @@ describe('control API', () => {
     expect(res.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
     const text = await res.text();
     expect(text).toMatch(/^tensormine_miner_hashrate_hashes_per_second\{device="cpu",window="10s"\} \d/m);
+    await expectPromtoolClean(text);
     expect(text).toMatch(/^tensormine_miner_hashes_total\{device="cpu"\} \d/m);
     expect(text).toContain('tensormine_miner_results_total{outcome="accepted"} 0\n');
     expect(text).toContain('tensormine_miner_results_total{outcome="stale"} 0\n');

@@ -101,6 +101,15 @@ export class ServiceMetrics {
     if (this.#processMetrics) return;
     this.#processMetrics = true;
     collectDefaultMetrics({ register: this.registry });
+    // Gauges named like counters, which `promtool check metrics` refuses; their sums over the
+    // by-type gauges nodejs_active_handles, nodejs_active_requests, nodejs_active_resources.
+    for (const name of [
+      'nodejs_active_handles_total',
+      'nodejs_active_requests_total',
+      'nodejs_active_resources_total',
+    ]) {
+      this.registry.removeSingleMetric(name);
+    }
   }
 
   counter<L extends string = string>(config: Omit<CounterConfiguration<L>, 'registers'>): Counter<L> {

@@ -3,6 +3,7 @@ import type { DashboardBlocks, HexStatus, LiveState } from '@tensormine/protocol
 import { SseParser } from '@tensormine/protocol';
 import { Agent, request } from 'undici';
 import { describe, expect, it } from 'vitest';
+import { expectPromtoolClean } from '../../../test-support/prometheus.ts';
 import { startNetwork, until } from './helpers.js';
 
 async function json<T>(url: string): Promise<{ status: number; body: T }> {
@@ -101,6 +102,7 @@ describe('status proxy: forwarded /api/hexchain/* routes', () => {
       'tensormine_status_upstream_request_duration_seconds_count{operation="hexStatus",result="ok"} 1\n',
     );
     expect(text).toContain('tensormine_status_upstream_stream_up 1\n');
+    await expectPromtoolClean(text);
     expect((await fetch(`${net.proxyUrl}/metrics`)).status).toBe(401);
     events.abort();
     await stream.body?.cancel().catch(() => {});

@@ -1,5 +1,6 @@
 import { createClient, Signer } from '@tensormine/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectPromtoolClean } from '../../../test-support/prometheus.ts';
 import { Browserless, type Env, newWallet, pay, startEnv, type Wallet } from './env.js';
 
 /**
@@ -96,6 +97,7 @@ describe('purchases', () => {
     expect(text).toContain(
       'tensormine_terminal_purchases_total{product="premium",result="payment_already_used"} 1\n',
     );
+    await expectPromtoolClean(text);
   });
 
   it('refuses an unknown transfer', async () => {

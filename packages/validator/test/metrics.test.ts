@@ -5,6 +5,7 @@
  * (JSON, the interface's) unchanged beside it.
  */
 import { describe, expect, test } from 'vitest';
+import { expectPromtoolClean } from '../../../test-support/prometheus.ts';
 import { register, testKey, testValidator } from './helpers.js';
 import { issue, mine, mineBlock, submit } from './hexchain-mine.js';
 
@@ -55,6 +56,7 @@ describe('validator metrics', () => {
     expect((await submit(v, other)).statusCode).toBe(409);
 
     const text = await scrape(v);
+    await expectPromtoolClean(text);
     expect(value(text, `tensormine_validator_node_info{node_id="${v.context.nodeId}",mode="single"}`)).toBe(
       1,
     );
@@ -101,6 +103,7 @@ describe('validator metrics', () => {
     const again = await submit(v, submission);
     expect(again.statusCode).toBe(429);
     const text = await scrape(v);
+    await expectPromtoolClean(text);
     expect(value(text, 'tensormine_rate_limited_requests_total{limit="key"}')).toBe(1);
     expect(value(text, 'tensormine_rate_limited_requests_total{limit="address"}')).toBe(0);
   });
