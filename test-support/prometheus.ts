@@ -63,6 +63,8 @@ export interface RunningPrometheus {
   readonly url: string;
   /** The value of an instant query with one series in its answer; undefined while there is none. */
   value(query: string): Promise<number | undefined>;
+  /** The number of series an instant query answers (throws on a query Prometheus refuses). */
+  count(query: string): Promise<number>;
   /** The targets' scrape health by job (up, down, unknown). */
   health(): Promise<Record<string, string>>;
   close(): Promise<void>;
@@ -147,6 +149,10 @@ export async function startPrometheus(
       if (data.result.length > 1) throw new Error(`${query}: ${data.result.length} series`);
       const first = data.result[0];
       return first === undefined ? undefined : Number(first.value[1]);
+    },
+    async count(query) {
+      const data = (await api(`/api/v1/query?query=${encodeURIComponent(query)}`)) as { result: unknown[] };
+      return data.result.length;
     },
     async health() {
       const data = (await api('/api/v1/targets')) as {

@@ -7,6 +7,7 @@
  * `promtool check metrics`. The test waits for conditions (a scrape with the values), never
  * for a time.
  */
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { expectPromtoolClean, startPrometheus } from '../../../test-support/prometheus.ts';
@@ -141,6 +142,34 @@ describe('Prometheus scrapes a validator and a miner', () => {
     expect(last.hashes).toBeGreaterThan(0);
     // The hash rate Prometheus stored while mining.
     expect(await prometheus.value(`max_over_time(${rate}[10m])`)).toBeGreaterThan(0);
+
+    // The Grafana dashboard's queries: Prometheus accepts each; those on what ran here find series.
+    const dashboard = JSON.parse(
+      await readFile(new URL('../../../contrib/grafana/tensormine.json', import.meta.url), 'utf8'),
+    ) as { panels: { title: string; targets?: { expr: string }[] }[] };
+    const queries = dashboard.panels.flatMap((p) =>
+      (p.targets ?? []).map((t) => ({ title: p.title, expr: t.expr })),
+    );
+    expect(queries.length).toBeGreaterThan(15);
+    const found: Record<string, number> = {};
+    for (const { title, expr } of queries) {
+      const query = expr
+        .replaceAll('$job', '.*')
+        .replaceAll('$instance', '.*')
+        .replaceAll('$__rate_interval', '1m');
+      found[title] = (found[title] ?? 0) + (await prometheus.count(query));
+    }
+    for (const title of [
+      'Results accepted per second',
+      'Hexchain difficulty',
+      'Lattice size',
+      'Requests per second, by route and status',
+      'Hash rate per device',
+      'Results per second',
+      'Job and share difficulty',
+    ]) {
+      expect(found[title], title).toBeGreaterThan(0);
+    }
 
     // What every endpoint exposes passes promtool's checks.
     await expectPromtoolClean(await scrapeValidator());
