@@ -225,6 +225,7 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
         cleanup.push(() => started.validator.close());
         urls = [local.url];
         banner.push(` * validator  ${local.url} (local, in this process; data in ${local.dataDir})`);
+        if (local.note !== undefined) banner.push(` * difficulty ${local.note}`);
       } else {
         signer = await loadSigner(settings.key);
         banner.push(` * key        ${signer.publicKeyHex} (${settings.key})`);

@@ -505,6 +505,28 @@ describe('miner mine (plain lines)', () => {
     await expect(fetch(`${local![1]}/health`)).rejects.toThrow();
   });
 
+  test('mine --local applies TENSORMINE_HEX_DIFFICULTY to a data directory that holds another', async () => {
+    const { env } = await tempHome();
+    // A data directory whose lattice holds a difficulty of its own (as after retargets).
+    const dataDir = join(env.XDG_DATA_HOME!, 'tensormine', 'miner', 'local-validator');
+    const before = await createValidator({ dataDir, logger: false });
+    const set = await before.inject({
+      method: 'POST',
+      url: '/admin/config',
+      headers: { authorization: `Bearer ${before.adminToken}` },
+      payload: { hexchain_difficulty: 1 << 24 },
+    });
+    expect(set.statusCode, set.body).toBe(200);
+    await before.close();
+
+    const m = startMine(['--local'], { ...env, TENSORMINE_HEX_DIFFICULTY: '4096' });
+    await waitFor(() => m.io.stdout.text.includes('accepted (1/0)'), 'an accepted result');
+    expect(m.io.stdout.text).toContain(
+      ` * difficulty 4096 (TENSORMINE_HEX_DIFFICULTY; the data directory had ${1 << 24}, retargeted by its blocks or set by POST /admin/config)\n`,
+    );
+    expect(await m.stop()).toBe(0);
+  });
+
   test('mine --local --dashboard serves the live lattice dashboard and prints its URL', async () => {
     const { env } = await tempHome();
     const m = startMine(['--local', '--dashboard'], { ...env, TENSORMINE_HEX_DIFFICULTY: '4096' });
