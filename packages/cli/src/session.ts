@@ -16,7 +16,7 @@ import {
 } from '@tensormine/miner';
 import type { ControlApi } from '@tensormine/miner/control-api';
 import type { MinerConfig, MinerConfigChange, MinerConfigResult } from '@tensormine/protocol';
-import { formatCoord } from '@tensormine/protocol';
+import { formatAmount, formatCoord, parseAmount } from '@tensormine/protocol';
 import type { StatusProxy } from '@tensormine/status-proxy';
 import { compactCounters } from './board-counters.js';
 import { connect } from './connection.js';
@@ -24,7 +24,7 @@ import { type DataLock, takeLock } from './data-lock.js';
 import { CliError, describeError } from './errors.js';
 import { loadOrCreateSigner, loadSigner } from './key-file.js';
 import type { LocalValidator } from './local-validator.js';
-import type { DeviceRow, Snapshot } from './reports.js';
+import type { DeviceRow, Snapshot, SoloWallet } from './reports.js';
 import type { SerialBoards } from './serial-boards.js';
 import type { MinerSettings } from './settings.js';
 import type { ClientWorkSource, PoolEvent } from './work-source.js';
@@ -134,6 +134,10 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
   private readonly backends: readonly DeviceBackend[];
   private readonly retryDelayMs: number | undefined;
   private detachRun: (() => void) | undefined;
+  /** Solo mining: the key's PTM balance, read every WALLET_REFRESH_MS (not per block). */
+  private wallet: SoloWallet | undefined;
+  private walletBaseline: bigint | undefined;
+  private walletTimer: NodeJS.Timeout | undefined;
   private backlog: SessionLine[] = [];
   private started = false;
   private closing: Promise<void> | undefined;
@@ -379,6 +383,7 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
       this.dashboardUrl = `${await this.dashboard.listen({ host: '127.0.0.1', port: 0 })}/`;
       this.line(`dashboard on ${this.dashboardUrl} (live lattice of ${validators.join(', ')})`, 'info');
     }
+    this.watchWallet();
   }
 
   pause(): void {
@@ -387,6 +392,34 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
 
   resume(): void {
     this.miner.resume();
+  }
+
+  /**
+   * Solo mining: reads the key's PTM balance now and every WALLET_REFRESH_MS; the first reading
+   * is the baseline of what this run earned. A failed read keeps the last one.
+   */
+  private watchWallet(): void {
+    if (this.settings.pool || this.walletTimer !== undefined) return;
+    const read = async () => {
+      if (this.settings.pool) return;
+      try {
+        const { balances } = await this.client.economy.balances(this.signer.publicKeyHex, { retries: 0 });
+        const ptm = balances.find((b) => b.token === 'PTM');
+        if (ptm === undefined) return;
+        const total = parseAmount(ptm.total, 'PTM');
+        this.walletBaseline ??= total;
+        this.wallet = {
+          balance: ptm.total,
+          earned: formatAmount(total - this.walletBaseline, 'PTM'),
+          checkedAtMs: Date.now(),
+        };
+      } catch {
+        // the validator is busy or away: the last reading stays on screen with its age
+      }
+    };
+    void read();
+    this.walletTimer = setInterval(() => void read(), WALLET_REFRESH_MS);
+    this.walletTimer.unref();
   }
 
   /** The control API's view of the miner (ControlTarget). */
@@ -507,9 +540,13 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
     this.source = connection.source;
     this.miner = newMiner(connection.source, this.backends, next, this.retryDelayMs, paused);
     this.settings = next;
+    // Other validators hold another ledger: what the run earned starts again from there.
+    this.wallet = undefined;
+    this.walletBaseline = undefined;
     this.attachRun();
     for (const note of connection.notes) this.line(note.replace(/^ \* +/, ''), 'info');
     await this.miner.start();
+    this.watchWallet();
   }
 
   /** Listens to the current run's Miner and WorkSource (lines and pool events). */
@@ -528,6 +565,7 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
   /** Stops everything, once: the miner (workers, boards; the journal flushed), the API, the client, the local validator. */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      clearInterval(this.walletTimer);
       await this.miner.stop();
       await this.api?.close();
       await this.dashboard?.close();
@@ -622,6 +660,8 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
       jobLabel:
         job === undefined ? undefined : job.kind === 'hexchain' ? formatCoord(job.coord) : job.challengeId,
       pool: this.source.pool(),
+      wallet: this.wallet,
+      dashboardUrl: this.dashboardUrl,
       nowMs,
     };
   }
@@ -662,6 +702,9 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
     for (const line of lines) this.emit('line', line);
   }
 }
+
+/** How often solo mining reads the key's balance for the screen. */
+const WALLET_REFRESH_MS = 30_000;
 
 /** The Miner of a mining run over these backends. */
 function newMiner(
