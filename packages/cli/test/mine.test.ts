@@ -497,6 +497,9 @@ describe('miner mine (plain lines)', () => {
       m.io.stdout.text,
     );
     expect(local?.[2]).toBe(dataDir);
+    // Solo: the screen's wallet, read from the validator at start (then every 30 s).
+    await waitFor(() => m.session()?.snapshot().wallet !== undefined, 'the wallet reading');
+    expect(m.session()!.snapshot().wallet).toMatchObject({ balance: expect.stringMatching(/^\d+(\.\d+)?$/) });
     const signer = await Signer.load(keyPath);
     expect(m.io.stdout.text).toContain(
       ` * key        ${signer.publicKeyHex} (new key written to ${keyPath})`,
