@@ -1,0 +1,223 @@
+/**
+ * High-availability bench (docs/cluster.md, "High availability"): the topology of
+ * scripts/ha-up.sh (two validator nodes behind HAProxy, PostgreSQL primary + synchronous standby
+ * under Patroni, etcd), started by that script here on free ports in a temporary directory.
+ *
+ *   npm run bench:ha -w @tensormine/validator      (writes its section of docs/benchmarks.md)
+ *
+ * 1. Failover: writers issue hexchain challenges (one write transaction each) through HAProxy
+ *    without pause; the primary's postmaster is killed with SIGKILL; the time from the kill to
+ *    the first acknowledged write sent after it is recorded. The next kill waits until the killed node
+ *    is back as the synchronous standby. FAILOVERS runs; the median is the figure.
+ * 2. Throughput of synchronous against asynchronous replication: the same writes from
+ *    CONNECTIONS connections for ROUND_MS, in alternating rounds (Patroni's synchronous_mode
+ *    switched by PATCH /config between them), so that both see the same machine load.
+ */
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { machineLine, writeSection } from '../../protocol/bench/harness.js';
+import { type HaCluster, startHaCluster, until } from '../test/support/ha.js';
+import { cannon, fmt, median, okPerSecond, runBench, table } from './support.js';
+
+const DOC_PATH = join(dirname(fileURLToPath(import.meta.url)), '../../../docs/benchmarks.md');
+const FAILOVERS = Number(process.env.HA_BENCH_FAILOVERS ?? 5);
+const ROUNDS = Number(process.env.HA_BENCH_ROUNDS ?? 3);
+const ROUND_MS = 10_000;
+const CONNECTIONS = 16;
+const WRITERS = 4;
+/** The slot hash the validator's tests use (any 32 bytes do). */
+const SLOT_HASH = '2630c8f2727c70cff0f2ec54b064e50797bd21a30f09d88052deb18a6c4fca41';
+const CHALLENGE_BODY = JSON.stringify({ slot: 5000, slot_hash: SLOT_HASH });
+
+async function issue(url: string): Promise<number> {
+  try {
+    const res = await fetch(`${url}/api/hexchain/challenge`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: CHALLENGE_BODY,
+      signal: AbortSignal.timeout(30_000),
+    });
+    await res.body?.cancel();
+    return res.status;
+  } catch {
+    return 0; // no answer (connection refused or reset)
+  }
+}
+
+async function syncStandby(cluster: HaCluster): Promise<boolean> {
+  return (await cluster.members()).some(
+    (m) => m.role === 'sync_standby' && ['running', 'streaming'].includes(m.state),
+  );
+}
+
+interface Failover {
+  readonly firstWriteMs: number;
+  readonly newPrimaryMs: number;
+  readonly statuses: Map<number, number>;
+}
+
+async function failover(cluster: HaCluster): Promise<Failover> {
+  await until('a synchronous standby', () => syncStandby(cluster), 600_000);
+  const primary = await cluster.primary();
+  if (primary === undefined) throw new Error('no primary');
+  const statuses = new Map<number, number>();
+  let killedAt = 0;
+  let firstAfter = 0;
+  let stop = false;
+  const writer = async () => {
+    while (!stop) {
+      const sentAt = Date.now();
+      const status = await issue(cluster.url);
+      statuses.set(status, (statuses.get(status) ?? 0) + 1);
+      // (A write sent before the kill and acknowledged after it does not count.)
+      if (status === 200 && killedAt > 0 && sentAt >= killedAt && firstAfter === 0) firstAfter = Date.now();
+      // (A client would wait Retry-After; here the next try goes at once, to time the system.)
+      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+  const writers = Array.from({ length: WRITERS }, writer);
+  await until('writes before the kill', () => (statuses.get(200) ?? 0) >= 20, 60_000);
+  statuses.clear();
+  killedAt = Date.now();
+  cluster.kill9Postmaster(primary);
+  let newPrimaryAt = 0;
+  await until(
+    'another primary',
+    async () => {
+      const now = await cluster.primary();
+      if (now !== undefined && now !== primary && newPrimaryAt === 0) newPrimaryAt = Date.now();
+      return newPrimaryAt > 0 && firstAfter > 0;
+    },
+    600_000,
+  );
+  stop = true;
+  await Promise.all(writers);
+  return { firstWriteMs: firstAfter - killedAt, newPrimaryMs: newPrimaryAt - killedAt, statuses };
+}
+
+async function setSynchronous(cluster: HaCluster, on: boolean): Promise<void> {
+  await cluster.patchConfig({ synchronous_mode: on });
+  const client = new pg.Client({ connectionString: cluster.superuserUrl });
+  await client.connect();
+  try {
+    await until(
+      `synchronous replication ${on ? 'on' : 'off'}`,
+      async () => {
+        const names = (await client.query('SHOW synchronous_standby_names')).rows[0].synchronous_standby_names;
+        return on ? names !== '' : names === '';
+      },
+      120_000,
+    );
+  } finally {
+    await client.end();
+  }
+}
+
+async function throughput(cluster: HaCluster): Promise<{ sync: number[]; async: number[] }> {
+  const out = { sync: [] as number[], async: [] as number[] };
+  for (let round = 0; round < ROUNDS; round++) {
+    // Both orders: sync first in even rounds, async first in odd ones.
+    for (const on of round % 2 === 0 ? [true, false] : [false, true]) {
+      await setSynchronous(cluster, on);
+      const result = await cannon({
+        url: `${cluster.url}/api/hexchain/challenge`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: CHALLENGE_BODY,
+        connections: CONNECTIONS,
+        duration: ROUND_MS / 1000,
+      });
+      (on ? out.sync : out.async).push(okPerSecond(result));
+      console.info(`  ${on ? 'synchronous ' : 'asynchronous'}: ${fmt(okPerSecond(result))} writes/s`);
+    }
+  }
+  await setSynchronous(cluster, true);
+  return out;
+}
+
+runBench(async () => {
+  console.info('starting the topology (scripts/ha-up.sh)...');
+  const cluster = await startHaCluster({
+    env: {
+      TENSORMINE_LOG_LEVEL: 'error',
+      TENSORMINE_RATE_LIMIT_PER_SECOND: '1000000',
+      TENSORMINE_RATE_LIMIT_BURST: '1000000',
+      HA_RATE_LIMIT: '1000000',
+    },
+  });
+  try {
+    const runs: Failover[] = [];
+    for (let i = 0; i < FAILOVERS; i++) {
+      const run = await failover(cluster);
+      runs.push(run);
+      console.info(
+        `failover ${i + 1}: new primary after ${fmt(run.newPrimaryMs / 1000, 1)} s, first acknowledged write after ${fmt(run.firstWriteMs / 1000, 1)} s`,
+      );
+    }
+    const tp = await throughput(cluster);
+    const statuses = new Map<number, number>();
+    for (const r of runs) for (const [s, n] of r.statuses) statuses.set(s, (statuses.get(s) ?? 0) + n);
+    const seconds = (ms: number) => `${fmt(ms / 1000, 1)} s`;
+    const firsts = runs.map((r) => r.firstWriteMs);
+    const sync = median(tp.sync);
+    const asyncMedian = median(tp.async);
+    const body = [
+      '## High availability: failover time, synchronous against asynchronous replication',
+      '',
+      'Two validator nodes behind HAProxy, PostgreSQL 15 primary + standby under Patroni 3.0 with etcd 3.4,',
+      "all on one machine, started by `scripts/ha-up.sh` (its defaults: ttl 15 s, loop_wait 2 s, retry_timeout 5 s,",
+      'primary_start_timeout 0, HAProxy checks every second, 2 failures to mark a server down).',
+      '',
+      `**Failover** (${FAILOVERS} runs): ${WRITERS} writers issue hexchain challenges through HAProxy without pause; the`,
+      "primary's postmaster is killed with SIGKILL; the time from the kill to the first acknowledged write sent after it:",
+      '',
+      table(
+        ['', 'median', 'min', 'max', 'every run'],
+        [
+          [
+            'first acknowledged write',
+            seconds(median(firsts)),
+            seconds(Math.min(...firsts)),
+            seconds(Math.max(...firsts)),
+            firsts.map(seconds).join(', '),
+          ],
+          [
+            "Patroni's new primary",
+            seconds(median(runs.map((r) => r.newPrimaryMs))),
+            seconds(Math.min(...runs.map((r) => r.newPrimaryMs))),
+            seconds(Math.max(...runs.map((r) => r.newPrimaryMs))),
+            runs.map((r) => seconds(r.newPrimaryMs)).join(', '),
+          ],
+        ],
+      ),
+      '',
+      `Answers during the failovers: ${[...statuses.entries()]
+        .sort(([a], [b]) => a - b)
+        .map(([s, n]) => `${fmt(n)} × ${s === 0 ? 'no answer' : s}`)
+        .join(', ')} (503 is service_unavailable with Retry-After, from the validator or from HAProxy).`,
+      '',
+      `**Throughput** (${ROUNDS} rounds of ${ROUND_MS / 1000} s each way, alternating, ${CONNECTIONS} connections through`,
+      'HAProxy; each write is one transaction that inserts a challenge):',
+      '',
+      table(
+        ['replication', 'writes/s (median)', 'every round', 'vs synchronous'],
+        [
+          ['synchronous (`synchronous_mode: true`)', fmt(sync), tp.sync.map((v) => fmt(v)).join(', '), '1.00x'],
+          [
+            'asynchronous (`synchronous_mode: false`)',
+            fmt(asyncMedian),
+            tp.async.map((v) => fmt(v)).join(', '),
+            `${fmt(asyncMedian / sync, 2)}x`,
+          ],
+        ],
+      ),
+      '',
+      `Machine: ${machineLine()}. Command: \`npm run bench:ha -w @tensormine/validator\`.`,
+    ].join('\n');
+    writeSection(DOC_PATH, 'ha', body);
+    console.info(body);
+  } finally {
+    await cluster.stop();
+  }
+});
