@@ -319,13 +319,14 @@ listen stats
     stats refresh 2s
 
 # PostgreSQL: only the node whose Patroni answers 200 on /primary (the leader) receives
-# connections; when it stops being the leader, its connections are cut.
+# connections; when it stops being the leader, its connections are cut. A connection refused
+# by a server (its postmaster died) marks it down at once, without waiting for two checks.
 listen postgres
     mode tcp
     bind 127.0.0.1:$HA_PG_PROXY_PORT
     option httpchk OPTIONS /primary
     http-check expect status 200
-    default-server inter 1s fastinter 500ms downinter 1s fall 2 rise 1 on-marked-down shutdown-sessions
+    default-server inter 1s fastinter 500ms downinter 500ms fall 2 rise 1 on-marked-down shutdown-sessions observe layer4 error-limit 1 on-error mark-down
 EOF
   for ((i = 1; i <= HA_PG_NODES; i++)); do
     echo "    server pg$i 127.0.0.1:${PG_PORTS[i - 1]} maxconn 180 check port ${REST_PORTS[i - 1]}"

@@ -52,7 +52,11 @@ beforeAll(async () => {
   const genesisFile = join(genesisDir, 'genesis.json');
   writeFileSync(
     genesisFile,
-    JSON.stringify({ reserve: '0', pools: [], allocations: [{ pubkey: hexOf(ALICE), token: 'PTM', amount: '100000' }] }),
+    JSON.stringify({
+      reserve: '0',
+      pools: [],
+      allocations: [{ pubkey: hexOf(ALICE), token: 'PTM', amount: '100000' }],
+    }),
   );
   ha = await startHaCluster({
     env: {
@@ -164,7 +168,10 @@ function workload(book: Ledger) {
         book.ack(book.blocks, await send());
       } catch (error) {
         book.saw(error);
-        if (error instanceof ValidatorError && ['coordinate_occupied', 'challenge_expired'].includes(error.code))
+        if (
+          error instanceof ValidatorError &&
+          ['coordinate_occupied', 'challenge_expired'].includes(error.code)
+        )
           continue;
         if (!transient(error)) throw error;
         unresolved.push({ kind: 'block', send });
@@ -271,7 +278,9 @@ async function sql<T extends pg.QueryResultRow>(text: string, values: unknown[] 
 }
 
 describe('validator nodes behind HAProxy, PostgreSQL primary and synchronous standby under Patroni', () => {
-  it('loses no acknowledged operation when the primary is killed, twice', { timeout: 1_200_000 }, async () => {
+  it('loses no acknowledged operation when the primary is killed, twice', {
+    timeout: 1_200_000,
+  }, async () => {
     const book = new Ledger();
     const work = workload(book);
     const failed = work.running.then(
@@ -282,7 +291,11 @@ describe('validator nodes behind HAProxy, PostgreSQL primary and synchronous sta
       book.blocks.size >= before.blocks + by &&
       book.shares.size >= before.shares + by &&
       book.transfers.size >= before.transfers + by;
-    const counts = () => ({ blocks: book.blocks.size, shares: book.shares.size, transfers: book.transfers.size });
+    const counts = () => ({
+      blocks: book.blocks.size,
+      shares: book.shares.size,
+      transfers: book.transfers.size,
+    });
     const guard = async (what: string, check: () => Promise<boolean> | boolean, ms: number) => {
       try {
         await until(
@@ -299,7 +312,9 @@ describe('validator nodes behind HAProxy, PostgreSQL primary and synchronous sta
       }
     };
     const syncStandby = async () =>
-      (await ha.members()).some((m) => m.role === 'sync_standby' && ['running', 'streaming'].includes(m.state));
+      (await ha.members()).some(
+        (m) => m.role === 'sync_standby' && ['running', 'streaming'].includes(m.state),
+      );
 
     await guard('the workload to start', progressed({ blocks: 0, shares: 0, transfers: 0 }, 3), 300_000);
     for (let round = 1; round <= 2; round++) {
@@ -345,7 +360,9 @@ describe('validator nodes behind HAProxy, PostgreSQL primary and synchronous sta
             break;
           }
           expect(error).toBeInstanceOf(ValidatorError);
-          expect(['coordinate_occupied', 'challenge_expired', 'share_stale']).toContain((error as ValidatorError).code);
+          expect(['coordinate_occupied', 'challenge_expired', 'share_stale']).toContain(
+            (error as ValidatorError).code,
+          );
           break;
         }
       }
@@ -364,7 +381,9 @@ describe('validator nodes behind HAProxy, PostgreSQL primary and synchronous sta
       'both nodes to apply every stored block',
       async () => {
         const occupied = await Promise.all(
-          ha.nodeUrls.map(async (u) => (await json<{ occupied: number }>(`${u}/api/hexchain/status`)).occupied),
+          ha.nodeUrls.map(
+            async (u) => (await json<{ occupied: number }>(`${u}/api/hexchain/status`)).occupied,
+          ),
         );
         return occupied.every((o) => o === Number(stored!.n) + 1);
       },
@@ -378,21 +397,25 @@ describe('validator nodes behind HAProxy, PostgreSQL primary and synchronous sta
 
     // Exactly once: one reward per block, two ledger entries per transfer, one row per share.
     expect(
-      await sql("SELECT ref FROM ledger_entries WHERE type = 'mining_reward' GROUP BY ref HAVING count(*) > 1"),
+      await sql(
+        "SELECT ref FROM ledger_entries WHERE type = 'mining_reward' GROUP BY ref HAVING count(*) > 1",
+      ),
     ).toEqual([]);
     const transferRows = await sql<{ ref: string; n: string }>(
       "SELECT ref, count(*) AS n FROM ledger_entries WHERE type = 'transfer' GROUP BY ref",
     );
     for (const row of transferRows) expect(Number(row.n), `transfer ${row.ref}`).toBe(2);
     const storedTransfers = new Set(transferRows.map((r) => r.ref));
-    for (const id of book.transfers) expect(storedTransfers.has(id), `acknowledged transfer ${id} lost`).toBe(true);
+    for (const id of book.transfers)
+      expect(storedTransfers.has(id), `acknowledged transfer ${id} lost`).toBe(true);
     const memberKey = hexOf(key('member'));
     const shareRows = await sql<{ pow_hash: string }>(
       'SELECT pow_hash FROM pool_shares WHERE pubkey = $1 AND stale = 0',
       [memberKey],
     );
     const storedShares = new Set(shareRows.map((r) => r.pow_hash));
-    for (const hash of book.shares) expect(storedShares.has(hash), `acknowledged share ${hash} lost`).toBe(true);
+    for (const hash of book.shares)
+      expect(storedShares.has(hash), `acknowledged share ${hash} lost`).toBe(true);
     for (const hash of book.sharesFoundCommitted) expect(storedShares.has(hash)).toBe(true);
     // (Every stored share was acknowledged, or found committed when sent again.)
     expect(storedShares.size).toBe(new Set([...book.shares, ...book.sharesFoundCommitted]).size);

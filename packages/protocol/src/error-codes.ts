@@ -177,7 +177,7 @@ export const ERROR_CODES = {
   service_unavailable: {
     status: 503,
     description:
-      'The validator is starting or shutting down, or its database is busy or unreachable: nothing was written; send the request again after Retry-After.',
+      'The validator is starting or shutting down, or its database is busy, unreachable or failing over: nothing was written (unless the message says the connection broke during COMMIT: then the outcome is unknown); send the identical request again after Retry-After, which is safe (docs/cluster.md).',
   },
   internal_error: { status: 500, description: 'An unexpected server error (a bug: please report it).' },
 

@@ -9,9 +9,11 @@
  *    without pause; the primary's postmaster is killed with SIGKILL; the time from the kill to
  *    the first acknowledged write sent after it is recorded. The next kill waits until the killed node
  *    is back as the synchronous standby. FAILOVERS runs; the median is the figure.
- * 2. Throughput of synchronous against asynchronous replication: the same writes from
- *    CONNECTIONS connections for ROUND_MS, in alternating rounds (Patroni's synchronous_mode
- *    switched by PATCH /config between them), so that both see the same machine load.
+ * 2. Throughput of synchronous against asynchronous replication, in alternating rounds
+ *    (Patroni's synchronous_mode switched by PATCH /config between them, both orders), so that
+ *    both see the same machine load: the same challenge writes from CONNECTIONS connections
+ *    through HAProxy for ROUND_MS; and bare commits (one single-row INSERT per transaction,
+ *    CONNECTIONS connections to PostgreSQL through HAProxy), the replication's own cost.
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,8 +24,8 @@ import { cannon, fmt, median, okPerSecond, runBench, table } from './support.js'
 
 const DOC_PATH = join(dirname(fileURLToPath(import.meta.url)), '../../../docs/benchmarks.md');
 const FAILOVERS = Number(process.env.HA_BENCH_FAILOVERS ?? 5);
-const ROUNDS = Number(process.env.HA_BENCH_ROUNDS ?? 3);
-const ROUND_MS = 10_000;
+const ROUNDS = Number(process.env.HA_BENCH_ROUNDS ?? 6);
+const ROUND_MS = 5_000;
 const CONNECTIONS = 16;
 const WRITERS = 4;
 /** The slot hash the validator's tests use (any 32 bytes do). */
@@ -104,7 +106,8 @@ async function setSynchronous(cluster: HaCluster, on: boolean): Promise<void> {
     await until(
       `synchronous replication ${on ? 'on' : 'off'}`,
       async () => {
-        const names = (await client.query('SHOW synchronous_standby_names')).rows[0].synchronous_standby_names;
+        const names = (await client.query('SHOW synchronous_standby_names')).rows[0]
+          .synchronous_standby_names;
         return on ? names !== '' : names === '';
       },
       120_000,
@@ -114,8 +117,41 @@ async function setSynchronous(cluster: HaCluster, on: boolean): Promise<void> {
   }
 }
 
-async function throughput(cluster: HaCluster): Promise<{ sync: number[]; async: number[] }> {
-  const out = { sync: [] as number[], async: [] as number[] };
+/** Commits per second of CONNECTIONS connections each running single-row INSERT transactions. */
+async function bareCommits(url: string): Promise<number> {
+  const clients = await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      return client;
+    }),
+  );
+  try {
+    await clients[0]!.query('CREATE TABLE IF NOT EXISTS bench_commits (id bigserial PRIMARY KEY, at bigint)');
+    let commits = 0;
+    const end = Date.now() + ROUND_MS;
+    await Promise.all(
+      clients.map(async (c) => {
+        while (Date.now() < end) {
+          await c.query('INSERT INTO bench_commits (at) VALUES ($1)', [Date.now()]);
+          commits++;
+        }
+      }),
+    );
+    return commits / (ROUND_MS / 1000);
+  } finally {
+    await Promise.all(clients.map((c) => c.end()));
+  }
+}
+
+interface Runs {
+  readonly sync: number[];
+  readonly async: number[];
+}
+
+async function throughput(cluster: HaCluster): Promise<{ writes: Runs; commits: Runs }> {
+  const writes: Runs = { sync: [], async: [] };
+  const commits: Runs = { sync: [], async: [] };
   for (let round = 0; round < ROUNDS; round++) {
     // Both orders: sync first in even rounds, async first in odd ones.
     for (const on of round % 2 === 0 ? [true, false] : [false, true]) {
@@ -128,12 +164,31 @@ async function throughput(cluster: HaCluster): Promise<{ sync: number[]; async: 
         connections: CONNECTIONS,
         duration: ROUND_MS / 1000,
       });
-      (on ? out.sync : out.async).push(okPerSecond(result));
-      console.info(`  ${on ? 'synchronous ' : 'asynchronous'}: ${fmt(okPerSecond(result))} writes/s`);
+      const bare = await bareCommits(cluster.superuserUrl);
+      (on ? writes.sync : writes.async).push(okPerSecond(result));
+      (on ? commits.sync : commits.async).push(bare);
+      console.info(
+        `  ${on ? 'synchronous ' : 'asynchronous'}: ${fmt(okPerSecond(result))} validator writes/s, ${fmt(bare)} bare commits/s`,
+      );
     }
   }
   await setSynchronous(cluster, true);
-  return out;
+  return { writes, commits };
+}
+
+/** Two table rows: synchronous, then asynchronous with its ratio to synchronous. */
+function rows(what: string, runs: Runs): string[][] {
+  const sync = median(runs.sync);
+  const asyncMedian = median(runs.async);
+  return [
+    [`${what}, synchronous`, fmt(sync), runs.sync.map((v) => fmt(v)).join(', '), '1.00x'],
+    [
+      `${what}, asynchronous`,
+      fmt(asyncMedian),
+      runs.async.map((v) => fmt(v)).join(', '),
+      `${fmt(asyncMedian / sync, 2)}x`,
+    ],
+  ];
 }
 
 runBench(async () => {
@@ -160,14 +215,13 @@ runBench(async () => {
     for (const r of runs) for (const [s, n] of r.statuses) statuses.set(s, (statuses.get(s) ?? 0) + n);
     const seconds = (ms: number) => `${fmt(ms / 1000, 1)} s`;
     const firsts = runs.map((r) => r.firstWriteMs);
-    const sync = median(tp.sync);
-    const asyncMedian = median(tp.async);
     const body = [
       '## High availability: failover time, synchronous against asynchronous replication',
       '',
       'Two validator nodes behind HAProxy, PostgreSQL 15 primary + standby under Patroni 3.0 with etcd 3.4,',
-      "all on one machine, started by `scripts/ha-up.sh` (its defaults: ttl 15 s, loop_wait 2 s, retry_timeout 5 s,",
-      'primary_start_timeout 0, HAProxy checks every second, 2 failures to mark a server down).',
+      'all on one machine, started by `scripts/ha-up.sh` (its defaults: ttl 15 s, loop_wait 2 s, retry_timeout 5 s,',
+      'primary_start_timeout 0; HAProxy checks every second, every 0.5 s after a failure, and marks a PostgreSQL',
+      'server down at its first refused connection).',
       '',
       `**Failover** (${FAILOVERS} runs): ${WRITERS} writers issue hexchain challenges through HAProxy without pause; the`,
       "primary's postmaster is killed with SIGKILL; the time from the kill to the first acknowledged write sent after it:",
@@ -197,20 +251,15 @@ runBench(async () => {
         .map(([s, n]) => `${fmt(n)} × ${s === 0 ? 'no answer' : s}`)
         .join(', ')} (503 is service_unavailable with Retry-After, from the validator or from HAProxy).`,
       '',
-      `**Throughput** (${ROUNDS} rounds of ${ROUND_MS / 1000} s each way, alternating, ${CONNECTIONS} connections through`,
-      'HAProxy; each write is one transaction that inserts a challenge):',
+      `**Throughput** (${ROUNDS} rounds of ${ROUND_MS / 1000} s each way, alternating, both orders; Patroni's`,
+      '`synchronous_mode` switched between rounds): validator writes are POST /api/hexchain/challenge from',
+      `${CONNECTIONS} connections through HAProxy (one transaction each; each node runs its write transactions one at a`,
+      `time); bare commits are single-row INSERT transactions from ${CONNECTIONS} connections to PostgreSQL through`,
+      "HAProxy: the replication's own cost per commit.",
       '',
       table(
-        ['replication', 'writes/s (median)', 'every round', 'vs synchronous'],
-        [
-          ['synchronous (`synchronous_mode: true`)', fmt(sync), tp.sync.map((v) => fmt(v)).join(', '), '1.00x'],
-          [
-            'asynchronous (`synchronous_mode: false`)',
-            fmt(asyncMedian),
-            tp.async.map((v) => fmt(v)).join(', '),
-            `${fmt(asyncMedian / sync, 2)}x`,
-          ],
-        ],
+        ['', 'per second (median)', 'every round', 'vs synchronous'],
+        [...rows('validator writes', tp.writes), ...rows('bare commits', tp.commits)],
       ),
       '',
       `Machine: ${machineLine()}. Command: \`npm run bench:ha -w @tensormine/validator\`.`,

@@ -387,10 +387,7 @@ describe('PostgreSQL connections lost and restored', () => {
       // like those a proxy still sends to a primary being demoted.
       await admin(server.url, (c) => c.query(`ALTER DATABASE ${db} SET default_transaction_read_only = on`));
       await admin(server.url, (c) =>
-        c.query(
-          'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1',
-          [db],
-        ),
+        c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [db]),
       );
       let attempts = 0;
       await storage.transaction(async (tx) => {

@@ -245,7 +245,11 @@ async function freePorts(n: number): Promise<number[]> {
 }
 
 /** Waits until `check` holds (polling every 100 ms), or fails after `ms` with `what`. */
-export async function until(what: string, check: () => Promise<boolean> | boolean, ms: number): Promise<void> {
+export async function until(
+  what: string,
+  check: () => Promise<boolean> | boolean,
+  ms: number,
+): Promise<void> {
   const end = Date.now() + ms;
   while (!(await check())) {
     if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
