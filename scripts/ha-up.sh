@@ -23,12 +23,10 @@
 #                                statistics page), HA_PG_PORTS (+10, +11, ...), HA_REST_PORTS (+20,
 #                                +21, ...: Patroni), HA_VALIDATOR_PORTS (+30, +31, ...), lists
 #                                separated by spaces
-#   HA_RATE_LIMIT [200]          requests per second per client address, counted by HAProxy (behind it
-#                                the nodes see one address, HAProxy's: their own per-address limit is
-#                                raised to 1000000 unless TENSORMINE_RATE_LIMIT_PER_SECOND is set)
 #   HA_PG_BIN                    the PostgreSQL server binaries [newest /usr/lib/postgresql/*/bin]
 #   HA_STOP_ON_EOF [0]           1: stop when standard input ends (for a parent process)
-# Every TENSORMINE_* variable of the environment reaches the validator nodes (docs/validator.md).
+# Every TENSORMINE_* variable of the environment reaches the validator nodes (docs/validator.md);
+# TENSORMINE_TRUST_PROXY is 127.0.0.1 (HAProxy) unless given.
 # When everything answers, the script writes HA_DIR/ha.env (the addresses, and where each
 # server's data and log are) and prints "ha: ready".
 set -euo pipefail
@@ -46,7 +44,6 @@ main() {
   HA_RETRY_TIMEOUT=${HA_RETRY_TIMEOUT:-5}
   HA_USER=${HA_USER:-nobody}
   HA_STOP_ON_EOF=${HA_STOP_ON_EOF:-0}
-  HA_RATE_LIMIT=${HA_RATE_LIMIT:-200}
   BASE=${HA_BASE_PORT:-15400}
   HA_ETCD_PORT=${HA_ETCD_PORT:-$((BASE + 0))}
   HA_ETCD_PEER_PORT=${HA_ETCD_PEER_PORT:-$((BASE + 1))}
@@ -65,7 +62,6 @@ main() {
   case $HA_SYNC in on | strict | off) ;; *) die "HA_SYNC: expected on, strict or off, got '$HA_SYNC'" ;; esac
   [[ $HA_PG_NODES =~ ^[1-9]$ ]] || die "HA_PG_NODES: expected 1 to 9, got '$HA_PG_NODES'"
   [[ $HA_VALIDATORS =~ ^[1-9]$ ]] || die "HA_VALIDATORS: expected 1 to 9, got '$HA_VALIDATORS'"
-  [[ $HA_RATE_LIMIT =~ ^[1-9][0-9]*$ ]] || die "HA_RATE_LIMIT: expected a positive integer, got '$HA_RATE_LIMIT'"
   ((${#PG_PORTS[@]} == HA_PG_NODES && ${#REST_PORTS[@]} == HA_PG_NODES)) ||
     die "HA_PG_PORTS and HA_REST_PORTS: expected $HA_PG_NODES ports each"
   ((${#VALIDATOR_PORTS[@]} == HA_VALIDATORS)) || die "HA_VALIDATOR_PORTS: expected $HA_VALIDATORS ports"
@@ -299,10 +295,6 @@ EOF
       "{\"code\":\"service_unavailable\",\"message\":\"no validator node could answer (load balancer: $code); send the request again\"}" \
       >"$HA_DIR/haproxy/$code.http"
   done
-  printf '%s\r\n' "HTTP/1.1 429 Too Many Requests" "content-type: application/json; charset=utf-8" \
-    "retry-after: 1" "cache-control: no-store" "connection: close" "" \
-    "{\"code\":\"rate_limited\",\"message\":\"too many requests from this address: at most $HA_RATE_LIMIT/s; retry in 1 s\",\"details\":{\"retry_after_s\":1}}" \
-    >"$HA_DIR/haproxy/429.http"
   {
     cat <<EOF
 global
@@ -343,6 +335,7 @@ listen validators
     mode http
     bind 127.0.0.1:$HA_HTTP_PORT
     balance roundrobin
+    # X-Forwarded-For: the nodes (--trust-proxy 127.0.0.1) apply per-address limits per client.
     option forwardfor
     option redispatch
     retries 2
@@ -351,12 +344,6 @@ listen validators
     option httpchk GET /health
     http-check expect status 200
     default-server inter 1s fall 2 rise 2
-    # The per-address rate limit (the nodes see HAProxy's address only): requests of the last
-    # second per client address, 429 rate_limited beyond HA_RATE_LIMIT.
-    stick-table type ip size 1m expire 10s store http_req_rate(1s)
-    http-request track-sc0 src
-    http-request deny deny_status 429 if { sc_http_req_rate(0) gt $HA_RATE_LIMIT }
-    errorfile 429 $HA_DIR/haproxy/429.http
     errorfile 502 $HA_DIR/haproxy/502.http
     errorfile 503 $HA_DIR/haproxy/503.http
     errorfile 504 $HA_DIR/haproxy/504.http
@@ -388,8 +375,7 @@ EOF
     mkdir -p "$HA_DIR/validator-$i"
     # The first node creates the schema; the others wait for it (a migration runs under a lock).
     start "validator-$i" env -C "$ROOT/packages/validator" \
-      TENSORMINE_RATE_LIMIT_PER_SECOND="${TENSORMINE_RATE_LIMIT_PER_SECOND:-1000000}" \
-      TENSORMINE_RATE_LIMIT_BURST="${TENSORMINE_RATE_LIMIT_BURST:-1000000}" \
+      TENSORMINE_TRUST_PROXY="${TENSORMINE_TRUST_PROXY:-127.0.0.1}" \
       TENSORMINE_DATABASE_URL="$DATABASE_URL" TENSORMINE_ADMIN_TOKEN="$ADMIN_TOKEN" \
       TENSORMINE_NODE_ID="node-$i" TENSORMINE_DATA_DIR="$HA_DIR/validator-$i" \
       "$NODE" --conditions=@tensormine/source --import tsx src/bin.ts start \
