@@ -358,16 +358,27 @@ EOF
     PGPASSWORD=$PG_SUPERUSER_PASSWORD PGCONNECT_TIMEOUT=3 "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -At \
       -h 127.0.0.1 -p "$HA_PG_PROXY_PORT" -U postgres -d postgres "$@"
   }
-  wait_for "PostgreSQL through HAProxy" 60 psql_su -c 'SELECT 1'
+  # HAProxy counts a server up until its first check says otherwise: wait until it routes to the
+  # primary alone (its statistics, as CSV: the 18th field is the status).
+  routed() {
+    local up
+    up=$(curl -fsS "http://127.0.0.1:$HA_STATS_PORT/;csv" | awk -F, '$1 == "postgres" && $2 ~ /^pg/ && $18 == "UP"' | wc -l)
+    [[ $up == 1 && $(psql_su -c 'SELECT NOT pg_is_in_recovery()') == t ]]
+  }
+  wait_for "PostgreSQL's primary through HAProxy" 60 routed
   say "HAProxy: PostgreSQL primary on 127.0.0.1:$HA_PG_PROXY_PORT, statistics on http://127.0.0.1:$HA_STATS_PORT/"
 
-  # --- the validators' database --------------------------------------------------------------
-  if [[ $(psql_su -c "SELECT count(*) FROM pg_roles WHERE rolname = 'tensormine'") == 0 ]]; then
-    psql_su -c "CREATE ROLE tensormine LOGIN PASSWORD '$TENSORMINE_DB_PASSWORD'"
-  fi
-  if [[ $(psql_su -c "SELECT count(*) FROM pg_database WHERE datname = 'tensormine'") == 0 ]]; then
-    psql_su -c 'CREATE DATABASE tensormine OWNER tensormine'
-  fi
+  # --- the validators' database (each step idempotent, retried while the primary settles) -----
+  create_role() {
+    psql_su -c "DO \$\$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'tensormine') THEN
+      CREATE ROLE tensormine LOGIN PASSWORD '$TENSORMINE_DB_PASSWORD'; END IF; END \$\$"
+  }
+  create_database() {
+    psql_su <<<"SELECT 'CREATE DATABASE tensormine OWNER tensormine'
+      WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'tensormine') \gexec"
+  }
+  wait_for "the role tensormine" 60 create_role
+  wait_for "the database tensormine" 60 create_database
   DATABASE_URL="postgres://tensormine:$TENSORMINE_DB_PASSWORD@127.0.0.1:$HA_PG_PROXY_PORT/tensormine"
 
   # --- the validator nodes ---------------------------------------------------------------------
