@@ -55,7 +55,7 @@ describe('the control page in Chromium', () => {
         failed.push(`${res.request().method()} ${new URL(res.url()).pathname} ${res.status()}`);
     });
     await page.goto(`${api.url}/`);
-    const text = (id: string) => page.locator(`#${id}`).innerText();
+    const text = async (id: string) => (await page.locator(`#${id}`).textContent()) ?? '';
 
     await page.waitForFunction(() => document.getElementById('state')?.textContent === 'mining');
     expect(await text('version')).toBe('v9.8.7');
@@ -71,8 +71,8 @@ describe('the control page in Chromium', () => {
       },
     );
     const row = page.locator('#devices tr').first();
-    expect(await row.locator('td').first().innerText()).toBe('cpu');
-    expect(await row.locator('td').nth(1).innerText()).toBe('ok');
+    expect(await row.locator('td').first().textContent()).toBe('cpu');
+    expect(await row.locator('td').nth(1).textContent()).toBe('ok');
     expect(await text('config')).toContain('1 thread, intensity 1, kernel js');
 
     // Without the token: the API's refusal, on the page; nothing changed.
