@@ -57,19 +57,17 @@ describe('the control page in Chromium', () => {
     await page.goto(`${api.url}/`);
     const text = async (id: string) => (await page.locator(`#${id}`).textContent()) ?? '';
 
-    await page.waitForFunction(() => document.getElementById('state')?.textContent === 'mining');
+    /** Waits until the element's text matches (playwright's wait, 30 s unless told). */
+    const until = (id: string, pattern: RegExp, timeout = 30_000) =>
+      page.locator(`#${id}`).filter({ hasText: pattern }).waitFor({ timeout });
+
+    await until('state', /^mining$/);
     expect(await text('version')).toBe('v9.8.7');
     expect(await text('validator')).toBe('fake://source');
-    await page.waitForFunction(() => /\d/.test(document.getElementById('accepted')?.textContent ?? ''));
+    await until('accepted', /\d/);
     expect(Number((await text('accepted')).replace(/\D/g, ''))).toBeGreaterThan(0);
     // The 10 s window once the miner has mined for 10 s (n/a before).
-    await page.waitForFunction(
-      () => /H\/s$/.test(document.getElementById('rate-10s')?.textContent ?? ''),
-      null,
-      {
-        timeout: 120_000,
-      },
-    );
+    await until('rate-10s', /H\/s$/, 120_000);
     const row = page.locator('#devices tr').first();
     expect(await row.locator('td').first().textContent()).toBe('cpu');
     expect(await row.locator('td').nth(1).textContent()).toBe('ok');
@@ -78,23 +76,19 @@ describe('the control page in Chromium', () => {
     // Without the token: the API's refusal, on the page; nothing changed.
     await page.fill('#intensity', '0.5');
     await page.click('button[type=submit]');
-    await page.waitForFunction(() => /token/i.test(document.getElementById('message')?.textContent ?? ''));
+    await until('message', /token/i);
     expect(engine.intensity).toBe(1);
 
     // With it: applied, and the settings read again.
     await page.fill('#token', TOKEN);
     await page.fill('#intensity', '0.5');
     await page.click('button[type=submit]');
-    await page.waitForFunction(() =>
-      (document.getElementById('message')?.textContent ?? '').startsWith('applied: intensity'),
-    );
+    await until('message', /^applied: intensity/);
     expect(engine.intensity).toBe(0.5);
-    await page.waitForFunction(() =>
-      (document.getElementById('config')?.textContent ?? '').includes('intensity 0.5'),
-    );
+    await until('config', /intensity 0\.5/);
 
     await page.click('#pause');
-    await page.waitForFunction(() => document.getElementById('state')?.textContent === 'paused');
+    await until('state', /^paused$/);
     expect(miner.paused).toBe(true);
     expect(await text('pause')).toBe('Resume');
 
