@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "../core/sha256.h"
+#include "../core/sha512.h"
+#include "../core/tm_ed25519.h"
 #include "../core/tm_core.h"
 #include "../core/tm_hexchain.h"
 #include "../core/tm_sha_port.h"
@@ -173,6 +175,40 @@ static const char *run(char **f, int n) {
     if (len < 0) return "bad hex";
     tm_sha256(bytes, (uint32_t)len, a32);
     print_hex(a32, 32);
+    return NULL;
+  }
+  if (strcmp(f[0], "sha512") == 0 && n <= 2) {
+    uint8_t digest[64];
+    len = n == 2 ? parse_hex(f[1], bytes, sizeof bytes) : 0;
+    if (len < 0) return "bad hex";
+    tm_sha512(bytes, (uint32_t)len, digest);
+    print_hex(digest, 64);
+    return NULL;
+  }
+  if (strcmp(f[0], "ed25519_public") == 0 && n == 2) {
+    if (!parse_hex_exact(f[1], a32, 32)) return "bad seed";
+    tm_ed25519_public_key(a32, b32);
+    print_hex(b32, 32);
+    return NULL;
+  }
+  if (strcmp(f[0], "ed25519_sign") == 0 && (n == 2 || n == 3)) {
+    uint8_t signature[64];
+    if (!parse_hex_exact(f[1], a32, 32)) return "bad seed";
+    len = n == 3 ? parse_hex(f[2], bytes, sizeof bytes) : 0;
+    if (len < 0) return "bad hex";
+    tm_ed25519_public_key(a32, b32);
+    tm_ed25519_sign(a32, b32, bytes, (uint32_t)len, signature);
+    print_hex(b32, 32);
+    put_char(' ');
+    print_hex(signature, 64);
+    return NULL;
+  }
+  if (strcmp(f[0], "ed25519_verify") == 0 && (n == 3 || n == 4)) {
+    uint8_t signature[64];
+    if (!parse_hex_exact(f[1], a32, 32) || !parse_hex_exact(f[2], signature, 64)) return "bad key or signature";
+    len = n == 4 ? parse_hex(f[3], bytes, sizeof bytes) : 0;
+    if (len < 0) return "bad hex";
+    put_u64((uint64_t)tm_ed25519_verify(signature, bytes, (uint32_t)len, a32));
     return NULL;
   }
   if (strcmp(f[0], "input") == 0 && n == 3) {

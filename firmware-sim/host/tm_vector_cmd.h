@@ -6,6 +6,10 @@
  * (input_hex may be "-" to derive X from the challenge hash).
  *
  *   sha256 <hex>                          -> <digest>
+ *   sha512 <hex>                          -> <digest>  (an empty message: no argument, as for sha256)
+ *   ed25519_public <seed>                 -> <public key>
+ *   ed25519_sign <seed> [<message hex>]   -> <public key> <signature>
+ *   ed25519_verify <public key> <signature> [<message hex>] -> 1 | 0
  *   input <challenge_hash> <N>            -> <X hex>          (expand of taggedHash("PTM4/input", hash))
  *   path_target <challenge_hash>          -> <8 bytes hex>
  *   act <a>                               -> <relu> <sigmoid> <tanh>
