@@ -517,15 +517,20 @@ void tm_ed25519_public_key(const uint8_t seed[32], uint8_t public_key[32]) {
   wipe(&a, sizeof a);
 }
 
-void tm_ed25519_sign(const uint8_t seed[32], const uint8_t public_key[32], const uint8_t *msg, uint32_t len,
-                     uint8_t signature[64]) {
+static void absorb(tm_sha512_ctx *ctx, const tm_bytes *parts, uint32_t count) {
+  uint32_t i;
+  for (i = 0; i < count; i++) tm_sha512_update(ctx, parts[i].p, parts[i].n);
+}
+
+void tm_ed25519_sign_parts(const uint8_t seed[32], const uint8_t public_key[32], const tm_bytes *parts,
+                           uint32_t count, uint8_t signature[64]) {
   uint8_t h[64], digest[64], r[32], k[32];
   tm_sha512_ctx ctx;
   ge_p3 rp;
   expand_seed(h, seed);
   tm_sha512_init(&ctx);
   tm_sha512_update(&ctx, h + 32, 32);
-  tm_sha512_update(&ctx, msg, len);
+  absorb(&ctx, parts, count);
   tm_sha512_final(&ctx, digest);
   sc_reduce64(r, digest);
   ge_scalarmult_base(&rp, r);
@@ -533,7 +538,7 @@ void tm_ed25519_sign(const uint8_t seed[32], const uint8_t public_key[32], const
   tm_sha512_init(&ctx);
   tm_sha512_update(&ctx, signature, 32);
   tm_sha512_update(&ctx, public_key, 32);
-  tm_sha512_update(&ctx, msg, len);
+  absorb(&ctx, parts, count);
   tm_sha512_final(&ctx, digest);
   sc_reduce64(k, digest);
   sc_muladd(signature + 32, k, h, r);
@@ -544,8 +549,8 @@ void tm_ed25519_sign(const uint8_t seed[32], const uint8_t public_key[32], const
   wipe(&ctx, sizeof ctx);
 }
 
-int32_t tm_ed25519_verify(const uint8_t signature[64], const uint8_t *msg, uint32_t len,
-                          const uint8_t public_key[32]) {
+int32_t tm_ed25519_verify_parts(const uint8_t signature[64], const tm_bytes *parts, uint32_t count,
+                                const uint8_t public_key[32]) {
   uint8_t digest[64], k[32], check[32];
   tm_sha512_ctx ctx;
   ge_p3 a, r;
@@ -557,11 +562,27 @@ int32_t tm_ed25519_verify(const uint8_t signature[64], const uint8_t *msg, uint3
   tm_sha512_init(&ctx);
   tm_sha512_update(&ctx, signature, 32);
   tm_sha512_update(&ctx, public_key, 32);
-  tm_sha512_update(&ctx, msg, len);
+  absorb(&ctx, parts, count);
   tm_sha512_final(&ctx, digest);
   sc_reduce64(k, digest);
   ge_double_scalarmult_vartime(&r, signature + 32, k, &a);
   ge_tobytes(check, &r);
   for (i = 0; i < 32u; i++) diff |= (uint32_t)(check[i] ^ signature[i]);
   return diff == 0u;
+}
+
+void tm_ed25519_sign(const uint8_t seed[32], const uint8_t public_key[32], const uint8_t *msg, uint32_t len,
+                     uint8_t signature[64]) {
+  tm_bytes part;
+  part.p = msg;
+  part.n = len;
+  tm_ed25519_sign_parts(seed, public_key, &part, 1, signature);
+}
+
+int32_t tm_ed25519_verify(const uint8_t signature[64], const uint8_t *msg, uint32_t len,
+                          const uint8_t public_key[32]) {
+  tm_bytes part;
+  part.p = msg;
+  part.n = len;
+  return tm_ed25519_verify_parts(signature, &part, 1, public_key);
 }

@@ -43,4 +43,16 @@ void tm_ed25519_sign(const uint8_t seed[32], const uint8_t public_key[32], const
 int32_t tm_ed25519_verify(const uint8_t signature[64], const uint8_t *msg, uint32_t len,
                           const uint8_t public_key[32]);
 
+/* A message given in pieces (signed as their concatenation), so that a caller never copies a
+ * body next to its prefix: the signed requests, submissions and callbacks are built this way. */
+typedef struct {
+  const uint8_t *p;
+  uint32_t n;
+} tm_bytes;
+
+void tm_ed25519_sign_parts(const uint8_t seed[32], const uint8_t public_key[32], const tm_bytes *parts,
+                           uint32_t count, uint8_t signature[64]);
+int32_t tm_ed25519_verify_parts(const uint8_t signature[64], const tm_bytes *parts, uint32_t count,
+                                const uint8_t public_key[32]);
+
 #endif
