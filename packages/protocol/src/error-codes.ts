@@ -223,6 +223,11 @@ export const ERROR_CODES = {
     description:
       'The validator behind this service (status proxy, terminal) could not be reached or answered unexpectedly (network error, timeout or 5xx).',
   },
+  device_limit_reached: {
+    status: 429,
+    description:
+      'The address already has as many devices with a callback port as the validator allows (deviceCallbacksPerAddress).',
+  },
 } as const satisfies Record<string, { status: number; description: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
