@@ -1,0 +1,64 @@
+import { BlockList, isIP } from 'node:net';
+import type { DeviceCallbackMode } from '../../store/types.js';
+
+/**
+ * Where a registration is called back, and whether it is (docs/protocol.md 4.17, "Who is called
+ * back"): only at the address the registration came from (the socket's peer; the validator does
+ * not trust forwarding headers), only at the registered port, and by default only when that
+ * address is a local one (a home LAN): loopback, RFC 1918, link-local, shared address space
+ * (CGNAT) and IPv6 unique-local.
+ */
+
+const LOCAL = new BlockList();
+for (const [net, prefix] of [
+  ['127.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['172.16.0.0', 12],
+  ['192.168.0.0', 16],
+  ['169.254.0.0', 16],
+  ['100.64.0.0', 10],
+] as const) {
+  LOCAL.addSubnet(net, prefix, 'ipv4');
+}
+for (const [net, prefix] of [
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+] as const) {
+  LOCAL.addSubnet(net, prefix, 'ipv6');
+}
+
+/** The address as the validator connects to it: an IPv4-mapped IPv6 address is its IPv4 address. */
+export function callbackAddress(ip: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  return mapped ? mapped[1]! : ip;
+}
+
+/** True for loopback, private, link-local, shared (CGNAT) and unique-local addresses. */
+export function isLocalAddress(ip: string): boolean {
+  const address = callbackAddress(ip);
+  const family = isIP(address);
+  if (family === 0) return false;
+  return LOCAL.check(address, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+/** How a registration from `ip` with `port` is called back under the `deviceCallbacks` setting. */
+export function callbackModeFor(
+  setting: 'private' | 'all' | 'off',
+  ip: string,
+  port: number | null,
+  relayed: boolean,
+): DeviceCallbackMode {
+  if (port === null) return 'none';
+  if (relayed) return 'relayed';
+  if (setting === 'off') return 'off';
+  if (setting === 'private' && !isLocalAddress(ip)) return 'off';
+  return 'on';
+}
+
+/**
+ * The header a status proxy adds when it forwards a board's registration: it calls the board
+ * back itself. It can only switch the validator's callbacks off for that registration, never
+ * send them anywhere, so nobody needs to be trusted for it.
+ */
+export const CALLBACK_RELAY_HEADER = 'x-tm-callback-relay';
