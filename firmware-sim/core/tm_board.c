@@ -161,22 +161,23 @@ static void start_up(tm_board *b) {
   }
 }
 
-/* Mines the current job for about budget_ms, answering callbacks between slices. */
-static uint64_t mine(tm_board *b, uint32_t budget_ms) {
+/* Mines the current job for about budget_ms and at most max_nonces, answering callbacks between slices. */
+static uint64_t mine(tm_board *b, uint32_t budget_ms, uint64_t max_nonces) {
   const uint64_t start = tm_board_now(b);
   uint64_t done = 0;
-  while (b->job != JOB_NONE && tm_board_now(b) - start < budget_ms) {
+  while (b->job != JOB_NONE && done < max_nonces && tm_board_now(b) - start < budget_ms) {
     const uint64_t t0 = tm_board_now(b);
+    const uint32_t slice = max_nonces - done < b->slice ? (uint32_t)(max_nonces - done) : b->slice;
     uint64_t iterations = 0, elapsed;
     if (b->job == JOB_HEX) {
       tm_block_solution sol;
       const uint8_t *target = b->has_share_target ? b->share_target : b->target;
-      const int32_t rc = tm_search_block_port(b->cfg.sha_port, b->prefix, target, b->next_nonce, b->slice, &sol);
+      const int32_t rc = tm_search_block_port(b->cfg.sha_port, b->prefix, target, b->next_nonce, slice, &sol);
       iterations = sol.iterations;
       b->next_nonce += iterations;
       if (rc == TM_FOUND) {
         tm_board_submit_hex(b, sol.nonce, sol.pow_hash);
-      } else if (rc != TM_NOT_FOUND || iterations < b->slice) {
+      } else if (rc != TM_NOT_FOUND || iterations < slice) {
         tm_board_end_job(b, TM_JOB_EXHAUSTED); /* 2^53 - 1 reached */
       }
     } else {
@@ -185,19 +186,19 @@ static uint64_t mine(tm_board *b, uint32_t budget_ms) {
       int32_t rc;
       scratch.words = b->cfg.scratch;
       scratch.n_words = b->cfg.scratch_words;
-      rc = tm_search_tensor(&b->task, b->pub, b->next_nonce, b->slice, &b->thresholds, &scratch, &sol);
+      rc = tm_search_tensor(&b->task, b->pub, b->next_nonce, slice, &b->thresholds, &scratch, &sol);
       iterations = sol.iterations;
       b->next_nonce += iterations;
       if (rc == TM_FOUND) {
         tm_board_submit_proof(b, sol.nonce, &sol.work);
-      } else if (rc != TM_NOT_FOUND || iterations < b->slice) {
+      } else if (rc != TM_NOT_FOUND || iterations < slice) {
         tm_board_end_job(b, TM_JOB_EXHAUSTED);
       }
     }
     done += iterations;
-    /* keep a slice near SLICE_TARGET_MS, so that callbacks are answered within a few ms */
+    /* keep a whole slice near SLICE_TARGET_MS, so that callbacks are answered within a few ms */
     elapsed = tm_board_now(b) - t0;
-    if (iterations == b->slice) {
+    if (slice == b->slice && iterations == slice) {
       if (elapsed < SLICE_TARGET_MS / 2u && b->slice < (1u << 24)) b->slice *= 2u;
       else if (elapsed > SLICE_TARGET_MS * 2u && b->slice > 1u) b->slice /= 2u;
     }
@@ -206,7 +207,7 @@ static uint64_t mine(tm_board *b, uint32_t budget_ms) {
   return done;
 }
 
-uint64_t tm_board_step(tm_board *b, uint32_t budget_ms) {
+uint64_t tm_board_step(tm_board *b, uint32_t budget_ms, uint64_t max_nonces) {
   uint64_t now, done = 0;
   tm_board_serve(b);
   now = tm_board_now(b);
@@ -242,7 +243,7 @@ uint64_t tm_board_step(tm_board *b, uint32_t budget_ms) {
       return 0;
     }
   }
-  if (budget_ms > 0u) done = mine(b, budget_ms);
+  if (budget_ms > 0u && max_nonces > 0u) done = mine(b, budget_ms, max_nonces);
   b->stats.nonces += done;
   return done;
 }

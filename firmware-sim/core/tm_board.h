@@ -127,11 +127,13 @@ int32_t tm_board_init(tm_board *b, const tm_board_config *cfg);
 
 /*
  * One turn of the board's loop: answers the callbacks waiting on its port, runs the next network
- * exchange that is due, and mines for about `budget_ms` (0: no mining), answering callbacks between
- * slices. Returns the nonces hashed. The caller loops; a host that caps the rate sleeps between
- * calls (waiting on the callback port, so that a callback is answered at once).
+ * exchange that is due, and mines for about `budget_ms` and at most `max_nonces` nonces (0 ms: no
+ * mining; TM_BOARD_UNLIMITED: no nonce bound), answering callbacks between slices. Returns the
+ * nonces hashed. The caller loops; a host that caps the rate passes the nonces its rate allows
+ * and sleeps between calls (waiting on the callback port, so that a callback is answered at once).
  */
-uint64_t tm_board_step(tm_board *b, uint32_t budget_ms);
+#define TM_BOARD_UNLIMITED UINT64_MAX
+uint64_t tm_board_step(tm_board *b, uint32_t budget_ms, uint64_t max_nonces);
 
 /* Handles the connections waiting on the callback port (tm_board_step calls it). */
 void tm_board_serve(tm_board *b);

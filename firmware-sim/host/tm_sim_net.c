@@ -275,12 +275,13 @@ int tm_sim_net_main(int argc, char **argv) {
       credit += (t - last) * cap;
       last = t;
       if (cap > 0 && credit > cap * 0.1) credit = cap * 0.1;
-      if (cap > 0 && job != 0u && credit <= 0) {
-        const double wait_ms = -credit / cap * 1000.0 + 1.0;
+      if (cap > 0 && job != 0u && credit < (cap * 0.02 > 1.0 ? cap * 0.02 : 1.0)) {
+        /* wait for 20 ms of credit (at least one nonce) */
+        const double wait_ms = ((cap * 0.02 > 1.0 ? cap * 0.02 : 1.0) - credit) / cap * 1000.0 + 1.0;
         if (tm_net_bsd_wait(&net, wait_ms > 50.0 ? 50u : (uint32_t)wait_ms)) tm_board_serve(&board);
         continue;
       }
-      done = tm_board_step(&board, 20);
+      done = tm_board_step(&board, 20, cap > 0 ? (uint64_t)(credit > 1.0 ? credit : 1.0) : TM_BOARD_UNLIMITED);
       credit -= (double)done;
       if (done == 0u && tm_board_job(&board) == 0u) {
         if (tm_net_bsd_wait(&net, 20)) tm_board_serve(&board); /* idle or backing off */

@@ -1,0 +1,82 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { buildDir } from './driver.ts';
+
+/**
+ * A `tm-sim --net` board run by a test: its log lines as they come (each with the time it was
+ * read), waits for a line, and its callback port.
+ */
+export class NetBoard {
+  readonly lines: { at: number; text: string }[] = [];
+  readonly process: ChildProcess;
+  readonly exited: Promise<number | null>;
+  #waiters: { re: RegExp; from: number; resolve: (m: RegExpExecArray) => void }[] = [];
+  #partial = '';
+
+  constructor(args: readonly string[]) {
+    this.process = spawn(join(buildDir, 'tm-sim'), args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    this.process.stderr!.setEncoding('utf8');
+    this.process.stderr!.on('data', (chunk: string) => {
+      this.#partial += chunk;
+      const parts = this.#partial.split('\n');
+      this.#partial = parts.pop()!;
+      for (const text of parts) this.#line(text);
+    });
+    this.exited = new Promise((resolve) => this.process.on('exit', (code) => resolve(code)));
+  }
+
+  #line(text: string): void {
+    this.lines.push({ at: performance.now(), text });
+    const index = this.lines.length - 1;
+    this.#waiters = this.#waiters.filter((w) => {
+      if (index < w.from) return true;
+      const m = w.re.exec(text);
+      if (m) w.resolve(m);
+      return !m;
+    });
+  }
+
+  /** The first line matching `re` from line `from` on (0: any so far), within `timeoutMs`. */
+  waitFor(re: RegExp, timeoutMs = 60_000, from = 0): Promise<RegExpExecArray> {
+    for (let i = from; i < this.lines.length; i++) {
+      const m = re.exec(this.lines[i]!.text);
+      if (m) return Promise.resolve(m);
+    }
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(new Error(`no line matching ${re} in ${timeoutMs} ms; the board said:\n${this.log(40)}`));
+      }, timeoutMs);
+      this.#waiters.push({
+        re,
+        from,
+        resolve: (m) => {
+          clearTimeout(timer);
+          resolve(m);
+        },
+      });
+    });
+  }
+
+  /** Lines matching `re` so far. */
+  count(re: RegExp): number {
+    return this.lines.filter((l) => re.test(l.text)).length;
+  }
+
+  /** The last `n` lines. */
+  log(n = 20): string {
+    return this.lines
+      .slice(-n)
+      .map((l) => l.text)
+      .join('\n');
+  }
+
+  /** The callback port it listens on (from its first line). */
+  async port(): Promise<number> {
+    return Number((await this.waitFor(/callback port (\d+)/))[1]);
+  }
+
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+    if (this.process.exitCode === null && this.process.signalCode === null) this.process.kill(signal);
+    return this.exited;
+  }
+}
