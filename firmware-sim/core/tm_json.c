@@ -84,42 +84,21 @@ static const char *skip_literal(const char *p, const char *end, const char *word
   return p;
 }
 
-static const char *skip_value(const char *p, const char *end, uint32_t depth);
-
-/* A container starting at p ('[' or '{'); returns the position after it or 0. */
-static const char *skip_container(const char *p, const char *end, uint32_t depth) {
-  const char close = *p == '[' ? ']' : '}';
-  const int32_t object = *p == '{';
-  if (depth >= TM_JSON_MAX_DEPTH) return 0;
-  p = skip_ws(p + 1, end);
-  if (p < end && *p == close) return p + 1;
-  for (;;) {
-    if (object) {
-      if (p >= end || *p != '"') return 0;
-      p = skip_string(p, end);
-      if (!p) return 0;
-      p = skip_ws(p, end);
-      if (p >= end || *p != ':') return 0;
-      p = skip_ws(p + 1, end);
-    }
-    p = skip_value(p, end, depth + 1u);
-    if (!p) return 0;
-    p = skip_ws(p, end);
-    if (p >= end) return 0;
-    if (*p == close) return p + 1;
-    if (*p != ',') return 0;
-    p = skip_ws(p + 1, end);
-  }
+/* A member's key and colon at p (a '"'); returns the position of its value or 0. */
+static const char *skip_key(const char *p, const char *end) {
+  if (p >= end || *p != '"') return 0;
+  p = skip_string(p, end);
+  if (!p) return 0;
+  p = skip_ws(p, end);
+  if (p >= end || *p != ':') return 0;
+  return skip_ws(p + 1, end);
 }
 
-static const char *skip_value(const char *p, const char *end, uint32_t depth) {
-  if (p >= end) return 0;
+/* A string, number or literal at p; returns the position after it or 0. */
+static const char *skip_scalar(const char *p, const char *end) {
   switch (*p) {
     case '"':
       return skip_string(p, end);
-    case '{':
-    case '[':
-      return skip_container(p, end, depth);
     case 't':
       return skip_literal(p, end, "true");
     case 'f':
@@ -128,6 +107,55 @@ static const char *skip_value(const char *p, const char *end, uint32_t depth) {
       return skip_literal(p, end, "null");
     default:
       return skip_number(p, end);
+  }
+}
+
+/*
+ * The value starting at p (nested inside `outer` containers already); returns the position
+ * after it or 0. Iterative, with the closing bracket of each open container on a small stack,
+ * so that the stack use is fixed (the core has no recursion).
+ */
+static const char *skip_value(const char *p, const char *end, uint32_t outer) {
+  char close[TM_JSON_MAX_DEPTH];
+  uint32_t depth = 0;
+  for (;;) {
+    int32_t have_value = 0;
+    if (p >= end) return 0;
+    if (*p == '{' || *p == '[') {
+      if (outer + depth >= TM_JSON_MAX_DEPTH) return 0;
+      close[depth++] = *p == '{' ? '}' : ']';
+      p = skip_ws(p + 1, end);
+      if (p < end && *p == close[depth - 1u]) {
+        p++;
+        depth--;
+        have_value = 1;
+      } else if (close[depth - 1u] == '}') {
+        p = skip_key(p, end);
+        if (!p) return 0;
+      }
+    } else {
+      p = skip_scalar(p, end);
+      if (!p) return 0;
+      have_value = 1;
+    }
+    /* after a complete value: close containers, or move to the next element */
+    while (have_value) {
+      if (depth == 0u) return p;
+      p = skip_ws(p, end);
+      if (p >= end) return 0;
+      if (*p == close[depth - 1u]) {
+        p++;
+        depth--;
+        continue;
+      }
+      if (*p != ',') return 0;
+      p = skip_ws(p + 1, end);
+      if (close[depth - 1u] == '}') {
+        p = skip_key(p, end);
+        if (!p) return 0;
+      }
+      have_value = 0;
+    }
   }
 }
 
