@@ -9,6 +9,7 @@ export * from './amount.js';
 // Primitives
 export * from './bytes.js';
 // Device callbacks: the message, who is called back when, the HTTP sender (injected I/O)
+export * from './devices/addresses.js';
 export * from './devices/callback.js';
 export * from './devices/callbacks.js';
 export * from './devices/http-sender.js';

@@ -3,11 +3,13 @@
  * status-proxy: the status proxy and live lattice dashboard in front of one or more validators.
  *
  *   status-proxy --validator http://127.0.0.1:8420 [--validator URL ...] [--port 8430] [--host 127.0.0.1] [--cache-ms 1000]
+ *                [--callback-key-file PATH] [--device-callbacks private|all|off]
  *
  * Environment: TENSORMINE_VALIDATOR_URLS (comma-separated), TENSORMINE_STATUS_PORT, TENSORMINE_STATUS_HOST.
  */
 import { parseArgs } from 'node:util';
 import { stopWithLauncher } from '@tensormine/validator/launcher';
+import { loadCallbackKey } from './devices.js';
 import { createStatusProxy } from './proxy.js';
 
 const USAGE = `usage: status-proxy [options]
@@ -16,6 +18,11 @@ const USAGE = `usage: status-proxy [options]
   --port N           the port to listen on; env TENSORMINE_STATUS_PORT, default 8430 (0: any free port)
   --host HOST        the address to listen on; env TENSORMINE_STATUS_HOST, default 127.0.0.1
   --cache-ms N       how long read answers are cached, ms (default 1000; 0: none)
+  --callback-key-file PATH
+                     the key that signs callbacks to the boards behind the proxy (created when missing;
+                     default: a new key at each start, which boards learn again within 10 minutes)
+  --device-callbacks private|all|off
+                     which board addresses are called back (default private: a LAN)
   --help             this text
 
 The dashboard is at the printed URL; the JSON routes are in docs/api.md (Status proxy).`;
@@ -42,6 +49,8 @@ async function main(): Promise<void> {
         port: { type: 'string' },
         host: { type: 'string' },
         'cache-ms': { type: 'string' },
+        'callback-key-file': { type: 'string' },
+        'device-callbacks': { type: 'string' },
         help: { type: 'boolean' },
       },
       strict: true,
@@ -65,7 +74,16 @@ async function main(): Promise<void> {
   const port = integer(String(values.port ?? env.TENSORMINE_STATUS_PORT ?? '8430'), '--port', 0, 65535);
   const host = String(values.host ?? env.TENSORMINE_STATUS_HOST ?? '127.0.0.1');
   const cacheMs = integer(String(values['cache-ms'] ?? '1000'), '--cache-ms', 0, 3_600_000);
-  const proxy = await createStatusProxy({ validators, cacheMs, logger: { level: 'warn' } });
+  const policy = String(values['device-callbacks'] ?? 'private');
+  if (policy !== 'private' && policy !== 'all' && policy !== 'off')
+    fail(`--device-callbacks: expected private, all or off, got ${JSON.stringify(policy)}`);
+  const keyFile = values['callback-key-file'] as string | undefined;
+  const proxy = await createStatusProxy({
+    validators,
+    cacheMs,
+    logger: { level: 'warn' },
+    deviceCallbacks: { policy, ...(keyFile ? { keyPair: loadCallbackKey(keyFile) } : {}) },
+  });
   const url = await proxy.listen({ host, port });
   process.stdout.write(
     `status proxy listening on ${url} (dashboard: ${url}/), validators: ${validators.join(', ')}\n`,

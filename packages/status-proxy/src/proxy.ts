@@ -28,6 +28,8 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import { type CachedAnswer, ReadCache } from './cache.js';
+import { DeviceRelay, type DeviceRelayOptions } from './devices.js';
+import { errorBody } from './errors.js';
 import { LatticeMirror } from './mirror.js';
 
 export const SOFTWARE_VERSION = '0.1.0';
@@ -43,6 +45,12 @@ export interface CreateStatusProxyOptions {
   readonly client?: Omit<ClientOptions, 'url' | 'urls'>;
   /** Fastify logger options (default: info to stdout, silent under tests). */
   readonly logger?: boolean | Record<string, unknown>;
+  /**
+   * Callbacks to the boards that register through the proxy (docs/status-proxy.md): the key
+   * that signs them (default: a new one per process), which addresses are called (default
+   * private), the sender (tests).
+   */
+  readonly deviceCallbacks?: Omit<DeviceRelayOptions, 'upstream' | 'hub' | 'log'>;
 }
 
 export interface StatusProxy {
@@ -50,6 +58,8 @@ export interface StatusProxy {
   readonly client: TensormineClient;
   readonly mirror: LatticeMirror;
   readonly cache: ReadCache;
+  /** The callbacks to the boards behind the proxy. */
+  readonly devices: DeviceRelay;
   /** Starts listening; resolves to the base URL (the dashboard is at its root). */
   listen(options?: { host?: string; port?: number }): Promise<string>;
   close(): Promise<void>;
@@ -98,17 +108,6 @@ function coerce(value: unknown): Record<string, unknown> {
     }
   }
   return out;
-}
-
-function errorBody(code: ErrorCode, message: string, details?: Record<string, unknown>): ErrorResponse {
-  const statusCode = ERROR_CODES[code].status;
-  return {
-    statusCode,
-    code,
-    error: STATUS_CODES[statusCode] ?? 'Error',
-    message,
-    ...(details === undefined ? {} : { details }),
-  };
 }
 
 /** What a failed upstream call becomes: the validator's own answer, or a 400 / 502 of ours. */
@@ -191,6 +190,13 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
     }
   };
   const activeUrl = () => client.endpoints().find((e) => e.active)?.url ?? options.validators[0]!;
+  const devices = new DeviceRelay({
+    ...options.deviceCallbacks,
+    upstream: activeUrl,
+    hub: mirror.hub,
+    log: (message) => app.log.info(message),
+  });
+  devices.routes(app);
 
   app.setNotFoundHandler((request, reply) => {
     void reply
@@ -242,7 +248,13 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
             }
             return cache.get(key, () => call(request)).then((answer) => send(reply, answer));
           }
-        : async (request: FastifyRequest, reply: FastifyReply) => send(reply, await call(request)),
+        : async (request: FastifyRequest, reply: FastifyReply) => {
+            const answer = await call(request);
+            // A board's challenge through the proxy: its work, for the callbacks.
+            if (forward.upstream === 'hexChallenge' && answer.status === 200)
+              devices.followChallenge(request.body, answer.body.toString());
+            return send(reply, answer);
+          },
     });
   }
 
@@ -275,6 +287,7 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
     service: 'tensormine-status-proxy',
     version: SOFTWARE_VERSION,
     uptime_s: Math.floor((Date.now() - startedAt) / 1000),
+    callback_pubkey: devices.publicKeyHex,
   }));
 
   app.get('/api/live', async (_request, reply) => {
@@ -371,6 +384,7 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
     client,
     mirror,
     cache,
+    devices,
     listen: (listenOptions = {}) =>
       app.listen({
         host: listenOptions.host ?? '127.0.0.1',
@@ -382,6 +396,7 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
       closed = true;
       mirror.stop();
       await app.close();
+      await devices.close();
       await client.close();
     },
   };

@@ -5,6 +5,7 @@ import type {
   DeviceCallbackState,
   DeviceWork,
 } from '../schemas/device-callbacks.js';
+import type { HexBlockEvent, HexDifficultyEvent, HexRetargetEvent } from '../schemas/hexchain-events.js';
 import { type SignedDeviceCallback, signDeviceCallback } from './callback.js';
 
 /**
@@ -473,5 +474,25 @@ export class DeviceCallbacks {
       if (notice.workSeq !== state.workSeq || !state.work || state.work.expiresAt * 1000 < now) continue;
       this.#sendNow(pubkey, state, notice);
     }
+  }
+}
+
+/**
+ * Hands one event of the hexchain's event stream (docs/protocol.md 4.12: `block`, `retarget`,
+ * `difficulty`) to `callbacks`; other events are ignored. The validator listens to its own hub,
+ * the status proxy to the stream it re-serves.
+ */
+export function followHexEvent(callbacks: DeviceCallbacks, event: string, data: unknown): void {
+  if (event === 'block') {
+    const e = data as HexBlockEvent;
+    callbacks.blockAccepted(
+      { coord: e.block.coord, minerPubkey: e.block.miner_pubkey, difficulty: e.block.difficulty },
+      e.height,
+    );
+  } else if (event === 'retarget') {
+    const e = data as HexRetargetEvent;
+    callbacks.difficultyChanged(e.to, e.height);
+  } else if (event === 'difficulty') {
+    callbacks.difficultyChanged((data as HexDifficultyEvent).to);
   }
 }

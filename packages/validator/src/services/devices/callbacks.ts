@@ -3,10 +3,8 @@ import {
   type CallbackSender,
   type DeviceCallbackHealth,
   DeviceCallbacks,
-  type HexBlockEvent,
+  followHexEvent,
   type HexChallenge,
-  type HexDifficultyEvent,
-  type HexRetargetEvent,
   httpCallbackSender,
 } from '@tensormine/protocol';
 import type { ValidatorContext } from '../../context.js';
@@ -70,7 +68,9 @@ export class DeviceCallbackService {
     for (const d of devices) this.registered(d);
     const info = this.#hexchain.info();
     this.callbacks.setChain(this.#hexchain.appliedHeight(), Number(info.difficulty));
-    this.#stopListening = this.#hexchain.events.listen((event, data) => this.#onEvent(event, data));
+    this.#stopListening = this.#hexchain.events.listen((event, data) =>
+      followHexEvent(this.callbacks, event, data),
+    );
     this.#timer = setInterval(() => this.callbacks.flush(), FLUSH_MS);
     this.#timer.unref();
   }
@@ -129,20 +129,5 @@ export class DeviceCallbackService {
         if (device) this.registered(device);
       })
       .catch((error: unknown) => this.#ctx.log.warn({ err: error }, 'could not read a device registration'));
-  }
-
-  #onEvent(event: string, data: unknown): void {
-    if (event === 'block') {
-      const e = data as HexBlockEvent;
-      this.callbacks.blockAccepted(
-        { coord: e.block.coord, minerPubkey: e.block.miner_pubkey, difficulty: e.block.difficulty },
-        e.height,
-      );
-    } else if (event === 'retarget') {
-      const e = data as HexRetargetEvent;
-      this.callbacks.difficultyChanged(e.to, e.height);
-    } else if (event === 'difficulty') {
-      this.callbacks.difficultyChanged((data as HexDifficultyEvent).to);
-    }
   }
 }

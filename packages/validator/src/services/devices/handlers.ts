@@ -1,11 +1,18 @@
-import { DEFAULT_PAGE_LIMIT, DEVICE_TYPES, type DeviceType, isDeviceType } from '@tensormine/protocol';
+import {
+  callbackAddress,
+  callbackModeFor,
+  DEFAULT_PAGE_LIMIT,
+  DEVICE_CALLBACK_RELAY_HEADER,
+  DEVICE_TYPES,
+  type DeviceType,
+  isDeviceType,
+} from '@tensormine/protocol';
 import { nowSeconds } from '../../context.js';
 import { ApiError } from '../../http/errors.js';
 import { routeHandlers } from '../../http/handlers.js';
 import type { DeviceRecord } from '../../store/types.js';
 import { decodeCursor, encodeCursor } from '../mining/cursor.js';
 import { deviceIdFor } from '../mining/rules.js';
-import { CALLBACK_RELAY_HEADER, callbackAddress, callbackModeFor } from './addresses.js';
 import type { DeviceCallbackService } from './callbacks.js';
 
 function deviceType(record: DeviceRecord): DeviceType {
@@ -30,7 +37,7 @@ export function deviceHandlers(callbacks: DeviceCallbackService) {
     async registerDevice({ body, claimNonce, ip, raw }, ctx) {
       const now = nowSeconds(ctx);
       const port = body.port ?? null;
-      const relayed = raw.headers[CALLBACK_RELAY_HEADER] === '1';
+      const relayed = raw.headers[DEVICE_CALLBACK_RELAY_HEADER] === '1';
       const mode = callbackModeFor(ctx.config.deviceCallbacks, ip, port, relayed);
       const address = mode === 'on' || mode === 'off' ? callbackAddress(ip) : null;
       const device = await ctx.storage.transaction(async (tx) => {

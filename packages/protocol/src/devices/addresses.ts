@@ -1,12 +1,12 @@
 import { BlockList, isIP } from 'node:net';
-import type { DeviceCallbackMode } from '../../store/types.js';
+import type { DeviceCallbackMode } from './callbacks.js';
 
 /**
- * Where a registration is called back, and whether it is (docs/protocol.md 4.17, "Who is called
- * back"): only at the address the registration came from (the socket's peer; the validator does
- * not trust forwarding headers), only at the registered port, and by default only when that
- * address is a local one (a home LAN): loopback, RFC 1918, link-local, shared address space
- * (CGNAT) and IPv6 unique-local.
+ * Where a registration is called back, and whether it is (docs/protocol.md 4.17): only at the
+ * address the registration came from (the socket's peer; forwarding headers are not trusted),
+ * only at the registered port, and by default only when that address is a local one (a home
+ * LAN): loopback, RFC 1918, link-local, shared address space (CGNAT) and IPv6 unique-local.
+ * Pure computation (node:net's BlockList): the validator and the status proxy both decide here.
  */
 
 const LOCAL = new BlockList();
@@ -42,17 +42,20 @@ export function isLocalAddress(ip: string): boolean {
   return LOCAL.check(address, family === 4 ? 'ipv4' : 'ipv6');
 }
 
-/** How a registration from `ip` with `port` is called back under the `deviceCallbacks` setting. */
+/** Which addresses a service calls back: local ones, all, or none. */
+export type CallbackAddressPolicy = 'private' | 'all' | 'off';
+
+/** How a registration from `ip` with `port` is called back under `policy`. */
 export function callbackModeFor(
-  setting: 'private' | 'all' | 'off',
+  policy: CallbackAddressPolicy,
   ip: string,
   port: number | null,
   relayed: boolean,
 ): DeviceCallbackMode {
   if (port === null) return 'none';
   if (relayed) return 'relayed';
-  if (setting === 'off') return 'off';
-  if (setting === 'private' && !isLocalAddress(ip)) return 'off';
+  if (policy === 'off') return 'off';
+  if (policy === 'private' && !isLocalAddress(ip)) return 'off';
   return 'on';
 }
 
@@ -61,4 +64,4 @@ export function callbackModeFor(
  * back itself. It can only switch the validator's callbacks off for that registration, never
  * send them anywhere, so nobody needs to be trusted for it.
  */
-export const CALLBACK_RELAY_HEADER = 'x-tm-callback-relay';
+export const DEVICE_CALLBACK_RELAY_HEADER = 'x-tm-callback-relay';
