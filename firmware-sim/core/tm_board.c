@@ -10,6 +10,8 @@
 #define BACKOFF_MIN_MS 1000u
 #define BACKOFF_MAX_MS 30000u
 #define SLICE_TARGET_MS 4u
+/* The node key (a status proxy's may change when it restarts) and the clock, read again this often. */
+#define HEALTH_REFRESH_MS 600000u
 
 uint64_t tm_board_now(tm_board *b) {
   const uint32_t now = b->cfg.net->now_ms(b->cfg.net->ctx);
@@ -148,7 +150,7 @@ static void start_up(tm_board *b) {
       if (rc == 0) b->phase = (b->cfg.pool && b->version == 41u) ? PHASE_POOL : PHASE_READY;
       break;
     case PHASE_POOL:
-      rc = tm_board_join_pool(b); /* a pool that cannot be joined leaves the board mining solo */
+      (void)tm_board_join_pool(b); /* a pool that cannot be joined leaves the board mining solo */
       b->phase = PHASE_READY;
       break;
     default:
@@ -159,6 +161,7 @@ static void start_up(tm_board *b) {
   } else {
     tm_board_fail(b);
   }
+  if (b->phase == PHASE_READY) b->next_health_ms = tm_board_now(b) + HEALTH_REFRESH_MS;
 }
 
 /* Mines the current job for about budget_ms and at most max_nonces, answering callbacks between slices. */
@@ -219,6 +222,10 @@ uint64_t tm_board_step(tm_board *b, uint32_t budget_ms, uint64_t max_nonces) {
     b->state = TM_BOARD_STARTING;
     start_up(b);
     return 0;
+  }
+  if (now >= b->next_health_ms) {
+    b->next_health_ms = now + HEALTH_REFRESH_MS;
+    (void)tm_board_health(b); /* a failure keeps the key it has */
   }
   if (b->job == JOB_NONE) {
     b->state = TM_BOARD_IDLE;

@@ -96,6 +96,7 @@ typedef struct {
   int64_t clock_offset_ms; /* Unix ms = mono_ms + clock_offset_ms; 0 until synced */
   uint64_t retry_at_ms;
   uint32_t backoff_ms;
+  uint64_t next_health_ms; /* GET /health again (a status proxy's callback key may have changed) */
   uint64_t measured_rate;  /* hexchain nonces per second */
   uint32_t slice;          /* nonces per mining slice, adapted to about 4 ms */
   /* the job */

@@ -101,10 +101,22 @@ int32_t tm_board_health(tm_board *b) {
     return -1;
   }
   /* the key that signs callbacks: a status proxy's own (callback_pubkey), else the node's */
-  if (!((tm_json_get(a.json, "callback_pubkey", &v) == TM_JSON_STRING && tm_json_hex(v, b->node_key, 32)) ||
-        (tm_json_get(a.json, "node_pubkey", &v) == TM_JSON_STRING && tm_json_hex(v, b->node_key, 32)))) {
-    tm_zero(b->node_key, 32);
-    tm_board_log(b, "health: no node key published: callbacks cannot be checked, the board polls", 0, 0, 0);
+  {
+    uint8_t key[32];
+    if ((tm_json_get(a.json, "callback_pubkey", &v) == TM_JSON_STRING && tm_json_hex(v, key, 32)) ||
+        (tm_json_get(a.json, "node_pubkey", &v) == TM_JSON_STRING && tm_json_hex(v, key, 32))) {
+      uint32_t i, changed = 0;
+      for (i = 0; i < 32u; i++) changed |= (uint32_t)(key[i] ^ b->node_key[i]);
+      if (changed) {
+        char hex[65];
+        tm_copy(b->node_key, key, 32);
+        tm_hex_encode(key, 32, hex);
+        tm_board_log(b, "callbacks are signed by ", hex, 0, 0);
+      }
+    } else {
+      tm_zero(b->node_key, 32);
+      tm_board_log(b, "health: no node key published: callbacks cannot be checked, the board polls", 0, 0, 0);
+    }
   }
   if (a.http.date_s == 0u) tm_board_log(b, "health: no Date header: signed requests may be refused", 0, 0, 0);
   return 0;

@@ -179,13 +179,23 @@ for (const n of [111, 112, 127, 128, 129, 255, 256, 1000]) {
   const m = message(n);
   add(`SHA-512 of ${n} bytes`, `sha512 ${m.toString('hex')}`, sha512(m));
 }
-const rfc8032 = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '../test/rfc8032.vectors.json'), 'utf8'));
+const rfc8032 = JSON.parse(
+  readFileSync(join(dirname(fileURLToPath(import.meta.url)), '../test/rfc8032.vectors.json'), 'utf8'),
+);
 for (const v of rfc8032.vectors) {
   add(`RFC 8032 ${v.name}: public key`, `ed25519_public ${v.secret_key}`, v.public_key);
-  add(`RFC 8032 ${v.name}: signature`, `ed25519_sign ${v.secret_key} ${v.message}`.trim(), `${v.public_key} ${v.signature}`);
+  add(
+    `RFC 8032 ${v.name}: signature`,
+    `ed25519_sign ${v.secret_key} ${v.message}`.trim(),
+    `${v.public_key} ${v.signature}`,
+  );
   add(`RFC 8032 ${v.name}: verify`, `ed25519_verify ${v.public_key} ${v.signature} ${v.message}`.trim(), 1);
   const bad = `${v.signature.slice(0, 2)}${(Number.parseInt(v.signature.slice(2, 4), 16) ^ 1).toString(16).padStart(2, '0')}${v.signature.slice(4)}`;
-  add(`RFC 8032 ${v.name}: one bit of R changed`, `ed25519_verify ${v.public_key} ${bad} ${v.message}`.trim(), 0);
+  add(
+    `RFC 8032 ${v.name}: one bit of R changed`,
+    `ed25519_verify ${v.public_key} ${bad} ${v.message}`.trim(),
+    0,
+  );
 }
 const signedRequests = load('signed-requests.vectors.json');
 for (const r of signedRequests.requests) {
@@ -200,7 +210,9 @@ for (const r of signedRequests.requests) {
 for (const s of hexchain.submissions) {
   const header = s.message.slice(-176);
   const idLen = Buffer.from(s.message, 'hex').readUInt16LE(13);
-  const id = Buffer.from(s.message, 'hex').subarray(15, 15 + idLen).toString('utf8');
+  const id = Buffer.from(s.message, 'hex')
+    .subarray(15, 15 + idLen)
+    .toString('utf8');
   add(`submission ${id}`, `submission_sign ${s.miner_secret_key_test_only} ${id} ${header}`, s.signature);
 }
 const callbacks = load('device-callbacks.vectors.json');

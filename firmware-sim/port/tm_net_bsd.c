@@ -14,6 +14,9 @@
 #include <unistd.h>
 
 #ifdef ESP_PLATFORM
+/* ESP-IDF (Arduino core 2.x and 3.x): lwIP's BSD sockets, poll() through the VFS */
+#include <sys/poll.h>
+
 #include "lwip/netdb.h"
 #include "lwip/sockets.h"
 #else

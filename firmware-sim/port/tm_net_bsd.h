@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "../core/tm_net.h"
+#include "tm_net.h" /* core/: -Icore on the host, the same folder in a sketch */
 
 typedef struct {
   int listen_fd;     /* the callback port's socket, -1 when none */

@@ -75,3 +75,11 @@ describe.skipIf(!lx106 && !inCi)('Xtensa LX106 (ESP8266)', () => {
     expect(report).toMatch(/\| `tm_ed25519_sign` \| \d+ \| \d+ \|/);
   });
 });
+
+describe('the Arduino sketch (Espressif toolchains cannot be installed here)', () => {
+  it('compiles as C++ against stubs of the Arduino-ESP32 API, serial and Wi-Fi modes, and the lwIP port', () => {
+    expect(make('sketch-check')).toMatch(
+      /sketch-check: serial and Wi-Fi modes and the lwIP socket port compile/,
+    );
+  });
+});
