@@ -100,29 +100,119 @@ static void fe_neg(fe *out, const fe *a) {
   fe_sub(out, &zero, a);
 }
 
+/*
+ * h = f g: limb i times limb j lands in limb i + j (mod 10, times 19 past 2^255 = 19 mod p),
+ * times 2 when i and j are both odd (their weights add up to one bit more than the limb's).
+ * Unrolled (the products were written out by a script from that rule; the vectors check them).
+ * Every product is below 2^58 and each limb sums at most ten: no 64-bit overflow.
+ */
 static void fe_mul(fe *out, const fe *f, const fe *g) {
-  uint64_t h[10] = {0};
-  uint32_t g19[10], f2[10];
-  uint32_t i, j;
-  for (i = 0; i < 10u; i++) {
-    g19[i] = 19u * g->v[i];
-    f2[i] = (i & 1u) ? 2u * f->v[i] : f->v[i];
-  }
-  for (i = 0; i < 10u; i++) {
-    /* limbs i and j both odd: the weights add up to one bit more than the product's limb */
-    for (j = 0; j < 10u; j++) {
-      const uint64_t a = (j & 1u) ? f2[i] : f->v[i];
-      if (i + j < 10u) {
-        h[i + j] += a * g->v[j];
-      } else {
-        h[i + j - 10u] += a * g19[j]; /* 2^255 = 19 mod p */
-      }
-    }
-  }
+  uint64_t h[10];
+  const uint32_t f0 = f->v[0], g0 = g->v[0];
+  const uint32_t f1 = f->v[1], g1 = g->v[1];
+  const uint32_t f2 = f->v[2], g2 = g->v[2];
+  const uint32_t f3 = f->v[3], g3 = g->v[3];
+  const uint32_t f4 = f->v[4], g4 = g->v[4];
+  const uint32_t f5 = f->v[5], g5 = g->v[5];
+  const uint32_t f6 = f->v[6], g6 = g->v[6];
+  const uint32_t f7 = f->v[7], g7 = g->v[7];
+  const uint32_t f8 = f->v[8], g8 = g->v[8];
+  const uint32_t f9 = f->v[9], g9 = g->v[9];
+  const uint32_t f1_2 = 2u * f1;
+  const uint32_t f3_2 = 2u * f3;
+  const uint32_t f5_2 = 2u * f5;
+  const uint32_t f7_2 = 2u * f7;
+  const uint32_t f9_2 = 2u * f9;
+  const uint32_t g1_19 = 19u * g1;
+  const uint32_t g2_19 = 19u * g2;
+  const uint32_t g3_19 = 19u * g3;
+  const uint32_t g4_19 = 19u * g4;
+  const uint32_t g5_19 = 19u * g5;
+  const uint32_t g6_19 = 19u * g6;
+  const uint32_t g7_19 = 19u * g7;
+  const uint32_t g8_19 = 19u * g8;
+  const uint32_t g9_19 = 19u * g9;
+  h[0] = (uint64_t)f0 * g0 + (uint64_t)f1_2 * g9_19 + (uint64_t)f2 * g8_19 + (uint64_t)f3_2 * g7_19
+         + (uint64_t)f4 * g6_19 + (uint64_t)f5_2 * g5_19 + (uint64_t)f6 * g4_19 + (uint64_t)f7_2 * g3_19
+         + (uint64_t)f8 * g2_19 + (uint64_t)f9_2 * g1_19;
+  h[1] = (uint64_t)f0 * g1 + (uint64_t)f1 * g0 + (uint64_t)f2 * g9_19 + (uint64_t)f3 * g8_19 + (uint64_t)f4 * g7_19
+         + (uint64_t)f5 * g6_19 + (uint64_t)f6 * g5_19 + (uint64_t)f7 * g4_19 + (uint64_t)f8 * g3_19
+         + (uint64_t)f9 * g2_19;
+  h[2] = (uint64_t)f0 * g2 + (uint64_t)f1_2 * g1 + (uint64_t)f2 * g0 + (uint64_t)f3_2 * g9_19 + (uint64_t)f4 * g8_19
+         + (uint64_t)f5_2 * g7_19 + (uint64_t)f6 * g6_19 + (uint64_t)f7_2 * g5_19 + (uint64_t)f8 * g4_19
+         + (uint64_t)f9_2 * g3_19;
+  h[3] = (uint64_t)f0 * g3 + (uint64_t)f1 * g2 + (uint64_t)f2 * g1 + (uint64_t)f3 * g0 + (uint64_t)f4 * g9_19
+         + (uint64_t)f5 * g8_19 + (uint64_t)f6 * g7_19 + (uint64_t)f7 * g6_19 + (uint64_t)f8 * g5_19
+         + (uint64_t)f9 * g4_19;
+  h[4] = (uint64_t)f0 * g4 + (uint64_t)f1_2 * g3 + (uint64_t)f2 * g2 + (uint64_t)f3_2 * g1 + (uint64_t)f4 * g0
+         + (uint64_t)f5_2 * g9_19 + (uint64_t)f6 * g8_19 + (uint64_t)f7_2 * g7_19 + (uint64_t)f8 * g6_19
+         + (uint64_t)f9_2 * g5_19;
+  h[5] = (uint64_t)f0 * g5 + (uint64_t)f1 * g4 + (uint64_t)f2 * g3 + (uint64_t)f3 * g2 + (uint64_t)f4 * g1
+         + (uint64_t)f5 * g0 + (uint64_t)f6 * g9_19 + (uint64_t)f7 * g8_19 + (uint64_t)f8 * g7_19
+         + (uint64_t)f9 * g6_19;
+  h[6] = (uint64_t)f0 * g6 + (uint64_t)f1_2 * g5 + (uint64_t)f2 * g4 + (uint64_t)f3_2 * g3 + (uint64_t)f4 * g2
+         + (uint64_t)f5_2 * g1 + (uint64_t)f6 * g0 + (uint64_t)f7_2 * g9_19 + (uint64_t)f8 * g8_19
+         + (uint64_t)f9_2 * g7_19;
+  h[7] = (uint64_t)f0 * g7 + (uint64_t)f1 * g6 + (uint64_t)f2 * g5 + (uint64_t)f3 * g4 + (uint64_t)f4 * g3
+         + (uint64_t)f5 * g2 + (uint64_t)f6 * g1 + (uint64_t)f7 * g0 + (uint64_t)f8 * g9_19 + (uint64_t)f9 * g8_19;
+  h[8] = (uint64_t)f0 * g8 + (uint64_t)f1_2 * g7 + (uint64_t)f2 * g6 + (uint64_t)f3_2 * g5 + (uint64_t)f4 * g4
+         + (uint64_t)f5_2 * g3 + (uint64_t)f6 * g2 + (uint64_t)f7_2 * g1 + (uint64_t)f8 * g0
+         + (uint64_t)f9_2 * g9_19;
+  h[9] = (uint64_t)f0 * g9 + (uint64_t)f1 * g8 + (uint64_t)f2 * g7 + (uint64_t)f3 * g6 + (uint64_t)f4 * g5
+         + (uint64_t)f5 * g4 + (uint64_t)f6 * g3 + (uint64_t)f7 * g2 + (uint64_t)f8 * g1 + (uint64_t)f9 * g0;
   fe_carry(out, h);
 }
 
-static void fe_sq(fe *out, const fe *f) { fe_mul(out, f, f); }
+static void fe_sq(fe *out, const fe *f) {
+  uint64_t h[10];
+  const uint32_t f0 = f->v[0];
+  const uint32_t f1 = f->v[1];
+  const uint32_t f2 = f->v[2];
+  const uint32_t f3 = f->v[3];
+  const uint32_t f4 = f->v[4];
+  const uint32_t f5 = f->v[5];
+  const uint32_t f6 = f->v[6];
+  const uint32_t f7 = f->v[7];
+  const uint32_t f8 = f->v[8];
+  const uint32_t f9 = f->v[9];
+  const uint32_t f1_2 = 2u * f1;
+  const uint32_t f2_2 = 2u * f2;
+  const uint32_t f3_2 = 2u * f3;
+  const uint32_t f4_2 = 2u * f4;
+  const uint32_t f5_2 = 2u * f5;
+  const uint32_t f5_38 = 38u * f5;
+  const uint32_t f6_2 = 2u * f6;
+  const uint32_t f6_19 = 19u * f6;
+  const uint32_t f6_38 = 38u * f6;
+  const uint32_t f7_2 = 2u * f7;
+  const uint32_t f7_38 = 38u * f7;
+  const uint32_t f8_2 = 2u * f8;
+  const uint32_t f8_19 = 19u * f8;
+  const uint32_t f8_38 = 38u * f8;
+  const uint32_t f9_2 = 2u * f9;
+  const uint32_t f9_38 = 38u * f9;
+  h[0] = (uint64_t)f0 * f0 + (uint64_t)f1_2 * f9_38 + (uint64_t)f2 * f8_38 + (uint64_t)f3_2 * f7_38
+         + (uint64_t)f4 * f6_38 + (uint64_t)f5 * f5_38;
+  h[1] = (uint64_t)f0 * f1_2 + (uint64_t)f2 * f9_38 + (uint64_t)f3 * f8_38 + (uint64_t)f4 * f7_38
+         + (uint64_t)f5 * f6_38;
+  h[2] = (uint64_t)f0 * f2_2 + (uint64_t)f1 * f1_2 + (uint64_t)f3_2 * f9_38 + (uint64_t)f4 * f8_38
+         + (uint64_t)f5_2 * f7_38 + (uint64_t)f6 * f6_19;
+  h[3] = (uint64_t)f0 * f3_2 + (uint64_t)f1 * f2_2 + (uint64_t)f4 * f9_38 + (uint64_t)f5 * f8_38
+         + (uint64_t)f6 * f7_38;
+  h[4] = (uint64_t)f0 * f4_2 + (uint64_t)f1_2 * f3_2 + (uint64_t)f2 * f2 + (uint64_t)f5_2 * f9_38
+         + (uint64_t)f6 * f8_38 + (uint64_t)f7 * f7_38;
+  h[5] = (uint64_t)f0 * f5_2 + (uint64_t)f1 * f4_2 + (uint64_t)f2 * f3_2 + (uint64_t)f6 * f9_38
+         + (uint64_t)f7 * f8_38;
+  h[6] = (uint64_t)f0 * f6_2 + (uint64_t)f1_2 * f5_2 + (uint64_t)f2 * f4_2 + (uint64_t)f3 * f3_2
+         + (uint64_t)f7_2 * f9_38 + (uint64_t)f8 * f8_19;
+  h[7] = (uint64_t)f0 * f7_2 + (uint64_t)f1 * f6_2 + (uint64_t)f2 * f5_2 + (uint64_t)f3 * f4_2
+         + (uint64_t)f8 * f9_38;
+  h[8] = (uint64_t)f0 * f8_2 + (uint64_t)f1_2 * f7_2 + (uint64_t)f2 * f6_2 + (uint64_t)f3_2 * f5_2
+         + (uint64_t)f4 * f4 + (uint64_t)f9 * f9_38;
+  h[9] = (uint64_t)f0 * f9_2 + (uint64_t)f1 * f8_2 + (uint64_t)f2 * f7_2 + (uint64_t)f3 * f6_2 + (uint64_t)f4 * f5_2;
+  fe_carry(out, h);
+}
+
 
 /* out = f^(2^n) */
 static void fe_sqn(fe *out, const fe *f, uint32_t n) {
