@@ -19,8 +19,8 @@ import {
   type SseHub,
   toHex,
 } from '@tensormine/protocol';
+import { errorBody } from '@tensormine/service-kit';
 import type { FastifyInstance } from 'fastify';
-import { errorBody } from './errors.js';
 
 /** The signed-request headers forwarded as they came (the board signed the exact body and path). */
 const SIGNED_HEADERS = ['x-tm-pubkey', 'x-tm-timestamp', 'x-tm-nonce', 'x-tm-signature'] as const;
@@ -97,76 +97,67 @@ export class DeviceRelay {
     });
   }
 
-  /** POST /devices/register, forwarded byte for byte (the raw body is what the board signed). */
+  /**
+   * POST /devices/register, forwarded byte for byte: the raw body (kept by the service kit's
+   * parser, which also refused a body that is not JSON) is what the board signed.
+   */
   routes(app: FastifyInstance): void {
-    void app.register(async (scope) => {
-      scope.addContentTypeParser(
-        'application/json',
-        { parseAs: 'buffer', bodyLimit: 4096 },
-        (_req, body, done) => done(null, body),
-      );
-      scope.post('/devices/register', async (req, reply) => {
-        const raw = req.body as Buffer;
-        const answer = (status: number, text: string) =>
-          reply.code(status).header('content-type', 'application/json; charset=utf-8').send(text);
-        const refuse = (code: ErrorCode, message: string, details?: Record<string, unknown>) =>
-          answer(ERROR_CODES[code].status, JSON.stringify(errorBody(code, message, details)));
-        let parsed: { pubkey?: unknown; port?: unknown };
-        try {
-          parsed = JSON.parse(raw.toString('utf8')) as typeof parsed;
-        } catch {
-          return refuse('invalid_json', 'the body is not valid JSON');
+    app.post('/devices/register', async (req, reply) => {
+      const raw = req.rawBody ?? Buffer.alloc(0);
+      const answer = (status: number, text: string) =>
+        reply.code(status).header('content-type', 'application/json; charset=utf-8').send(text);
+      const refuse = (code: ErrorCode, message: string, details?: Record<string, unknown>) =>
+        answer(ERROR_CODES[code].status, JSON.stringify(errorBody(code, message, details)));
+      const parsed = (req.body ?? {}) as { pubkey?: unknown; port?: unknown };
+      const pubkey =
+        typeof parsed.pubkey === 'string' && PUBKEY.test(parsed.pubkey) ? parsed.pubkey : undefined;
+      const port = Number.isInteger(parsed.port) ? (parsed.port as number) : null;
+      const mode = callbackModeFor(this.#options.policy ?? 'private', req.ip, port, false);
+      const address = callbackAddress(req.ip);
+      if (pubkey !== undefined && port !== null) {
+        const others = [...(this.#atAddress.get(address) ?? [])].filter((k) => k !== pubkey).length;
+        const cap = this.#options.perAddress ?? 16;
+        if (others >= cap) {
+          return refuse(
+            'device_limit_reached',
+            `port: this address already has ${others} boards with a callback port on this status proxy, the most it allows (${cap})`,
+            { devices: others, limit: cap },
+          );
         }
-        const pubkey =
-          typeof parsed.pubkey === 'string' && PUBKEY.test(parsed.pubkey) ? parsed.pubkey : undefined;
-        const port = Number.isInteger(parsed.port) ? (parsed.port as number) : null;
-        const mode = callbackModeFor(this.#options.policy ?? 'private', req.ip, port, false);
-        const address = callbackAddress(req.ip);
-        if (pubkey !== undefined && port !== null) {
-          const others = [...(this.#atAddress.get(address) ?? [])].filter((k) => k !== pubkey).length;
-          const cap = this.#options.perAddress ?? 16;
-          if (others >= cap) {
-            return refuse(
-              'device_limit_reached',
-              `port: this address already has ${others} boards with a callback port on this status proxy, the most it allows (${cap})`,
-              { devices: others, limit: cap },
-            );
-          }
-        }
-        const headers: Record<string, string> = {
-          'content-type': 'application/json',
-          [DEVICE_CALLBACK_RELAY_HEADER]: '1',
-        };
-        for (const h of SIGNED_HEADERS) {
-          const value = req.headers[h];
-          if (typeof value === 'string') headers[h] = value;
-        }
-        let status: number;
-        let text: string;
-        try {
-          const res = await fetch(`${this.#options.upstream()}/devices/register`, {
-            method: 'POST',
-            headers,
-            body: new Uint8Array(raw),
-            signal: AbortSignal.timeout(10_000),
-          });
-          status = res.status;
-          text = await res.text();
-        } catch (error) {
-          return refuse('upstream_unavailable', `no validator answered: ${(error as Error).message}`);
-        }
-        if (status !== 200 || pubkey === undefined) return answer(status, text);
-        // Registered: the proxy calls this board back (or not, by its own address policy).
-        this.callbacks.setDevice(pubkey, port === null ? null : { address, port }, mode);
-        for (const set of this.#atAddress.values()) set.delete(pubkey);
-        if (port !== null) {
-          const set = this.#atAddress.get(address) ?? new Set<string>();
-          set.add(pubkey);
-          this.#atAddress.set(address, set);
-        }
-        const result = JSON.parse(text) as Record<string, unknown>;
-        return answer(200, JSON.stringify({ ...result, callbacks: mode }));
-      });
+      }
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        [DEVICE_CALLBACK_RELAY_HEADER]: '1',
+      };
+      for (const h of SIGNED_HEADERS) {
+        const value = req.headers[h];
+        if (typeof value === 'string') headers[h] = value;
+      }
+      let status: number;
+      let text: string;
+      try {
+        const res = await fetch(`${this.#options.upstream()}/devices/register`, {
+          method: 'POST',
+          headers,
+          body: new Uint8Array(raw),
+          signal: AbortSignal.timeout(10_000),
+        });
+        status = res.status;
+        text = await res.text();
+      } catch (error) {
+        return refuse('upstream_unavailable', `no validator answered: ${(error as Error).message}`);
+      }
+      if (status !== 200 || pubkey === undefined) return answer(status, text);
+      // Registered: the proxy calls this board back (or not, by its own address policy).
+      this.callbacks.setDevice(pubkey, port === null ? null : { address, port }, mode);
+      for (const set of this.#atAddress.values()) set.delete(pubkey);
+      if (port !== null) {
+        const set = this.#atAddress.get(address) ?? new Set<string>();
+        set.add(pubkey);
+        this.#atAddress.set(address, set);
+      }
+      const result = JSON.parse(text) as Record<string, unknown>;
+      return answer(200, JSON.stringify({ ...result, callbacks: mode }));
     });
   }
 
