@@ -19,20 +19,12 @@ import { createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import {
-  buildSubmission,
-  type Coord,
-  encodeHeader,
-  fromHex,
-  generateKeyPair,
-  type HexChallenge,
-  signRequest,
-  toHex,
-} from '@tensormine/protocol';
+import { type Coord, generateKeyPair } from '@tensormine/protocol';
 import { createValidator } from '@tensormine/validator';
 import { machineLine, writeSection } from '../../packages/protocol/bench/harness.ts';
 import { buildCore, buildDir, packageDir } from '../test/driver.ts';
 import { NetBoard } from '../test/net-board.ts';
+import { BlockSolver, registerKey, takeCell as takeCell_ } from '../test/net-harness.ts';
 
 const docPath = join(dirname(fileURLToPath(import.meta.url)), '../../docs/benchmarks.md');
 const ROUNDS = 7;
@@ -122,28 +114,7 @@ const v = await createValidator({
 });
 const url = await v.listen({ host: '127.0.0.1', port: 0 });
 const harness = generateKeyPair();
-const post = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
-  const res = await fetch(`${url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-};
-{
-  const payload = JSON.stringify({ pubkey: toHex(harness.publicKey), device_type: 'native' });
-  const headers = signRequest({
-    method: 'POST',
-    path: '/devices/register',
-    body: payload,
-    secretKey: harness.secretKey,
-  });
-  await fetch(`${url}/devices/register`, {
-    method: 'POST',
-    headers: { ...headers, 'content-type': 'application/json' },
-    body: payload,
-  });
-}
+await registerKey(url, harness, { device_type: 'native' });
 const modes = [
   { name: 'callback (the board listens on its port)', args: [] as string[] },
   {
@@ -173,60 +144,18 @@ const devices = async () =>
     }
   ).devices;
 
-/** Takes `coord` with the harness key; resolves when the block was submitted (performance.now() before the submission). */
+const solver = new BlockSolver();
+/** Takes `coord` with the harness key: performance.now() before the accepted block's submission. */
 async function takeCell(coord: Coord): Promise<number | undefined> {
-  for (let i = 0; i < 400; i++) {
-    const res = await post('/api/hexchain/challenge', {
-      slot: 1,
-      slot_hash: 'bench',
-      miner_pubkey: toHex(harness.publicKey),
-    });
-    const ch = res.body as unknown as HexChallenge;
-    if (ch.coord.q !== coord.q || ch.coord.r !== coord.r) continue;
-    // Solved by the C core in a child process: the validator in this process keeps answering.
-    const header = encodeHeader({
-      coord: ch.coord,
-      challengeHash: fromHex(ch.challenge_hash),
-      minerPublicKey: harness.publicKey,
-      nonce: 0,
-    });
-    const found = /^found (\d+) /.exec(
-      await solver.run(`search_block ${toHex(header.subarray(0, 80))} ${ch.target} 0 4000000000`),
-    );
-    if (!found) throw new Error('the C search found no nonce');
-    const submission = buildSubmission({
-      challengeId: ch.id,
-      challengeHash: fromHex(ch.challenge_hash),
-      coord: ch.coord,
-      nonce: Number(found[1]),
-      keyPair: harness,
-    });
-    const at = performance.now();
-    const done = await post('/api/hexchain/submit', submission);
-    return done.status === 200 ? at : undefined;
-  }
-  return undefined;
+  const taken = await takeCell_(url, harness, coord, solver);
+  return taken?.status === 200 ? taken.at : undefined;
 }
 
-/** build/tm-vectors in a child process: one command, one answer line, queued. */
-const solver = (() => {
-  const child = spawn(join(buildDir, 'tm-vectors'), { stdio: ['pipe', 'pipe', 'inherit'] });
-  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  let queue = Promise.resolve('');
-  return {
-    run(command: string): Promise<string> {
-      const next = queue.then(async () => {
-        child.stdin.write(`${command}\n`);
-        return (await lines.next()).value as string;
-      });
-      queue = next.catch(() => '');
-      return next;
-    },
-    close: () => child.stdin.end(),
-  };
-})();
-
 const times: number[][] = modes.map(() => []);
+// Whatever happens, the boards are stopped with the bench.
+process.on('exit', () => {
+  for (const b of boards) if (b.process.exitCode === null) b.process.kill('SIGKILL');
+});
 await Promise.all(
   boards.map(async (board, i) => {
     const pubkey = (await board.waitFor(/net board ([0-9a-f]{64})/))[1]!;

@@ -12,23 +12,19 @@
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import {
-  buildSubmission,
   type Coord,
   type DeviceCallback,
-  fromHex,
   generateKeyPair,
   type HexChallenge,
   type KeyPair,
   signDeviceCallback,
-  signRequest,
-  solveBlock,
-  targetFromHex,
   toHex,
 } from '@tensormine/protocol';
 import { createValidator, type Validator } from '@tensormine/validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCore } from './driver.ts';
 import { NetBoard } from './net-board.ts';
+import { BlockSolver, registerKey as registerKey_, takeCell as takeCell_ } from './net-harness.ts';
 
 const EASY = 200n;
 const HARD = 16_000n; // 80 s of a capped board's work per block: the test's harness wins the cells
@@ -55,6 +51,7 @@ let v: Validator;
 let url: string;
 const boards: NetBoard[] = [];
 const harness = generateKeyPair();
+let solver: BlockSolver;
 
 async function json<T>(path: string, init: RequestInit = {}): Promise<{ status: number; body: T }> {
   const res = await fetch(`${url}${path}`, init);
@@ -94,54 +91,14 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, timeo
   }
 }
 
-async function registerKey(key: KeyPair, body: Record<string, unknown>): Promise<number> {
-  const payload = JSON.stringify({ pubkey: toHex(key.publicKey), device_type: 'esp32', ...body });
-  const headers = signRequest({
-    method: 'POST',
-    path: '/devices/register',
-    body: payload,
-    secretKey: key.secretKey,
-  });
-  const res = await fetch(`${url}/devices/register`, {
-    method: 'POST',
-    headers: { ...headers, 'content-type': 'application/json' },
-    body: payload,
-  });
-  return res.status;
-}
+const registerKey = (key: KeyPair, body: Record<string, unknown>) => registerKey_(url, key, body);
 
-/** Takes `coord` with the harness key: challenges until one is for that cell, then solved and submitted. */
+/** Takes `coord` with the harness key (a board's own block may have taken it first: taken either way). */
 async function takeCell(coord: Coord): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    const res = await post('/api/hexchain/challenge', {
-      slot: 1,
-      slot_hash: 'test-harness',
-      miner_pubkey: toHex(harness.publicKey),
-    });
-    const c = res.body as unknown as HexChallenge;
-    if (c.coord.q !== coord.q || c.coord.r !== coord.r) continue;
-    const solved = solveBlock({
-      challengeHash: fromHex(c.challenge_hash),
-      coord: c.coord,
-      minerPublicKey: harness.publicKey,
-      target: targetFromHex(c.target),
-      maxIterations: 50_000_000,
-    });
-    if (!solved) throw new Error('no nonce');
-    const submission = buildSubmission({
-      challengeId: c.id,
-      challengeHash: fromHex(c.challenge_hash),
-      coord: c.coord,
-      nonce: solved.nonce,
-      keyPair: harness,
-    });
-    const accepted = await post('/api/hexchain/submit', submission);
-    // a board's own block may have taken the cell first: taken either way
-    if (accepted.status === 409 && accepted.body.code === 'coordinate_occupied') return;
-    expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
-    return;
-  }
-  throw new Error(`no challenge for ${JSON.stringify(coord)}`);
+  const taken = await takeCell_(url, harness, coord, solver);
+  if (taken === undefined) throw new Error(`no challenge for ${JSON.stringify(coord)}`);
+  if (taken.status === 409 && taken.code === 'coordinate_occupied') return;
+  expect(taken.status, taken.code).toBe(200);
 }
 
 /** The board's current work, once it is a fresh challenge at `difficulty` or above (retargets only raise it). */
@@ -164,6 +121,7 @@ async function pubkeyOf(b: NetBoard): Promise<string> {
 
 beforeAll(async () => {
   buildCore();
+  solver = new BlockSolver();
   v = await createValidator({
     dataDir: ':memory:',
     hexDifficulty: EASY,
@@ -184,6 +142,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(boards.map((b) => b.stop('SIGKILL')));
+  solver?.close();
   await v?.close();
 });
 
