@@ -330,9 +330,15 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
 
       it('counts the other devices called back at an address, and lists the devices called back', async () => {
         await write(async (tx) => {
-          await tx.devices.upsert(device(A, { callbackAddress: '10.0.0.5', callbackMode: 'on', registeredAt: T + 2 }));
-          await tx.devices.upsert(device(B, { callbackAddress: '10.0.0.5', callbackMode: 'off', registeredAt: T + 1 }));
-          await tx.devices.upsert(device(C, { callbackAddress: '10.0.0.6', callbackMode: 'on', registeredAt: T }));
+          await tx.devices.upsert(
+            device(A, { callbackAddress: '10.0.0.5', callbackMode: 'on', registeredAt: T + 2 }),
+          );
+          await tx.devices.upsert(
+            device(B, { callbackAddress: '10.0.0.5', callbackMode: 'off', registeredAt: T + 1 }),
+          );
+          await tx.devices.upsert(
+            device(C, { callbackAddress: '10.0.0.6', callbackMode: 'on', registeredAt: T }),
+          );
         });
         expect(await read((tx) => tx.devices.countAtAddress('10.0.0.5', C))).toBe(2);
         expect(await read((tx) => tx.devices.countAtAddress('10.0.0.5', A))).toBe(1);
