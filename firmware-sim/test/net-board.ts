@@ -57,9 +57,20 @@ export class NetBoard {
     });
   }
 
-  /** Lines matching `re` so far. */
-  count(re: RegExp): number {
-    return this.lines.filter((l) => re.test(l.text)).length;
+  /** Lines matching `re` so far (from line `from` on). */
+  count(re: RegExp, from = 0): number {
+    return this.lines.slice(from).filter((l) => re.test(l.text)).length;
+  }
+
+  /** The id of the job it works on now (its last `job … at` line), if any. */
+  currentJob(): string | undefined {
+    for (let i = this.lines.length - 1; i >= 0; i--) {
+      const text = this.lines[i]!.text;
+      const m = /job (h-\S+) at /.exec(text);
+      if (m) return m[1];
+      if (/ dropped: |block accepted: /.test(text)) return undefined;
+    }
+    return undefined;
   }
 
   /** The last `n` lines. */

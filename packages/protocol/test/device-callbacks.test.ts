@@ -178,6 +178,34 @@ describe('DeviceCallbacks', () => {
     expect(sender.calls).toHaveLength(before + 1);
   });
 
+  it('sends a notification that was not answered again when the back-off ends, while its work is current', async () => {
+    const { sender, callbacks, work, advance } = setup();
+    callbacks.setDevice(A, target, 'on');
+    callbacks.workIssued(A, work('h-1', 1));
+    callbacks.blockAccepted({ coord: { q: 1, r: -1, s: 0 }, minerPubkey: MINER, difficulty: 1 }, 1);
+    sender.calls[0]!.answer({ delivered: false, error: 'no answer in 1000 ms' });
+    await settle();
+    advance(999);
+    callbacks.flush();
+    expect(sender.calls).toHaveLength(1);
+    advance(1);
+    callbacks.flush();
+    expect(sender.calls).toHaveLength(2);
+    expect(sender.body(1)).toMatchObject({ challenge_id: 'h-1', reason: 'block', seq: 2 });
+    sender.calls[1]!.answer({ delivered: true, status: 200 });
+    await settle();
+    expect(callbacks.health(A)).toMatchObject({ state: 'ok', sent: 2, delivered: 1, failed: 1 });
+    // Not again once the device has new work, nor after its challenge expired.
+    callbacks.workIssued(A, work('h-2', 2));
+    callbacks.blockAccepted({ coord: { q: 2, r: -2, s: 0 }, minerPubkey: MINER, difficulty: 1 }, 2);
+    sender.calls[2]!.answer({ delivered: false, error: 'no answer in 1000 ms' });
+    await settle();
+    callbacks.workIssued(A, work('h-3', 3));
+    advance(5_000);
+    callbacks.flush();
+    expect(sender.calls).toHaveLength(3);
+  });
+
   it('ends the back-off for an answer of any status: the device is alive', async () => {
     const { sender, callbacks, work } = setup();
     callbacks.setDevice(A, target, 'on');

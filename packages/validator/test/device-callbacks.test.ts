@@ -120,9 +120,10 @@ describe('device callbacks', () => {
     const nodeKey = fromHex((await v.inject('/health')).json().node_pubkey, 32);
     expect(verifyDeviceCallback(body, String(req.headers['x-tm-signature']), nodeKey)).toBe(true);
     // The operator's view: its work is stale, the callback was delivered, its reported rate.
-    const listed = (await v.inject('/devices'))
-      .json()
-      .devices.find((d: { pubkey: string }) => d.pubkey === BOARD);
+    const listedNow = async () =>
+      (await v.inject('/devices')).json().devices.find((d: { pubkey: string }) => d.pubkey === BOARD);
+    await expect.poll(async () => (await listedNow()).callback.state).toBe('ok'); // the answer comes after the request
+    const listed = await listedNow();
     expect(listed).toMatchObject({
       hashrate_reported: 150_000,
       work: { challenge_id: work.id, stale: true },
@@ -210,35 +211,43 @@ describe('device callbacks', () => {
     expect((await registerFrom(v, keys[0]!, '10.1.1.1', { port: 9100 })).statusCode).toBe(200);
   });
 
-  it('backs off a device that does not answer, and shows it; a new registration ends the back-off', async () => {
+  it('backs off a device that does not answer, retries, and shows it; a new registration ends the back-off', async () => {
     let clock = Date.now();
+    let answering = false;
     const sent: CallbackTarget[] = [];
     const v = await validatorWith({
       now: () => clock,
-      deviceCallbackSend: async (target) => {
+      deviceCallbackSend: async (target): Promise<CallbackOutcome> => {
         sent.push(target);
-        return { delivered: false, error: 'no answer in 1000 ms' };
+        return answering
+          ? { delivered: true, status: 200 }
+          : { delivered: false, error: 'no answer in 1000 ms' };
       },
     });
     await registerFrom(v, board, '127.0.0.1', { port: 9000 });
     await takeTheCell(v, board);
     await expect.poll(() => sent.length).toBe(1);
-    let listed = (await v.inject('/devices'))
-      .json()
-      .devices.find((d: { pubkey: string }) => d.pubkey === BOARD);
+    const listedNow = async () =>
+      (await v.inject('/devices')).json().devices.find((d: { pubkey: string }) => d.pubkey === BOARD);
+    let listed = await listedNow();
     expect(listed.callback).toMatchObject({
       state: 'failing',
       failed: 1,
       last_error: 'no answer in 1000 ms',
     });
     expect(listed.callback.retry_at).toBeGreaterThanOrEqual(Math.floor(clock / 1000));
-    await takeTheCell(v, board); // stale again during the back-off: held back
+    await takeTheCell(v, board); // stale again during the back-off: held back, the newest kept
     expect(sent).toHaveLength(1);
     clock += 1001;
     await expect.poll(() => sent.length).toBe(2); // sent when the back-off ends (the flush timer)
-    clock += 60_000;
+    listed = await listedNow();
+    expect(listed.callback).toMatchObject({ state: 'failing', failed: 2 });
+    expect(listed.callback.retry_at - listed.callback.last_attempt_at).toBeGreaterThanOrEqual(1); // now 2 s
+    // The board comes back and registers again: the back-off ends, the held notification goes at once.
+    answering = true;
     await registerFrom(v, board, '127.0.0.1', { port: 9000 });
-    listed = (await v.inject('/devices')).json().devices.find((d: { pubkey: string }) => d.pubkey === BOARD);
-    expect(listed.callback.state).toBe('idle');
+    await expect.poll(() => sent.length).toBe(3);
+    await expect.poll(async () => (await listedNow()).callback.state).toBe('ok');
+    expect((await listedNow()).callback).toMatchObject({ delivered: 1, retry_at: null });
   });
 });

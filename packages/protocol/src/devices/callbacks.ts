@@ -18,8 +18,10 @@ import { type SignedDeviceCallback, signDeviceCallback } from './callback.js';
  * - At most one notification per device is in flight; one that comes meanwhile (or during a
  *   back-off) is coalesced with the next (only the newest counts, and only while it is about the
  *   device's current work). A device that does not answer is backed off, doubling from
- *   `backoffMinMs` to `backoffMaxMs`; an answer of any status ends the back-off, a registration
- *   resets it. At most `maxInFlight` notifications are in flight at once, whatever the devices.
+ *   `backoffMinMs` to `backoffMaxMs`, and the notification is sent again when the back-off ends
+ *   (while its challenge lives and is still the device's work); an answer of any status ends
+ *   the back-off, a registration resets it. At most `maxInFlight` notifications are in flight
+ *   at once, whatever the devices.
  * - The target is given by the caller (the registration's source address and registered port);
  *   nothing in any body can change it.
  */
@@ -414,7 +416,7 @@ export class DeviceCallbacks {
     const run = this.#send(target, message)
       .catch((error: unknown): CallbackOutcome => ({ delivered: false, error: String(error) }))
       .then((outcome) => {
-        this.#finish(pubkey, state, outcome);
+        this.#finish(pubkey, state, notice, outcome);
         this.#onSent?.({
           device: pubkey,
           reason: notice.reason,
@@ -427,7 +429,7 @@ export class DeviceCallbacks {
     void run.finally(() => this.#running.delete(run));
   }
 
-  #finish(pubkey: string, state: DeviceState, outcome: CallbackOutcome): void {
+  #finish(pubkey: string, state: DeviceState, notice: Notice, outcome: CallbackOutcome): void {
     const now = this.#now();
     state.inFlight = false;
     this.#inFlight--;
@@ -451,6 +453,9 @@ export class DeviceCallbacks {
         now + Math.min(this.#backoffMax, this.#backoffMin * 2 ** Math.min(state.failures - 1, 30));
       state.last = 'failing';
       state.lastError = outcome.error;
+      // Not delivered: sent again when the back-off ends, while it is about the current work
+      // (a newer notice, if one came meanwhile, is the one kept).
+      state.pending ??= notice;
     }
     if (state.pending) this.#deferred.add(pubkey);
     this.#drain();
