@@ -33,7 +33,7 @@ import { storageUnavailable } from './http/errors.js';
 import { type Handlers, registerRoutes } from './http/routes.js';
 import { adminHandlers, CONFIG_CHANNEL } from './services/admin.js';
 import { Cluster, followReconnects, isSharedStorage, resolveNodeId } from './services/cluster.js';
-import { createDeviceService } from './services/devices/service.js';
+import { createDeviceService } from './services/devices.js';
 import {
   createEconomyService,
   type EconomyGenesis,

@@ -1,12 +1,14 @@
-import type { ValidatorContext } from '../../context.js';
-import type { Handlers } from '../../http/routes.js';
-import type { HexchainService, Service } from '../types.js';
-import { DeviceCallbackService, type DeviceCallbackServiceOptions } from './callbacks.js';
-import { deviceHandlers } from './handlers.js';
+import type { ValidatorContext } from '../context.js';
+import type { Handlers } from '../http/routes.js';
+import { DeviceCallbackService, type DeviceCallbackServiceOptions } from './devices/callbacks.js';
+import { deviceHandlers } from './devices/handlers.js';
+import type { HexchainService, Service } from './types.js';
 
 /**
- * The devices: POST /devices/register, GET /devices, and their callbacks (docs/protocol.md 4.17).
- * `wrap` adds what the callbacks need to the other services' handlers (the challenges issued).
+ * The devices: POST /devices/register, GET /devices, and their callbacks (docs/protocol.md 4.17;
+ * the parts in services/devices/: `handlers.ts` the routes, `callbacks.ts` who is called back
+ * when). `wrap` adds what the callbacks need to the other services' handlers (the challenges
+ * issued).
  */
 export interface DeviceService extends Service {
   readonly callbacks: DeviceCallbackService;
