@@ -438,3 +438,42 @@ describe('tm-sim --net against a validator', () => {
     await setDifficulty(HARD);
   });
 });
+
+describe('tm-sim --net --pool against a validator that runs a pool', () => {
+  it('joins the pool and mines shares, which the validator accepts', async () => {
+    const pooled = await createValidator({
+      dataDir: ':memory:',
+      hexDifficulty: 2_000n, // about 10 s of a capped board per block: shares come first
+      blockIntervalMs: 3_600_000n,
+      poolStrategy: 'pplns',
+      poolShareIntervalMs: 1000n,
+      logger: false,
+    });
+    try {
+      const poolUrl = await pooled.listen({ host: '127.0.0.1', port: 0 });
+      const board = new NetBoard([
+        '--net',
+        poolUrl,
+        '--seed',
+        '7',
+        '--listen',
+        '127.0.0.1',
+        '--rate-cap',
+        RATE,
+        '--pool',
+      ]);
+      boards.push(board);
+      const key = (await board.waitFor(/net board ([0-9a-f]{64})/))[1]!;
+      await board.waitFor(/pool: member; mining shares/);
+      await board.waitFor(/job h-\S+ at .* \(shares\)$/);
+      const member = await until('accepted shares', async () => {
+        const res = await fetch(`${poolUrl}/pool/members/${key}`);
+        const body = (await res.json()) as { member: boolean; shares_accepted: number };
+        return body.shares_accepted >= 2 ? body : undefined;
+      });
+      expect(member.member).toBe(true);
+    } finally {
+      await pooled.close();
+    }
+  });
+});
