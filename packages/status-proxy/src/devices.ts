@@ -20,7 +20,7 @@ import {
   toHex,
 } from '@tensormine/protocol';
 import { errorBody } from '@tensormine/service-kit';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 /** The signed-request headers forwarded as they came (the board signed the exact body and path). */
 const SIGNED_HEADERS = ['x-tm-pubkey', 'x-tm-timestamp', 'x-tm-nonce', 'x-tm-signature'] as const;
@@ -41,6 +41,13 @@ export interface DeviceRelayOptions {
   readonly timeoutMs?: number;
   /** The sender (tests inject one). */
   readonly send?: CallbackSender;
+  /**
+   * The proxy's budget of validator requests: a registration is forwarded only when this
+   * answers undefined, otherwise its refusal (status, body, headers) is the answer.
+   */
+  readonly admit?: (
+    request: FastifyRequest,
+  ) => { status: number; body: string | Buffer; headers?: Record<string, string> } | undefined;
   readonly log?: (message: string) => void;
 }
 
@@ -104,7 +111,7 @@ export class DeviceRelay {
   routes(app: FastifyInstance): void {
     app.post('/devices/register', async (req, reply) => {
       const raw = req.rawBody ?? Buffer.alloc(0);
-      const answer = (status: number, text: string) =>
+      const answer = (status: number, text: string | Buffer) =>
         reply.code(status).header('content-type', 'application/json; charset=utf-8').send(text);
       const refuse = (code: ErrorCode, message: string, details?: Record<string, unknown>) =>
         answer(ERROR_CODES[code].status, JSON.stringify(errorBody(code, message, details)));
@@ -124,6 +131,11 @@ export class DeviceRelay {
             { devices: others, limit: cap },
           );
         }
+      }
+      const refused = this.#options.admit?.(req);
+      if (refused !== undefined) {
+        if (refused.headers !== undefined) void reply.headers(refused.headers);
+        return answer(refused.status, refused.body);
       }
       const headers: Record<string, string> = {
         'content-type': 'application/json',
