@@ -53,7 +53,7 @@ export interface CreateStatusProxyOptions {
   readonly rateLimitPerSecond?: number;
   readonly rateLimitBurst?: number;
   /**
-   * Per client address, the requests that cost a validator request (a read the cache misses, a
+   * Per client address, the requests that cost a validator request (a read the cache misses, a board's registration, a
    * challenge, a submission): sustained per second and burst (default 5, 20).
    */
   readonly upstreamPerSecond?: number;

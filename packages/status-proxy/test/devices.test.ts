@@ -174,4 +174,20 @@ describe('status proxy: callbacks to the boards behind it', () => {
     expect(second).toMatchObject({ status: 429, body: { code: 'device_limit_reached' } });
     expect((await registerVia(net.proxyUrl, x.key, { port: x.port })).status).toBe(200); // the same board again
   });
+
+  it("spends the address's budget of validator requests: a registration past it is refused before the validator", async () => {
+    let now = 1_000_000;
+    const net = await startNetwork({ proxy: { upstreamPerSecond: 1, upstreamBurst: 2, now: () => now } });
+    const b = await board();
+    const listed = async () =>
+      ((await (await fetch(`${net.validatorUrl}/devices`)).json()) as { devices: unknown[] }).devices.length;
+    const before = await listed();
+    expect((await registerVia(net.proxyUrl, b.key, { port: b.port })).status).toBe(200);
+    expect((await registerVia(net.proxyUrl, b.key, { port: b.port })).status).toBe(200);
+    const third = await registerVia(net.proxyUrl, generateKeyPair(), { port: b.port });
+    expect(third).toMatchObject({ status: 429, body: { code: 'rate_limited' } });
+    expect(await listed()).toBe(before + 1);
+    now += 1_000; // the bucket refills on the injected clock
+    expect((await registerVia(net.proxyUrl, b.key, { port: b.port })).status).toBe(200);
+  });
 });
