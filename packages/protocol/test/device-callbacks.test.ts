@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   type CallbackOutcome,
   type CallbackTarget,
+  callbackModeFor,
   DEVICE_CALLBACK_PATH,
   DeviceCallbackSchema,
   DeviceCallbacks,
@@ -14,6 +15,7 @@ import {
   httpCallbackSender,
   type SignedDeviceCallback,
   SseHub,
+  throughUnseenProxy,
   toHex,
   verifyDeviceCallback,
 } from '../src/index.js';
@@ -277,6 +279,25 @@ describe('DeviceCallbacks', () => {
     expect(callbacks.blockRate(MINER)).toEqual({ blocks: 2, hashrate: 1000 });
     advance(3_600_001);
     expect(callbacks.blockRate(MINER)).toEqual({ blocks: 0, hashrate: null });
+  });
+});
+
+describe('who is called back', () => {
+  it('calls local addresses by default, public ones only under "all", nobody through a proxy it cannot see past', () => {
+    expect(callbackModeFor('private', '192.168.1.7', 4242, false)).toBe('on');
+    expect(callbackModeFor('private', '::ffff:10.0.0.2', 4242, false)).toBe('on');
+    expect(callbackModeFor('private', '203.0.113.9', 4242, false)).toBe('off');
+    expect(callbackModeFor('all', '203.0.113.9', 4242, false)).toBe('on');
+    expect(callbackModeFor('off', '127.0.0.1', 4242, false)).toBe('off');
+    expect(callbackModeFor('private', '127.0.0.1', null, false)).toBe('none');
+    expect(callbackModeFor('private', '127.0.0.1', 4242, true)).toBe('relayed');
+    expect(callbackModeFor('all', '127.0.0.1', 4242, false, true)).toBe('off');
+    // A forwarding header seen from the socket's peer: an untrusted proxy. From a trusted one,
+    // the address is the client it forwards for, not the peer.
+    for (const h of ['x-forwarded-for', 'forwarded', 'x-real-ip', 'via'])
+      expect(throughUnseenProxy({ [h]: 'x' }, '127.0.0.1', '127.0.0.1')).toBe(true);
+    expect(throughUnseenProxy({ 'x-forwarded-for': '192.168.1.8' }, '192.168.1.8', '127.0.0.1')).toBe(false);
+    expect(throughUnseenProxy({ host: 'x', origin: 'y' }, '127.0.0.1', '127.0.0.1')).toBe(false);
   });
 });
 

@@ -17,6 +17,7 @@ import {
   type KeyPair,
   keyPairFromSecret,
   type SseHub,
+  throughUnseenProxy,
   toHex,
 } from '@tensormine/protocol';
 import { errorBody } from '@tensormine/service-kit';
@@ -55,7 +56,7 @@ export interface DeviceRelayOptions {
  * The status proxy's relay for boards behind it (docs/status-proxy.md, docs/protocol.md 4.17):
  * it forwards a board's signed registration to the validator byte for byte, with the
  * `x-tm-callback-relay` header (the validator then leaves the board to the proxy), keeps the
- * board's address (the socket's peer) and port, follows the challenges it forwards to the
+ * board's address (the socket's peer, or the client a trusted proxy forwards for) and port, follows the challenges it forwards to the
  * board's key, and calls the board back, signed with the proxy's own key (published as
  * `callback_pubkey` in GET /health), when a block or a retarget of the re-served stream makes
  * its work stale. The same DeviceCallbacks as the validator: one in flight, coalesced, back-off.
@@ -119,7 +120,8 @@ export class DeviceRelay {
       const pubkey =
         typeof parsed.pubkey === 'string' && PUBKEY.test(parsed.pubkey) ? parsed.pubkey : undefined;
       const port = Number.isInteger(parsed.port) ? (parsed.port as number) : null;
-      const mode = callbackModeFor(this.#options.policy ?? 'private', req.ip, port, false);
+      const unseenProxy = throughUnseenProxy(req.headers, req.ip, req.socket.remoteAddress);
+      const mode = callbackModeFor(this.#options.policy ?? 'private', req.ip, port, false, unseenProxy);
       const address = callbackAddress(req.ip);
       if (pubkey !== undefined && port !== null) {
         const others = [...(this.#atAddress.get(address) ?? [])].filter((k) => k !== pubkey).length;

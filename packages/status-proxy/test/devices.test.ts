@@ -40,7 +40,12 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))));
 });
 
-async function registerVia(url: string, key: KeyPair, body: Record<string, unknown>) {
+async function registerVia(
+  url: string,
+  key: KeyPair,
+  body: Record<string, unknown>,
+  extraHeaders: Record<string, string> = {},
+) {
   const payload = JSON.stringify({ pubkey: toHex(key.publicKey), device_type: 'esp32', ...body });
   const headers = signRequest({
     method: 'POST',
@@ -50,7 +55,7 @@ async function registerVia(url: string, key: KeyPair, body: Record<string, unkno
   });
   const res = await fetch(`${url}/devices/register`, {
     method: 'POST',
-    headers: { ...headers, 'content-type': 'application/json' },
+    headers: { ...headers, ...extraHeaders, 'content-type': 'application/json' },
     body: payload,
   });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
@@ -173,6 +178,15 @@ describe('status proxy: callbacks to the boards behind it', () => {
     const second = await registerVia(net.proxyUrl, y.key, { port: y.port });
     expect(second).toMatchObject({ status: 429, body: { code: 'device_limit_reached' } });
     expect((await registerVia(net.proxyUrl, x.key, { port: x.port })).status).toBe(200); // the same board again
+  });
+
+  it('does not call back a board registered through a proxy it does not trust', async () => {
+    const net = await startNetwork();
+    const z = await board();
+    for (const header of [{ 'x-forwarded-for': '192.168.1.9' }, { via: '1.1 nginx' }]) {
+      const res = await registerVia(net.proxyUrl, z.key, { port: z.port }, header);
+      expect(res).toMatchObject({ status: 200, body: { callbacks: 'off' } });
+    }
   });
 
   it("spends the address's budget of validator requests: a registration past it is refused before the validator", async () => {

@@ -85,7 +85,8 @@ async function validatorWith(options: Parameters<typeof testValidator>[0] = {}) 
   return v;
 }
 
-describe('device callbacks', () => {
+// Each test issues and mines challenges on a validator in process: generous bounds for a busy machine.
+describe('device callbacks', { timeout: 30_000 }, () => {
   it('POSTs a node-signed work_stale to the registered port when another block takes the cell', async () => {
     const received: { req: IncomingMessage; body: Buffer }[] = [];
     const server = createServer((req, res) => {
@@ -145,17 +146,41 @@ describe('device callbacks', () => {
         address: '10.9.9.9',
         callback_port: 80,
       },
-      {
-        'x-forwarded-for': '10.9.9.9',
-        forwarded: 'for=10.9.9.9',
-        'x-real-ip': '10.9.9.9',
-        host: '10.9.9.9:80',
-      },
+      { host: '10.9.9.9:80', origin: 'http://10.9.9.9' },
     );
     expect(res.statusCode, res.body).toBe(200);
     await takeTheCell(v, board);
     await expect.poll(() => sent.length).toBe(1);
     expect(sent[0]!.target).toEqual({ address: '192.168.1.77', port: 4321 });
+  });
+
+  it('does not call back a registration that came through a proxy it does not trust; a trusted one forwards its client', async () => {
+    const { sent, send } = recordingSender();
+    const v = await validatorWith({ deviceCallbackSend: send });
+    // A reverse proxy on the validator's host: calling back would call 127.0.0.1 at a stranger's port.
+    for (const header of [
+      { 'x-forwarded-for': '10.9.9.9' },
+      { forwarded: 'for=10.9.9.9' },
+      { 'x-real-ip': '10.9.9.9' },
+      { via: '1.1 haproxy' },
+    ]) {
+      const res = await registerFrom(v, board, '127.0.0.1', { port: 22 }, header);
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json().callbacks).toBe('off');
+    }
+
+    const trusted = await validatorWith({ deviceCallbackSend: send, trustProxy: ['127.0.0.1'] });
+    const res = await registerFrom(
+      trusted,
+      board,
+      '127.0.0.1',
+      { port: 4321 },
+      { 'x-forwarded-for': '192.168.1.78' },
+    );
+    expect(res.json().callbacks).toBe('on');
+    await takeTheCell(trusted, board);
+    await expect.poll(() => sent.length).toBe(1);
+    expect(sent[0]!.target).toEqual({ address: '192.168.1.78', port: 4321 });
   });
 
   it('calls an IPv4-mapped address at its IPv4 address', async () => {

@@ -6,6 +6,7 @@ import {
   DEVICE_TYPES,
   type DeviceType,
   isDeviceType,
+  throughUnseenProxy,
 } from '@tensormine/protocol';
 import { nowSeconds } from '../../context.js';
 import { ApiError } from '../../http/errors.js';
@@ -28,7 +29,8 @@ function deviceType(record: DeviceRecord): DeviceType {
  * POST /devices/register (signed: the router has verified the x-tm-* headers and that
  * body.pubkey is the signer, so registering proves ownership of the key) and GET /devices.
  *
- * A registration with a port is called back at the address it came from (the socket's peer),
+ * A registration with a port is called back at the address it came from (the socket's peer, or
+ * the client a trusted reverse proxy forwards for; not at all through an untrusted proxy),
  * never anywhere else (docs/protocol.md 4.17); `deviceCallbacksPerAddress` caps the devices
  * with a port per address.
  */
@@ -38,7 +40,8 @@ export function deviceHandlers(callbacks: DeviceCallbackService) {
       const now = nowSeconds(ctx);
       const port = body.port ?? null;
       const relayed = raw.headers[DEVICE_CALLBACK_RELAY_HEADER] === '1';
-      const mode = callbackModeFor(ctx.config.deviceCallbacks, ip, port, relayed);
+      const unseenProxy = throughUnseenProxy(raw.headers, ip, raw.socket.remoteAddress);
+      const mode = callbackModeFor(ctx.config.deviceCallbacks, ip, port, relayed, unseenProxy);
       const address = mode === 'on' || mode === 'off' ? callbackAddress(ip) : null;
       const device = await ctx.storage.transaction(async (tx) => {
         if (address !== null) {
