@@ -1,3 +1,3 @@
 import { packageProject } from '../../vitest.shared.ts';
 
-export default packageProject('hub', { testTimeout: 30_000, hookTimeout: 60_000 });
+export default packageProject('hub');

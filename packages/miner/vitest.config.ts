@@ -1,3 +1,3 @@
 import { packageProject } from '../../vitest.shared.ts';
 
-export default packageProject('miner', { testTimeout: 30_000 });
+export default packageProject('miner');

@@ -1,3 +1,3 @@
 import { packageProject } from '../../vitest.shared.ts';
 
-export default packageProject('serial', { testTimeout: 30_000 });
+export default packageProject('serial', {}, { firmware: true });
