@@ -4,13 +4,25 @@
  * bin.test.ts here).
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, onTestFinished, test, vi } from 'vitest';
+import { describe, expect, onTestFinished, test } from 'vitest';
 import { alive, descendants, killTree, survivors } from '../../../test-support/process-tree.ts';
+import { SLOW_TEST_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
+import { waitFor } from '../../../test-support/wait.ts';
 import { ancestors, launchers, npmShell, type ProcReader, procfs, watchAncestors } from '../src/launcher.js';
+
+/** A /proc file's text, trimmed (undefined once the process is gone). */
+function readProc(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}
 
 /** npm (10) -> sh -c (20) -> miner (30). */
 function fakeProc(): ProcReader & { wakes: number; gone: Set<number> } {
@@ -96,18 +108,23 @@ describe('the processes that started a program', () => {
     async () => {
       const sh = spawn('sh', ['-c', 'sleep 30; true'], { stdio: 'ignore' });
       onTestFinished(() => killTree(sh.pid!));
-      // The shell waits for its command (sleep).
-      await vi.waitFor(() => {
-        expect(procfs.commandLine(sh.pid!)?.[0]).toBe('sh');
-        expect(descendants(sh.pid!)).toHaveLength(1);
-      });
-      await new Promise((r) => setTimeout(r, 300));
+      // The shell waits for its command (sleep): asleep in the kernel's wait for a child.
+      await waitFor(
+        () =>
+          procfs.commandLine(sh.pid!)?.[0] === 'sh' &&
+          descendants(sh.pid!).length === 1 &&
+          readProc(`/proc/${sh.pid}/wchan`) === 'do_wait',
+        'the shell waiting on its command',
+      );
       const before = procfs.wakeUps(sh.pid!)!;
+      // An ignored signal is discarded when sent: the shell is not woken (a window to see it
+      // wake, were it woken: a slow machine can only make a wake show later, never invent one).
       process.kill(sh.pid!, 'SIGWINCH');
       await new Promise((r) => setTimeout(r, 300));
       expect(procfs.wakeUps(sh.pid!)).toBe(before);
       process.kill(sh.pid!, 'SIGINT');
-      await vi.waitFor(() => expect(procfs.wakeUps(sh.pid!)).toBe(before + 1));
+      await waitFor(() => procfs.wakeUps(sh.pid!) !== before, 'the shell woken by SIGINT');
+      expect(procfs.wakeUps(sh.pid!)).toBe(before + 1);
       // The shell is still waiting on its command: it did not pass the signal on or act on it.
       expect(sh.exitCode).toBeNull();
     },
@@ -117,44 +134,48 @@ describe('the processes that started a program', () => {
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
 describe.runIf(process.platform === 'linux')('npm start -w @tensormine/validator', () => {
-  test('SIGINT or SIGTERM to npm closes the node cleanly, and nothing is left running', async () => {
-    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-      const dataDir = await mkdtemp(join(tmpdir(), 'launcher-'));
-      onTestFinished(() => rm(dataDir, { recursive: true, force: true }));
-      const npm = spawn(
-        'npm',
-        ['start', '-w', '@tensormine/validator', '--', '--port', '0', '--data-dir', dataDir],
-        {
-          cwd: root,
-          env: { PATH: process.env.PATH ?? '', HOME: dataDir, npm_config_update_notifier: 'false' },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
-      onTestFinished(() => killTree(npm.pid!));
-      let out = '';
-      npm.stdout.on('data', (c: Buffer) => {
-        out += c.toString();
-      });
-      npm.stderr.on('data', (c: Buffer) => {
-        out += c.toString();
-      });
-      await vi.waitFor(() => expect(out).toContain(' listening on http://'), {
-        timeout: 60_000,
-        interval: 100,
-      });
-      const tree = [npm.pid!, ...descendants(npm.pid!)];
-      // npm, its sh -c, tsx and the node (esbuild's service besides).
-      expect(tree.length).toBeGreaterThanOrEqual(4);
-      process.kill(npm.pid!, signal);
-      await vi.waitFor(() => expect(survivors(tree), `${signal} to npm`).toBe(''), {
-        timeout: 20_000,
-        interval: 100,
-      });
-      // SIGINT: the shell held it and woke; SIGTERM: npm passed it on and the shell died of it,
-      // which the node sees as its launcher hanging up.
-      const seen = signal === 'SIGINT' ? 'SIGINT' : 'SIGHUP';
-      expect(out).toContain(`${seen}: closing (finishing requests in flight)`);
-      expect(tree.some(alive)).toBe(false);
-    }
-  }, 180_000);
+  test(
+    'SIGINT or SIGTERM to npm closes the node cleanly, and nothing is left running',
+    async () => {
+      for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+        const dataDir = await mkdtemp(join(tmpdir(), 'launcher-'));
+        onTestFinished(() => rm(dataDir, { recursive: true, force: true }));
+        const npm = spawn(
+          'npm',
+          ['start', '-w', '@tensormine/validator', '--', '--port', '0', '--data-dir', dataDir],
+          {
+            cwd: root,
+            env: { PATH: process.env.PATH ?? '', HOME: dataDir, npm_config_update_notifier: 'false' },
+            stdio: ['ignore', 'pipe', 'pipe'],
+          },
+        );
+        onTestFinished(() => killTree(npm.pid!));
+        let out = '';
+        npm.stdout.on('data', (c: Buffer) => {
+          out += c.toString();
+        });
+        npm.stderr.on('data', (c: Buffer) => {
+          out += c.toString();
+        });
+        await waitFor(() => out.includes(' listening on http://'), 'the validator listening', {
+          intervalMs: 100,
+          context: () => out,
+        });
+        const tree = [npm.pid!, ...descendants(npm.pid!)];
+        // npm, its sh -c, tsx and the node (esbuild's service besides).
+        expect(tree.length).toBeGreaterThanOrEqual(4);
+        process.kill(npm.pid!, signal);
+        await waitFor(() => survivors(tree) === '', `every process gone after ${signal} to npm`, {
+          intervalMs: 100,
+          context: () => survivors(tree),
+        });
+        // SIGINT: the shell held it and woke; SIGTERM: npm passed it on and the shell died of it,
+        // which the node sees as its launcher hanging up.
+        const seen = signal === 'SIGINT' ? 'SIGINT' : 'SIGHUP';
+        expect(out).toContain(`${seen}: closing (finishing requests in flight)`);
+        expect(tree.some(alive)).toBe(false);
+      }
+    },
+    SLOW_TEST_TIMEOUT_MS,
+  );
 });

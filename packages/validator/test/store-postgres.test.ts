@@ -6,27 +6,27 @@ import { openPostgresStorage, redactDatabaseUrl, translate } from '../src/store/
 import { migratePostgres, postgresSchemaVersion } from '../src/store/postgres-migrations.js';
 import { InsufficientBalanceError, type Storage } from '../src/store/types.js';
 import { describeStorageConformance } from './storage-conformance.js';
-import { type PostgresServer, startPostgres } from './support/postgres.js';
+import { type PostgresServer, testPostgres, uniqueDatabaseName } from './support/postgres.js';
 
 /**
- * The storage on a real PostgreSQL server started by this file (test/support/postgres.ts):
+ * The storage on a real PostgreSQL server (the test run's, test-support/services.ts):
  * the conformance suite, migrations, notifications across two storages on one database,
  * conservation under concurrent transfers from two storages, and connections lost and back.
  */
 
 let server: PostgresServer;
-const TEMPLATE = 'tm_migrated';
+const TEMPLATE = uniqueDatabaseName('tm_migrated');
 
 beforeAll(async () => {
-  server = await startPostgres();
+  server = await testPostgres();
   // A migrated database to copy: each conformance test gets a fresh copy.
   const storage = await openPostgresStorage({ url: await server.createDatabase(TEMPLATE) });
   await storage.close();
-}, 60_000);
+});
 
 afterAll(async () => {
   await server?.stop();
-}, 30_000);
+});
 
 describeStorageConformance('postgres', async () =>
   openPostgresStorage({ url: await server.createDatabase(undefined, { template: TEMPLATE }), poolSize: 4 }),
@@ -236,7 +236,7 @@ describe('two storages on one PostgreSQL database', () => {
     expect(entries).toHaveLength(2 * count);
     const sumOfEntries = entries.reduce((sum, e) => sum + e.amount, 0n);
     expect(sumOfEntries).toBe(0n);
-  }, 60_000);
+  });
 
   it('answers storage_busy, having written nothing, when a transaction loses every run to another node', async () => {
     const busy = await openPostgresStorage({
@@ -318,7 +318,7 @@ describe('two storages on one PostgreSQL database', () => {
     ]);
     expect(results.filter(Boolean)).toHaveLength(1);
     expect(await one.read((tx) => tx.blocks.count())).toBe(1);
-  }, 30_000);
+  });
 });
 
 describe('PostgreSQL connections lost and restored', () => {
@@ -336,7 +336,7 @@ describe('PostgreSQL connections lost and restored', () => {
       const terminate = () =>
         admin(url, async (client) => {
           const result = await client.query(
-            "SELECT count(*)::int AS n FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'victim%') t",
+            "SELECT count(*)::int AS n FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'victim%' AND datname = current_database()) t",
           );
           return result.rows[0].n as number;
         });
@@ -370,5 +370,5 @@ describe('PostgreSQL connections lost and restored', () => {
     } finally {
       await storage.close();
     }
-  }, 30_000);
+  });
 });
