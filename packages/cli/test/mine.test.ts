@@ -6,6 +6,7 @@ import { encodeHeader, hashMeetsTarget, hexPowHash } from '@tensormine/protocol'
 import { createValidator } from '@tensormine/validator';
 import { Value } from 'typebox/value';
 import { describe, expect, test } from 'vitest';
+import { within } from '../../../test-support/wait.ts';
 import { JsonEventSchema, run } from '../src/index.js';
 import type { MiningSession } from '../src/session.js';
 import { cleanup, closedUrl, runCli, tempHome, testIo, testKey, testValidator, waitFor } from './helpers.js';
@@ -123,7 +124,7 @@ describe('miner mine (plain lines)', () => {
   });
 
   test('failover without noise: a result journaled for a validator that went down waits for it; results on the other raise no connection events', async () => {
-    // A holds every submission 300 ms, so that it can go down while one is in flight.
+    // A holds every submission until it goes down: a result is in flight there when it does.
     const a = await createValidator({
       dataDir: ':memory:',
       hexDifficulty: 256n,
@@ -133,28 +134,25 @@ describe('miner mine (plain lines)', () => {
       keyRateLimitPerSecond: 100_000,
       keyRateLimitBurst: 100_000,
     });
+    const arrived = Promise.withResolvers<void>();
+    const release = Promise.withResolvers<void>();
     a.app.addHook('onRequest', async (request) => {
-      if (request.url === '/api/hexchain/submit') await new Promise((resolve) => setTimeout(resolve, 300));
+      if (request.url !== '/api/hexchain/submit') return;
+      arrived.resolve();
+      await release.promise;
     });
+    cleanup(() => release.resolve());
     cleanup(() => a.close());
     const aUrl = await a.listen({ host: '127.0.0.1', port: 0 });
     const b = await testValidator({ hexDifficulty: 256n });
     const { env } = await tempHome();
     await testKey(join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key'), [aUrl, b.url]);
     const m = startMine(['--url', aUrl, '--url', b.url, '--json'], env);
-    // A goes down as soon as the miner has a result in flight there.
-    await waitFor(() => m.session()?.miner.currentJob !== undefined, 'a job');
-    const session = m.session()!;
-    await new Promise<void>((resolve) => {
-      const onLog = (e: { type: string }) => {
-        if (e.type === 'found') {
-          session.miner.off('log', onLog);
-          resolve();
-        }
-      };
-      session.miner.on('log', onLog);
-    });
+    // A goes down while the miner has a result in flight there (held by A's hook): at once, in
+    // the same turn, before another request can reach A.
+    await within(arrived.promise, 'a result submitted to A');
     a.app.server.closeAllConnections();
+    release.resolve();
     await a.close();
     const events = () =>
       m.io.stdout.text
@@ -164,7 +162,6 @@ describe('miner mine (plain lines)', () => {
     await waitFor(
       () => events().filter((e) => e.type === 'accepted').length >= 15,
       '15 results accepted by B',
-      60_000,
     );
     expect(await m.stop()).toBe(0);
     const all = events();

@@ -34,7 +34,7 @@ test.skipIf(!hasScript)(
     });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     const text = () => stripVTControlCharacters(screen);
-    await waitFor(() => /accepted \(\d+\/0\) diff/.test(text()), 'an accepted result', 90_000, text);
+    await waitFor(() => /accepted \(\d+\/0\) diff/.test(text()), 'an accepted result', undefined, text);
     expect(text()).toContain('keys: h hashrate p pause r resume s results c connection q quit');
     expect(text()).toMatch(/ \* validator {2}http:\/\/127\.0\.0\.1:\d+ \(local, in this process; data in\s/);
     child.stdin.write('q');

@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
 import { alive, commandLine, descendants, killTree, survivors } from '../../../test-support/process-tree.ts';
+import { SLOW_TEST_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
 import { cleanup, runCli, tempHome, testValidator, waitFor } from './helpers.js';
 
 const pkg = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -176,7 +177,7 @@ describe('a closed pipe', () => {
       execFile(
         'sh',
         ['-c', `${shell}; echo "status $?" >&2`],
-        { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, timeout: 90_000 },
+        { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, timeout: SLOW_TEST_TIMEOUT_MS },
         (error, _stdout, stderr) => resolve({ code: error ? 1 : 0, stderr }),
       );
     });

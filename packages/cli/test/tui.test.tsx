@@ -116,7 +116,11 @@ class FakeSession extends EventEmitter<SessionEvents> implements SessionView {
   }
 }
 
-const tick = () => new Promise((resolve) => setTimeout(resolve, 30));
+/** Resolves once `frames` has grown by `count` frames (refreshes): the app is drawn and its effects ran. */
+const refreshed = (frames: readonly unknown[], count = 1) => {
+  const target = frames.length + count;
+  return waitFor(() => frames.length >= target, `${count} more frame(s)`);
+};
 
 describe('the TUI layout', () => {
   test('shows a warming-up rate (~) from the first samples instead of n/a', () => {
@@ -199,15 +203,16 @@ describe('the TUI layout', () => {
     expect(frame).toMatch(/^\d\d:\d\d:\d\d accepted \(13\/2\) diff 43118 \(103 ms\)$/m);
     // The live area is redrawn on every refresh; the log lines are not.
     const before = frames.length;
-    await tick();
-    await tick();
+    await refreshed(frames, 2);
     expect(frames.length).toBeGreaterThan(before);
     expect(lastFrame()!.split('accepted (13/2)').length).toBe(2);
   });
 
   test('h, s and c print the hashrate, results and connection lines', async () => {
-    const { lastFrame, stdin } = render(<App session={new FakeSession()} onQuit={() => {}} refreshMs={20} />);
-    await tick();
+    const { lastFrame, stdin, frames } = render(
+      <App session={new FakeSession()} onQuit={() => {}} refreshMs={20} />,
+    );
+    await refreshed(frames);
     stdin.write('h');
     stdin.write('s');
     stdin.write('c');
@@ -228,7 +233,7 @@ describe('the TUI layout', () => {
     const { lastFrame, frames, stdin } = render(
       <App session={new FakeSession()} onQuit={onQuit} refreshMs={20} />,
     );
-    await tick();
+    await refreshed(frames);
     stdin.write('q');
     stdin.write('q');
     await waitFor(() => lastFrame()!.includes('STOPPING'), 'the stopping state');
@@ -252,7 +257,7 @@ describe('the TUI layout', () => {
     const { lastFrame, frames } = render(
       <App session={new FakeSession()} onQuit={onQuit} stop={controller.signal} refreshMs={20} />,
     );
-    await tick();
+    await refreshed(frames);
     expect(lastFrame()).toContain('MINING');
     controller.abort();
     await waitFor(() => lastFrame()!.includes('STOPPING'), 'the stopping state');
@@ -276,8 +281,7 @@ describe('the TUI layout', () => {
       controller.abort();
       await done;
     });
-    await waitFor(() => stdout.text.includes('hashrate'), 'a frame');
-    await tick();
+    await waitFor(() => stdout.text.split('hashrate').length > 2, 'two frames');
     const before = stdout.text.length;
     stdout.columns = 50; // 120-wide rows now take 3 rows each
     stdout.emit('resize');
@@ -310,15 +314,17 @@ describe('the TUI layout', () => {
       patchConsole: false,
     });
     cleanup(() => instance.unmount());
-    await tick();
+    await waitFor(() => lastFrame().includes('hashrate'), 'a frame');
     const widest = (text: string) =>
       Math.max(...text.split('\n').map((l) => stripVTControlCharacters(l).length));
     expect(widest(lastFrame())).toBe(120);
     const before = stdout.text.length;
     stdout.columns = 60;
     stdout.emit('resize');
-    await waitFor(() => stdout.text.length > before, 'a new frame');
-    await tick();
+    await waitFor(
+      () => stdout.text.length > before && widest(lastFrame()) === 60,
+      'a new frame, 60 columns wide',
+    );
     expect(widest(lastFrame())).toBe(60);
     expect(lastFrame()).toContain('hashrate  10s 1.52 MH/s');
   });
