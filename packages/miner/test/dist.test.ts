@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { build } from 'tsup';
 import { expect, test } from 'vitest';
+import { WAIT_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -48,7 +49,7 @@ test('workers load from the built worker.js', async () => {
     `;
     const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', child], {
       cwd: root,
-      timeout: 60_000,
+      timeout: WAIT_TIMEOUT_MS,
     });
     const out = JSON.parse(stdout.trim()) as { id: string; kind: string; errors: number };
     expect(out.kind).toBe('hexchain');

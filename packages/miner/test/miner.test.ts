@@ -307,7 +307,7 @@ describe('pool shares', () => {
     const source = new HeldPoolSource();
     source.difficulty = 16n;
     const { miner, events } = await startMiner(source);
-    await waitFor(() => miner.stats().sharesDropped > 0, 'a full queue', 30_000);
+    await waitFor(() => miner.stats().sharesDropped > 0, 'a full queue');
     expect(miner.stats().sharesQueued).toBe(POOL_QUEUE_MAX);
     const first = ofType(events, 'shares-dropped')[0];
     expect(first).toMatchObject({ type: 'shares-dropped', reason: 'queue-full', queued: POOL_QUEUE_MAX });
@@ -354,7 +354,7 @@ describe('failover without noise', () => {
     const source = new TwoValidators();
     source.difficulty = 256n;
     const { events, miner } = await startMiner(source, { retryDelayMs: 100, maxRetryDelayMs: 400 });
-    await waitFor(() => ofType(events, 'accepted').length >= 30, '30 results accepted on B', 30_000);
+    await waitFor(() => ofType(events, 'accepted').length >= 30, '30 results accepted on B');
     const lost = ofType(events, 'connection-lost');
     expect(lost).toEqual([
       { type: 'connection-lost', url: 'http://a', reason: 'ECONNREFUSED', retryInMs: 100 },
@@ -366,7 +366,7 @@ describe('failover without noise', () => {
     expect(source.attemptsOnA).toBeLessThan(ofType(events, 'accepted').length / 2);
     // A comes back: its result is delivered, one restored event naming it.
     source.aDown = false;
-    await waitFor(() => miner.stats().journalSize === 0, 'the journaled result delivered', 10_000);
+    await waitFor(() => miner.stats().journalSize === 0, 'the journaled result delivered');
     expect(ofType(events, 'connection-restored').map((e) => e.url)).toEqual(['http://a']);
     expect(ofType(events, 'connection-lost')).toHaveLength(1);
   });

@@ -13,6 +13,7 @@ import {
   u64le,
 } from '@tensormine/protocol';
 import { SerialPortMock } from 'serialport';
+import { waitFor } from '../../../test-support/wait.ts';
 import type { BindingInterface, OpenOptions } from '../src/binding.js';
 import { FrameDecoder } from '../src/codec/decoder.js';
 import {
@@ -426,16 +427,16 @@ export const FAST_TIMING = {
   selfTestMinMs: 1000,
 } as const;
 
-export function until(predicate: () => boolean, timeoutMs = 5000, what = 'condition'): Promise<void> {
-  const started = Date.now();
-  return new Promise((resolve, reject) => {
-    const poll = () => {
-      if (predicate()) resolve();
-      else if (Date.now() - started > timeoutMs) reject(new Error(`timed out waiting for ${what}`));
-      else setTimeout(poll, 10);
-    };
-    poll();
-  });
+/**
+ * Polls `predicate` until it holds; fails naming `what` after the suite's wait bound
+ * (test-support/wait.ts), or after `timeoutMs` when one is given.
+ */
+export function until(predicate: () => boolean, what?: string): Promise<void>;
+export function until(predicate: () => boolean, timeoutMs: number | undefined, what?: string): Promise<void>;
+export function until(predicate: () => boolean, a?: number | string, b?: string): Promise<void> {
+  const timeoutMs = typeof a === 'number' ? a : undefined;
+  const what = (typeof a === 'string' ? a : b) ?? 'condition';
+  return waitFor(predicate, what, { intervalMs: 10, ...(timeoutMs === undefined ? {} : { timeoutMs }) });
 }
 
 export type { MiningJob };
