@@ -1,18 +1,16 @@
-import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { HOOK_TIMEOUT_MS } from './test-support/timeouts.ts';
+import { MAX_WORKERS } from './vitest.shared.ts';
 
 /**
- * One root config; each package is a project (see vitest.shared.ts, and docs/testing.md for
- * what `npm test` covers and how to write a test here).
- *
- * Workers: one more than the cores. Many test files spend much of their time waiting on other
- * processes (a validator, tm-sim, PostgreSQL, a browser), so a core is rarely busy with one
- * file alone; vitest's default (cores - 1) left one of the two cores of a CI machine idle.
- * `--maxWorkers` on the command line overrides it.
+ * One root config; each package is a project (vitest.shared.ts: the workers, the time bounds,
+ * the shared services; docs/testing.md: what `npm test` covers and how to write a test here).
  */
 export default defineConfig({
   test: {
     projects: ['packages/*', 'firmware-sim', 'examples'],
-    maxWorkers: availableParallelism() + 1,
+    maxWorkers: MAX_WORKERS,
+    // the global set-ups' teardown: stopping the run's PostgreSQL server and browser
+    teardownTimeout: HOOK_TIMEOUT_MS,
   },
 });

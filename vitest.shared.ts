@@ -1,8 +1,18 @@
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { defineProject, type UserWorkspaceConfig } from 'vitest/config';
 import { HOOK_TIMEOUT_MS, TEST_TIMEOUT_MS } from './test-support/timeouts.ts';
 
 const SUPPORT = join(import.meta.dirname, 'test-support');
+
+/**
+ * Test files at once: one more than the cores. Many test files spend much of their time waiting
+ * on other processes (a validator, tm-sim, PostgreSQL, a browser), so a core is rarely busy with
+ * one file alone; vitest's default (cores - 1) left one of the two cores of a CI machine idle.
+ * Every project has the same number (vitest runs projects with one number as one group, sharing
+ * the workers); `--maxWorkers` on the command line overrides it.
+ */
+export const MAX_WORKERS = availableParallelism() + 1;
 
 export interface ProjectOptions {
   /**
@@ -33,6 +43,7 @@ export function packageProject(
     test: {
       name,
       include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+      maxWorkers: MAX_WORKERS,
       testTimeout: TEST_TIMEOUT_MS,
       hookTimeout: HOOK_TIMEOUT_MS,
       globalSetup: [

@@ -24,25 +24,28 @@ const scale = (() => {
 })();
 
 /** One test (vitest's `testTimeout` in every project). */
-export const TEST_TIMEOUT_MS = 120_000 * scale;
+export const TEST_TIMEOUT_MS = 180_000 * scale;
 
-/** One hook (`hookTimeout`): starting servers, browsers, PostgreSQL databases, and stopping them. */
-export const HOOK_TIMEOUT_MS = 120_000 * scale;
+/**
+ * One hook (`hookTimeout`): starting servers, browsers, PostgreSQL databases, and stopping them;
+ * also the global set-ups' teardown (`teardownTimeout`: stopping the run's PostgreSQL server).
+ */
+export const HOOK_TIMEOUT_MS = 180_000 * scale;
 
 /**
  * A test that drives several real processes end to end (a validator killed and restarted, a
  * documentation walkthrough, a cluster under kill -9): given as the test's own timeout.
  */
-export const SLOW_TEST_TIMEOUT_MS = 300_000 * scale;
+export const SLOW_TEST_TIMEOUT_MS = 600_000 * scale;
 
 /**
  * A long property run or simulation (hundreds of random operation sequences against a model,
  * hundreds of simulated pool blocks): given as the test's own timeout.
  */
-export const SOAK_TEST_TIMEOUT_MS = 600_000 * scale;
+export const SOAK_TEST_TIMEOUT_MS = 900_000 * scale;
 
 /** The default bound of a wait for a condition (test-support/wait.ts). */
-export const WAIT_TIMEOUT_MS = 60_000 * scale;
+export const WAIT_TIMEOUT_MS = 90_000 * scale;
 
 /** How long a global set-up may take to bring up a shared service (a PostgreSQL server, a browser). */
 export const SERVICE_START_TIMEOUT_MS = 120_000 * scale;
