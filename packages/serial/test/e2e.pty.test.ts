@@ -83,11 +83,7 @@ describe.skipIf(unavailable !== undefined)('over a pty with tm-sim', () => {
     const tensor = tensorJob('e2e-tensor', { stopOnFound: false }, 16); // about 2 results/s at N = 8
     found.length = 0;
     f.setJob(tensor);
-    await until(
-      () => found.filter((x) => x.challengeId === 'e2e-tensor').length >= 3,
-      20_000,
-      'tensor results',
-    );
+    await until(() => found.filter((x) => x.challengeId === 'e2e-tensor').length >= 3, 'tensor results');
     expectVerified(
       tensor,
       found.filter((x) => x.challengeId === 'e2e-tensor'),
@@ -145,11 +141,7 @@ describe.skipIf(unavailable !== undefined)('over a pty with tm-sim', () => {
     await until(() => f.boards()[0]?.state === 'no device', 'no device');
     expect(f.boards()[0]!.lastValidWork?.challengeId).toBe('e2e-replug');
     startSim(b.device, ['--chip-id', CHIP, ...ESP32_RATE]); // plugged in elsewhere
-    await until(
-      () => f.boards()[0]?.state === 'ok' && f.boards()[0]?.port === b.host,
-      20_000,
-      'back on port b',
-    );
+    await until(() => f.boards()[0]?.state === 'ok' && f.boards()[0]?.port === b.host, 'back on port b');
     const n = found.length;
     await until(() => found.length > n, 'results on the second port');
     const after = f.boards()[0]!;
@@ -265,11 +257,7 @@ describe.skipIf(unavailable !== undefined)('over a pty with tm-sim', () => {
       miner.on('log', (e) => events.push(e));
       await miner.start();
       startSim(pty.device, ['--chip-id', CHIP, ...ESP32_RATE]);
-      await until(
-        () => events.filter((e) => e.type === 'accepted').length >= 2,
-        40_000,
-        'two accepted blocks',
-      );
+      await until(() => events.filter((e) => e.type === 'accepted').length >= 2, 'two accepted blocks');
       await miner.stop();
       expect(events.filter((e) => e.type === 'rejected')).toEqual([]);
       const accepted = events.filter((e) => e.type === 'accepted');

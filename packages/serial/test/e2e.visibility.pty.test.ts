@@ -221,11 +221,7 @@ describe.skipIf(unavailable !== undefined)('what an operator sees of a board (pt
     await miner.start();
     try {
       startSim(pty.device, ['--chip-id', CHIP, ...ESP32_RATE]);
-      await until(
-        () => events.filter((e) => e.type === 'rejected').length >= 1,
-        30_000,
-        'accepted and rejected',
-      );
+      await until(() => events.filter((e) => e.type === 'rejected').length >= 1, 'accepted and rejected');
       const notice = events.find((e) => e.type === 'device-notice');
       expect(notice).toEqual({
         type: 'device-notice',

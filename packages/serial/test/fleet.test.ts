@@ -1,17 +1,31 @@
 import type { FoundResult } from '@tensormine/miner';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ESP32_USB_SERIAL_CHIPS, usbSerialChip } from '../src/discovery.js';
 import { SerialFleet } from '../src/fleet.js';
-import { FAST_TIMING, FakeBoard, fakeBinding, hexJob, MockBinding, until } from './fake-board.js';
+import {
+  FAST_TIMING,
+  FakeBoard,
+  fakeBinding,
+  hexJob,
+  MockBinding,
+  until,
+  useBoardClock,
+  useRealClock,
+} from './fake-board.js';
 
 const boards = new Map<string, FakeBoard>();
 const fleets: SerialFleet[] = [];
+
+beforeEach(() => {
+  useBoardClock();
+});
 
 afterEach(async () => {
   for (const f of fleets.splice(0)) await f.stop();
   for (const b of boards.values()) b.dispose();
   boards.clear();
   MockBinding.reset();
+  useRealClock();
 });
 
 function plug(path: string, board: FakeBoard, ids = { vendorId: '10c4', productId: 'ea60' }) {
@@ -127,11 +141,7 @@ describe('SerialFleet', () => {
     f.setJob(hexJob('solo', 1024));
     await until(() => found.length >= 1, 'a result');
     expect(f.job).toBeUndefined();
-    await until(
-      () => [...boards.values()].every((b) => b.currentJob === undefined),
-      3000,
-      'both boards idle',
-    );
+    await until(() => [...boards.values()].every((b) => b.currentJob === undefined), 'both boards idle');
   });
 
   it('recognises a board replugged on another port by its chip id and keeps its counters', async () => {

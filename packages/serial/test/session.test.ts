@@ -1,9 +1,20 @@
 import { type FoundResult, verifyFound } from '@tensormine/miner';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SerialDeviceBackend } from '../src/backend.js';
 import { SerialError } from '../src/errors.js';
 import { BoardSession } from '../src/session.js';
-import { FAST_TIMING, FakeBoard, fakeBinding, hexJob, MockBinding, tensorJob, until } from './fake-board.js';
+import {
+  elapse,
+  FAST_TIMING,
+  FakeBoard,
+  fakeBinding,
+  hexJob,
+  MockBinding,
+  tensorJob,
+  until,
+  useBoardClock,
+  useRealClock,
+} from './fake-board.js';
 
 const boards = new Map<string, FakeBoard>();
 const sessions: BoardSession[] = [];
@@ -39,12 +50,17 @@ async function backendFor(session: BoardSession, jobMs = 200) {
   return { backend, errors, found };
 }
 
+beforeEach(() => {
+  useBoardClock();
+});
+
 afterEach(async () => {
   for (const b of backends.splice(0)) await b.stop();
   for (const s of sessions.splice(0)) await s.close();
   for (const b of boards.values()) b.dispose();
   boards.clear();
   MockBinding.reset();
+  useRealClock();
 });
 
 describe('BoardSession', () => {
@@ -92,7 +108,7 @@ describe('BoardSession', () => {
     await backend.start();
     const before = board.received.length;
     backend.setJob(hexJob('no-work'));
-    await new Promise((r) => setTimeout(r, 100));
+    await elapse(100);
     expect(backend.state).toBe('self-test failed');
     expect(board.received.slice(before).filter((m) => m.name === 'JOB_HEX')).toEqual([]);
   });
@@ -285,11 +301,7 @@ describe('SerialDeviceBackend', () => {
     await until(() => board.currentJob !== undefined, 'the first job');
     const first = board.currentJob!.jobId;
     backend.setJob({ ...hexJob('new', 1_000_000), stopOnFound: false });
-    await until(
-      () => board.currentJob !== undefined && board.currentJob.jobId !== first,
-      2000,
-      'the replacement',
-    );
+    await until(() => board.currentJob !== undefined && board.currentJob.jobId !== first, 'the replacement');
     const done = board.received.filter((m) => m.name === 'CANCEL');
     expect(done).toEqual([]); // replaced by the new JOB, not cancelled
     backend.setJob(undefined);
