@@ -46,7 +46,7 @@ describe('miner mine (plain lines)', () => {
     await waitFor(
       () => /accepted \(2\/0\)/.test(m.io.stdout.text),
       'two accepted results',
-      30_000,
+      undefined,
       () => m.io.stdout.text + m.io.stderr.text,
     );
     expect(await m.stop()).toBe(0);
@@ -81,7 +81,7 @@ describe('miner mine (plain lines)', () => {
     await waitFor(
       () => m.io.stdout.text.includes('accepted (1/0)'),
       'an accepted proof',
-      60_000,
+      undefined,
       () => m.io.stdout.text + m.io.stderr.text,
     );
     expect(m.io.stdout.text).toMatch(/new job \S+ \(v4\.0\) diff [\d.]+[kM]? on cpu/);
@@ -116,7 +116,7 @@ describe('miner mine (plain lines)', () => {
     await waitFor(
       () => blocksOnB > 0,
       'a block accepted by B',
-      30_000,
+      undefined,
       () => m.io.stdout.text,
     );
     expect(m.io.stdout.text).not.toContain('miner_not_registered');

@@ -61,7 +61,7 @@ describe('miner mine --pool', () => {
     await waitFor(
       () => (m.io.stdout.text.match(/"kind":"share"/g) ?? []).length >= 3,
       'three accepted shares',
-      60_000,
+      undefined,
       () => m.io.stdout.text + m.io.stderr.text,
     );
     const events = m.io.stdout.text

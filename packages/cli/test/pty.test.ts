@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stripVTControlCharacters } from 'node:util';
 import { expect, test } from 'vitest';
+import { SLOW_TEST_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
 import { cleanup, tempHome, waitFor } from './helpers.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -44,5 +45,5 @@ test.skipIf(!hasScript)(
     expect(text()).toMatch(/\d\d:\d\d:\d\d stopped\r?\n/);
     expect(text().slice(text().lastIndexOf('STOPP'))).toMatch(/^STOPPED/);
   },
-  150_000,
+  SLOW_TEST_TIMEOUT_MS,
 );

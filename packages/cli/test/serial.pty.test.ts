@@ -101,7 +101,7 @@ describe.skipIf(unavailable !== undefined)(`serial boards (${unavailable ?? 'soc
     await waitFor(
       () => io.stdout.text.includes('accepted (1/0)'),
       'a block from the board',
-      60_000,
+      undefined,
       () => io.stdout.text,
     );
     expect(io.stdout.text).toContain(` * boards     ${port}\n`);
@@ -134,7 +134,7 @@ describe.skipIf(unavailable !== undefined)(`serial boards (${unavailable ?? 'soc
     await waitFor(
       () => notice('lost') !== undefined,
       'the board lost',
-      30_000,
+      undefined,
       () => io.stdout.text,
     );
     for (const kind of ['attached', 'rebooted', 'lost']) {
@@ -168,7 +168,7 @@ describe.skipIf(unavailable !== undefined)(`serial boards (${unavailable ?? 'soc
     await waitFor(
       () => io.stdout.text.includes('dialout'),
       'the help',
-      20_000,
+      undefined,
       () => io.stdout.text,
     );
     expect(io.stdout.text).toMatch(
@@ -196,7 +196,7 @@ describe.skipIf(unavailable !== undefined)(`serial boards (${unavailable ?? 'soc
     await waitFor(
       () => /accepted \(\d+\//.test(io.stdout.text),
       'an accepted result',
-      30_000,
+      undefined,
       () => io.stdout.text,
     );
     const api = /control API on http:\/\/127\.0\.0\.1:(\d+)/.exec(io.stdout.text)![1]!;

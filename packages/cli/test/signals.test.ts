@@ -56,7 +56,7 @@ async function startMining(command: string, args: string[], env: Record<string, 
   await waitFor(
     () => out.includes('accepted (1/0)'),
     'an accepted result',
-    90_000,
+    undefined,
     () => out,
   );
   return { child, output: () => out, exited, tree: [child.pid!, ...descendants(child.pid!)] };
@@ -66,7 +66,7 @@ async function expectAllGone(tree: number[]): Promise<void> {
   await waitFor(
     () => tree.every((pid) => !alive(pid)),
     'every process of the tree to exit',
-    20_000,
+    undefined,
     () => survivors(tree),
   );
 }
@@ -74,7 +74,7 @@ async function expectAllGone(tree: number[]): Promise<void> {
 const MINE = ['mine', '--local', '--threads', '1'];
 
 // Each test starts real miners one after the other: minutes on a loaded 2-core machine.
-const SLOW = 300_000;
+const SLOW = SLOW_TEST_TIMEOUT_MS;
 
 describe('signals to the process tree', () => {
   test(

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../test-support/wait.ts';
 import { StorageError } from '../src/store/errors.js';
 import { LATEST_SCHEMA_VERSION, MIGRATIONS, type Migration } from '../src/store/migrations.js';
 import { openPostgresStorage, redactDatabaseUrl, translate } from '../src/store/postgres.js';
@@ -46,16 +47,9 @@ async function admin<T>(url: string, fn: (client: pg.Client) => Promise<T>): Pro
   }
 }
 
-async function eventually(
-  what: string,
-  check: () => Promise<boolean> | boolean,
-  timeoutMs = 10_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+/** Waits (the suite's bound) until `check` holds. */
+function eventually(what: string, check: () => Promise<boolean> | boolean): Promise<void> {
+  return waitFor(check, what, { intervalMs: 25 });
 }
 
 describe('PostgreSQL migrations', () => {
