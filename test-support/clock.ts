@@ -52,3 +52,15 @@ export function testClock(start: number = TEST_EPOCH_MS): TestClock {
 export function realSecond(): number {
   return Math.floor(Date.now() / 1000) * 1000;
 }
+
+/**
+ * A clock that follows the real one in steps of `stepMs`: for a component that must stay near
+ * real time (it checks the real-clock timestamps of signed requests, within 60 s) while what it
+ * schedules by elapsed time (a vardiff retarget after 4 share intervals) must not depend on how
+ * fast the machine runs the test: between two steps its time stands still, so at most one
+ * step's worth of elapsed time is seen per `stepMs` of real time, however slow the machine.
+ */
+export function steppedClock(stepMs: number): { readonly now: () => number; readonly start: number } {
+  const start = realSecond();
+  return { now: () => start + Math.floor((Date.now() - start) / stepMs) * stepMs, start };
+}

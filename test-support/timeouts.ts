@@ -44,6 +44,13 @@ export const SLOW_TEST_TIMEOUT_MS = 600_000 * scale;
  */
 export const SOAK_TEST_TIMEOUT_MS = 900_000 * scale;
 
+/**
+ * How long a program the test starts (`npx miner`, npm start, a validator or a miner process:
+ * npm, a shell, tsx compiling the sources) may take to be ready: the longest wait. Seen past
+ * 90 s at a load of 40 on 2 cores.
+ */
+export const PROCESS_START_TIMEOUT_MS = 180_000 * scale;
+
 /** The default bound of a wait for a condition (test-support/wait.ts). */
 export const WAIT_TIMEOUT_MS = 90_000 * scale;
 

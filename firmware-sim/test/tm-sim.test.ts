@@ -316,7 +316,12 @@ describe.skipIf(!hasSocat)('tm-sim over a socat pseudo-terminal pair', () => {
       expect(
         await acked(b, MSG.JOB_TENSOR, jobTensorPayload(tensorJob(jobId, v, 0n, p.computation_nonce + 1))),
       ).toBe(0);
-      const frame = await b.nextOfType(MSG.RESULT);
+      // (this job's: a copy of the previous job's RESULT may still come, sent before its ACK arrived)
+      const frame = await b.next(
+        (f) => f.type === MSG.RESULT && parseResult(f.payload).jobId === jobId,
+        undefined,
+        `the RESULT of job ${jobId}`,
+      );
       const result = parseResult(frame.payload);
       expect(result).toEqual({
         jobId,
@@ -330,7 +335,15 @@ describe.skipIf(!hasSocat)('tm-sim over a socat pseudo-terminal pair', () => {
       });
       expect(verifyTensorResult(v, result).ok).toBe(true);
       b.send(MSG.ACK, ackPayload(frame.seq));
-      const done = parseJobDone((await b.nextOfType(MSG.JOB_DONE)).payload);
+      const done = parseJobDone(
+        (
+          await b.next(
+            (f) => f.type === MSG.JOB_DONE && parseJobDone(f.payload).jobId === jobId,
+            undefined,
+            `the JOB_DONE of job ${jobId}`,
+          )
+        ).payload,
+      );
       expect(done).toEqual({ jobId, done: BigInt(v.solution.iterations), reason: 0 });
     }
   });

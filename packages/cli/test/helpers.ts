@@ -99,6 +99,7 @@ export async function testValidator(
     genesis?: CreateValidatorOptions['genesis'];
     poolStrategy?: 'solo' | 'pplns';
     poolShareIntervalMs?: bigint;
+    now?: () => number;
   } = {},
 ): Promise<{ validator: Validator; url: string }> {
   const validator = await createValidator({
@@ -116,6 +117,7 @@ export async function testValidator(
     keyRateLimitBurst: 100_000,
     logger: false,
     ...(options.genesis ? { genesis: options.genesis } : {}),
+    ...(options.now ? { now: options.now } : {}),
   });
   cleanup(() => validator.close());
   const url = await validator.listen({ host: '127.0.0.1', port: 0 });

@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, test } from 'vitest';
-import { WAIT_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
+import { PROCESS_START_TIMEOUT_MS, WAIT_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
 import { cleanup, closedUrl, tempHome, testKey, testValidator, waitFor } from './helpers.js';
 
 const pkg = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -105,7 +105,7 @@ describe('the miner bin', () => {
     await waitFor(
       () => out.includes('accepted (1/0)'),
       'an accepted result',
-      undefined,
+      PROCESS_START_TIMEOUT_MS,
       () => out,
     );
     expect(out).not.toContain('\u001b['); // no terminal codes in a pipe

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
 import { alive, commandLine, descendants, killTree, survivors } from '../../../test-support/process-tree.ts';
-import { SLOW_TEST_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
+import { PROCESS_START_TIMEOUT_MS, SLOW_TEST_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
 import { cleanup, runCli, tempHome, testValidator, waitFor } from './helpers.js';
 
 const pkg = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -56,7 +56,7 @@ async function startMining(command: string, args: string[], env: Record<string, 
   await waitFor(
     () => out.includes('accepted (1/0)'),
     'an accepted result',
-    undefined,
+    PROCESS_START_TIMEOUT_MS,
     () => out,
   );
   return { child, output: () => out, exited, tree: [child.pid!, ...descendants(child.pid!)] };

@@ -229,7 +229,9 @@ describe('the TUI layout', () => {
   });
 
   test('q calls onQuit once and shows that it is stopping', async () => {
-    const onQuit = vi.fn(() => new Promise<void>((resolve) => setTimeout(resolve, 100)));
+    // The stop takes as long as the test says: the stopping state stays on screen until then.
+    const stopped = Promise.withResolvers<void>();
+    const onQuit = vi.fn(() => stopped.promise);
     const { lastFrame, frames, stdin } = render(
       <App session={new FakeSession()} onQuit={onQuit} refreshMs={20} />,
     );
@@ -243,6 +245,7 @@ describe('the TUI layout', () => {
     expect(lastFrame()).toMatch(/cpu#0\s+stopping/);
     expect(lastFrame()).toMatch(/no device/);
     expect(onQuit).toHaveBeenCalledTimes(1);
+    stopped.resolve();
     // The last frame drawn says that it stopped, not that it is still stopping.
     await waitFor(() => frames.some((f) => f.includes('STOPPED')), 'the stopped state');
     const last = frames.findLast((f) => f.includes('STOPPED'))!;
@@ -253,7 +256,8 @@ describe('the TUI layout', () => {
 
   test('a stop signal (SIGINT, SIGTERM) stops like q: stopping, then stopped', async () => {
     const controller = new AbortController();
-    const onQuit = vi.fn(() => new Promise<void>((resolve) => setTimeout(resolve, 100)));
+    const stopped = Promise.withResolvers<void>();
+    const onQuit = vi.fn(() => stopped.promise);
     const { lastFrame, frames } = render(
       <App session={new FakeSession()} onQuit={onQuit} stop={controller.signal} refreshMs={20} />,
     );
@@ -262,6 +266,7 @@ describe('the TUI layout', () => {
     controller.abort();
     await waitFor(() => lastFrame()!.includes('STOPPING'), 'the stopping state');
     expect(lastFrame()).toContain('stopping: workers, boards, journal');
+    stopped.resolve();
     await waitFor(() => frames.some((f) => f.includes('STOPPED')), 'the stopped state');
     expect(onQuit).toHaveBeenCalledTimes(1);
   });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type KeyPair, signRequest } from '@tensormine/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SLOW_TEST_TIMEOUT_MS, WAIT_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
+import { PROCESS_START_TIMEOUT_MS, SLOW_TEST_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
 import { openSqliteStorage } from '../src/store/sqlite.js';
 import { hex } from './economy-helpers.js';
 import { testKey } from './helpers.js';
@@ -50,7 +50,10 @@ async function startValidator(
   children.push(child);
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`the validator did not start: ${out}`)), WAIT_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => reject(new Error(`the validator did not start: ${out}`)),
+      PROCESS_START_TIMEOUT_MS,
+    );
     child.stdout!.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const match = /listening on (http:\/\/\S+)/.exec(out);

@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, onTestFinished, test } from 'vitest';
 import { alive, descendants, killTree, survivors } from '../../../test-support/process-tree.ts';
-import { SLOW_TEST_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
+import { PROCESS_START_TIMEOUT_MS, SLOW_TEST_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
 import { waitFor } from '../../../test-support/wait.ts';
 import { ancestors, launchers, npmShell, type ProcReader, procfs, watchAncestors } from '../src/launcher.js';
 
@@ -158,6 +158,7 @@ describe.runIf(process.platform === 'linux')('npm start -w @tensormine/validator
           out += c.toString();
         });
         await waitFor(() => out.includes(' listening on http://'), 'the validator listening', {
+          timeoutMs: PROCESS_START_TIMEOUT_MS,
           intervalMs: 100,
           context: () => out,
         });
