@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { LongestFirstSequencer } from './test-support/sequencer.ts';
 import { HOOK_TIMEOUT_MS } from './test-support/timeouts.ts';
 import { MAX_WORKERS } from './vitest.shared.ts';
 
@@ -12,5 +13,7 @@ export default defineConfig({
     maxWorkers: MAX_WORKERS,
     // the global set-ups' teardown: stopping the run's PostgreSQL server and browser
     teardownTimeout: HOOK_TIMEOUT_MS,
+    // the longest files first, across projects (test-support/sequencer.ts)
+    sequence: { sequencer: LongestFirstSequencer },
   },
 });
