@@ -154,7 +154,8 @@ describe('the TUI layout', () => {
         sharesRejected: 1,
         blocks: 3,
         shareDifficulty: 4096,
-        lastBlock: { height: 1204, mine: true, foundAt: Math.floor(Date.now() / 1000) - 12 },
+        // 12 s before the snapshot's own time (the TUI's clock), not before the real clock's
+        lastBlock: { height: 1204, mine: true, foundAt: Math.floor(session.snap.nowMs / 1000) - 12 },
         estimated: '0.12',
         paid: '1.5',
       },
@@ -165,7 +166,7 @@ describe('the TUI layout', () => {
       'pool      shares 41  stale 2  rejected 1  share diff 4096  est 0.12 PTM  paid 1.5 PTM  last blo',
     );
     // The whole line, as `s` prints it (the live area truncates it to the terminal's width).
-    expect(poolReport(session.snap.pool!, Date.now())).toMatch(
+    expect(poolReport(session.snap.pool!, session.snap.nowMs)).toMatch(
       /^pool shares 41\/2\/1 \(accepted\/stale\/rejected\), share diff 4096, blocks 3, est 0\.12 PTM, paid 1\.5 PTM, last block 1204 \(yours\) \(1[23]s ago\)$/,
     );
     expect(new FakeSession().snapshot().pool).toBeUndefined();

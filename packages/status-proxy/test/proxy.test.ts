@@ -68,7 +68,9 @@ describe('status proxy: forwarded /api/hexchain/* routes', () => {
   });
 
   it('caches reads for cacheMs, coalesces concurrent misses, and drops the cache on a new block', async () => {
-    const net = await startNetwork({ proxy: { cacheMs: 60_000 } });
+    // An hour: within the test only a new block can drop the cache, never its expiry, however
+    // long a loaded machine takes.
+    const net = await startNetwork({ proxy: { cacheMs: 3_600_000 } });
     let upstreamStatus = 0;
     net.proxy.client.on('request', (e) => {
       if (e.operationId === 'hexStatus') upstreamStatus++;
