@@ -76,7 +76,9 @@ describe.skipIf(unavailable !== undefined)('what an operator sees of a board (pt
     startSim(b.device, ['--chip-id', CHIP, ...ESP32_RATE]); // plugged in elsewhere
     await until(() => kinds(notices).includes('back'), 'back');
     expect(notices.find((n) => n.kind === 'back')).toMatchObject({ unit: ID, chipId: CHIP, port: b.host });
-    expect(kinds(notices)).toEqual(['attached', 'lost', 'back']);
+    // The board's life, once each. (A loaded machine answers ACKs late: the retransmissions that
+    // causes may add a link-degraded notice, the link-degraded test's subject, not this one's.)
+    expect(kinds(notices).filter((k) => k !== 'link-degraded')).toEqual(['attached', 'lost', 'back']);
     expect(f.boards()).toHaveLength(1);
     expect(f.units()[0]).toMatchObject({ id: ID, chipId: CHIP, port: b.host, counters: { linkLosses: 1 } });
   });
@@ -109,7 +111,8 @@ describe.skipIf(unavailable !== undefined)('what an operator sees of a board (pt
     await f.start();
     startSim(pty.device, ['--chip-id', CHIP, ...ESP32_RATE, '--fault', 'wrong-result']);
     await until(() => kinds(notices).includes('self-test-failed'), 'self-test failed');
-    expect(notices).toEqual([
+    // (a link-degraded notice, which late ACKs on a loaded machine may add, is not this test's)
+    expect(notices.filter((n) => n.kind !== 'link-degraded')).toEqual([
       { kind: 'attached', unit: ID, chipId: CHIP, port: pty.host, message: 'tm-sim fw tm-sim 0.1.0' },
       {
         kind: 'self-test-failed',
