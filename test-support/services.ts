@@ -4,7 +4,7 @@ import { inject } from 'vitest';
 import { launchChromium } from './chromium.ts';
 import type { SharedServicesAddress } from './global-setup.ts';
 import { type PostgresServer, postgresAt, startPostgres } from './postgres.ts';
-import { SERVICE_START_TIMEOUT_MS } from './timeouts.ts';
+import { SERVICE_START_TIMEOUT_MS, WAIT_TIMEOUT_MS } from './timeouts.ts';
 
 /**
  * What a test file asks the test run for, instead of starting it itself (see
@@ -29,13 +29,38 @@ export async function testPostgres(): Promise<PostgresServer> {
 
 /**
  * The run's Chromium (a connection to it: `close()` disconnects), in which the test opens its
- * own context (`browser.newContext()`) or page.
+ * own context (`browser.newContext()`) or page. Its contexts and pages wait for a selector, a
+ * navigation or an action up to the suite's wait bound (WAIT_TIMEOUT_MS), not playwright's
+ * 30 s: a loaded machine renders slowly, never wrongly.
  */
 export async function testBrowser(): Promise<Browser> {
   const address = sharedServices();
-  if (address === undefined) return launchChromium();
-  const { wsEndpoint } = await ask(address, '/chromium');
-  return chromium.connect(wsEndpoint as string, { timeout: SERVICE_START_TIMEOUT_MS });
+  const browser =
+    address === undefined
+      ? await launchChromium()
+      : await chromium.connect((await ask(address, '/chromium')).wsEndpoint as string, {
+          timeout: SERVICE_START_TIMEOUT_MS,
+        });
+  return withWaitBound(browser);
+}
+
+/** Every context (and so every page) of `browser` gets the suite's wait bound as its default timeout. */
+function withWaitBound(browser: Browser): Browser {
+  const newContext = browser.newContext.bind(browser);
+  browser.newContext = async (...args: Parameters<Browser['newContext']>) => {
+    const context = await newContext(...args);
+    context.setDefaultTimeout(WAIT_TIMEOUT_MS);
+    context.setDefaultNavigationTimeout(WAIT_TIMEOUT_MS);
+    return context;
+  };
+  const newPage = browser.newPage.bind(browser);
+  browser.newPage = async (...args: Parameters<Browser['newPage']>) => {
+    const page = await newPage(...args);
+    page.context().setDefaultTimeout(WAIT_TIMEOUT_MS);
+    page.context().setDefaultNavigationTimeout(WAIT_TIMEOUT_MS);
+    return page;
+  };
+  return browser;
 }
 
 function sharedServices(): SharedServicesAddress | undefined {
