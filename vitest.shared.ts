@@ -30,13 +30,15 @@ export interface ProjectOptions {
  * live), the run's shared services (test-support/global-setup.ts: one PostgreSQL server and one
  * browser per run, started on first use) and the per-file clean-ups of the shared helpers
  * (test-support/setup-file.ts). A project's own `test` options come last; a timeout is not one
- * of them.
+ * of them. A project's own `globalSetup` runs after the shared ones (it adds to them, it does
+ * not replace them).
  */
 export function packageProject(
   name: string,
   test: UserWorkspaceConfig['test'] = {},
   options: ProjectOptions = {},
 ): UserWorkspaceConfig {
+  const { globalSetup: ownGlobalSetup = [], ...own } = test;
   return defineProject({
     resolve: { conditions: ['@tensormine/source'] },
     ssr: { resolve: { conditions: ['@tensormine/source'] } },
@@ -49,9 +51,10 @@ export function packageProject(
       globalSetup: [
         join(SUPPORT, 'global-setup.ts'),
         ...(options.firmware ? [join(SUPPORT, 'global-setup-firmware.ts')] : []),
+        ...(Array.isArray(ownGlobalSetup) ? ownGlobalSetup : [ownGlobalSetup]),
       ],
       setupFiles: [join(SUPPORT, 'setup-file.ts')],
-      ...test,
+      ...own,
     },
   });
 }

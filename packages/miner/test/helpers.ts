@@ -13,6 +13,7 @@ import {
 } from '@tensormine/protocol';
 import { afterEachTest } from '../../../test-support/cleanup.ts';
 import { waitFor as waitUntil } from '../../../test-support/wait.ts';
+import type { DeviceBackend } from '../src/device.js';
 import type { FoundResult } from '../src/found.js';
 import type { HexchainJob, MiningJob, TensorJob } from '../src/job.js';
 import { tensorJob } from '../src/job.js';
@@ -126,4 +127,11 @@ export class FakeSource extends EventEmitter<WorkSourceEvents> implements WorkSo
     this.submitted.push(found);
     return { status: 'accepted' };
   }
+}
+
+/** Sets `job` (ending at its first result) on a started engine and resolves to that result. */
+export function firstFound(engine: DeviceBackend, job: MiningJob): Promise<FoundResult> {
+  const found = new Promise<FoundResult>((resolve) => engine.once('found', resolve));
+  engine.setJob({ ...job, stopOnFound: true });
+  return found;
 }
