@@ -170,8 +170,8 @@ await Promise.all(
       if (at === undefined) continue;
       const line = await board.waitFor(
         new RegExp(`job ${d.work.challenge_id} dropped: (callback|poll)`),
-        60_000,
         from,
+        60_000,
       );
       const dropped = board.lines.find((l, k) => k >= from && l.text.includes(line[0]))!;
       times[i]!.push(dropped.at - at);

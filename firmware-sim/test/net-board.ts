@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { WAIT_TIMEOUT_MS } from '../../test-support/timeouts.ts';
 import { buildDir } from './driver.ts';
 
 /**
@@ -36,8 +37,11 @@ export class NetBoard {
     });
   }
 
-  /** The first line matching `re` from line `from` on (0: any so far), within `timeoutMs`. */
-  waitFor(re: RegExp, timeoutMs = 60_000, from = 0): Promise<RegExpExecArray> {
+  /**
+   * The first line matching `re` from line `from` on (0: any so far), within the tests' bound
+   * of a wait (test-support/timeouts.ts; a bench gives its own).
+   */
+  waitFor(re: RegExp, from = 0, timeoutMs = WAIT_TIMEOUT_MS): Promise<RegExpExecArray> {
     for (let i = from; i < this.lines.length; i++) {
       const m = re.exec(this.lines[i]!.text);
       if (m) return Promise.resolve(m);

@@ -22,6 +22,7 @@ import {
 } from '@tensormine/protocol';
 import { createValidator, type Validator } from '@tensormine/validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitForValue } from '../../test-support/wait.ts';
 import { buildCore } from './driver.ts';
 import { NetBoard } from './net-board.ts';
 import { BlockSolver, registerKey as registerKey_, takeCell as takeCell_ } from './net-harness.ts';
@@ -81,15 +82,9 @@ async function device(pubkey: string): Promise<Listed> {
   return d;
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** Polls `probe` until it gives a value, within the tests' bound of a wait (test-support/wait.ts). */
+const until = <T>(what: string, probe: () => Promise<T | undefined>): Promise<T> =>
+  waitForValue(probe, what, { intervalMs: 50 });
 
 const registerKey = (key: KeyPair, body: Record<string, unknown>) => registerKey_(url, key, body);
 
@@ -159,7 +154,7 @@ describe('tm-sim --net against a validator', () => {
     for (const board of [a, b]) {
       await board.waitFor(/validator speaks v4\.1 \(hexchain\)/);
       await board.waitFor(/^tm-sim +[\d.]+ callbacks on port \d+$/);
-      await board.waitFor(/block accepted: h-/, 120_000);
+      await board.waitFor(/block accepted: h-/);
     }
     for (const key of [keyA, keyB]) {
       const d = await device(key);
@@ -180,9 +175,9 @@ describe('tm-sim --net against a validator', () => {
       const from = board.lines.length;
       await takeCell(work.coord);
       const taken = performance.now();
-      await board.waitFor(/callback: work stale \(block at its cell\)/, 30_000, from);
-      await board.waitFor(new RegExp(`job ${work.challenge_id} dropped: callback`), 30_000, from);
-      await board.waitFor(/job h-\S+ at /, 60_000, from); // and asks for new work
+      await board.waitFor(/callback: work stale \(block at its cell\)/, from);
+      await board.waitFor(new RegExp(`job ${work.challenge_id} dropped: callback`), from);
+      await board.waitFor(/job h-\S+ at /, from); // and asks for new work
       expect(board.lines.find((l, i) => i >= from && /dropped: callback/.test(l.text))!.at).toBeGreaterThan(
         taken - 5_000,
       );
@@ -194,9 +189,9 @@ describe('tm-sim --net against a validator', () => {
     const works = await Promise.all([workAt(keyA, HARD), workAt(keyB, HARD)]);
     const from = [a.lines.length, b.lines.length];
     await setDifficulty(EASY * 2n);
-    await a.waitFor(/callback: work stale \(retarget\)/, 30_000, from[0]);
-    await a.waitFor(new RegExp(`job ${works[0].challenge_id} dropped: callback`), 30_000, from[0]);
-    await b.waitFor(new RegExp(`job ${works[1].challenge_id} dropped: callback`), 30_000, from[1]);
+    await a.waitFor(/callback: work stale \(retarget\)/, from[0]);
+    await a.waitFor(new RegExp(`job ${works[0].challenge_id} dropped: callback`), from[0]);
+    await b.waitFor(new RegExp(`job ${works[1].challenge_id} dropped: callback`), from[1]);
     await setDifficulty(HARD);
   });
 
@@ -342,7 +337,7 @@ describe('tm-sim --net against a validator', () => {
     const valid = signed(notice({ challenge_id: job }));
     const validBody = Buffer.from(valid.body).toString('utf8');
     expect(await request(validBody, valid.headers)).toMatch(/^HTTP\/1\.1 200[\s\S]*"dropped":true/);
-    await a.waitFor(new RegExp(`job ${job} dropped: callback`), 10_000, from);
+    await a.waitFor(new RegExp(`job ${job} dropped: callback`), from);
     expect(codeOf(await request(validBody, valid.headers))).toBe('notification_replayed');
   });
 
@@ -394,7 +389,7 @@ describe('tm-sim --net against a validator', () => {
     const work = await workAt(keyB, HARD);
     const from = b.lines.length;
     await takeCell(work.coord);
-    await b.waitFor(new RegExp(`job ${work.challenge_id} dropped: callback`), 30_000, from);
+    await b.waitFor(new RegExp(`job ${work.challenge_id} dropped: callback`), from);
   });
 
   it('boards that hang or answer garbage cost the validator one bounded socket each', async () => {
@@ -424,10 +419,10 @@ describe('tm-sim --net against a validator', () => {
     const work = await workAt(keyA, HARD);
     const from = a.lines.length;
     await setDifficulty(EASY * 2n); // every challenge above it is stale: eight bad boards and board A
-    await a.waitFor(new RegExp(`job ${work.challenge_id} dropped: callback`), 30_000, from);
+    await a.waitFor(new RegExp(`job ${work.challenge_id} dropped: callback`), from);
     await until('the bad boards to be called', async () => (accepted >= 8 ? true : undefined));
     // Each socket is closed by the validator after its timeout (1 s): none is kept.
-    await until('every socket closed', async () => (sockets.size === 0 ? true : undefined), 30_000);
+    await until('every socket closed', async () => (sockets.size === 0 ? true : undefined));
     for (const k of keys) {
       const d = await device(toHex(k.publicKey));
       expect(d.callback.state, JSON.stringify(d.callback)).toMatch(/failing|refused/);

@@ -14,6 +14,7 @@ import {
   verifyDeviceCallback,
 } from '@tensormine/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
+import { testClock } from '../../../test-support/clock.ts';
 import { type Network, startNetwork, until } from './helpers.js';
 
 /** A board: a key and an HTTP server on its callback port that keeps what it receives. */
@@ -190,8 +191,8 @@ describe('status proxy: callbacks to the boards behind it', () => {
   });
 
   it("spends the address's budget of validator requests: a registration past it is refused before the validator", async () => {
-    let now = 1_000_000;
-    const net = await startNetwork({ proxy: { upstreamPerSecond: 1, upstreamBurst: 2, now: () => now } });
+    const clock = testClock();
+    const net = await startNetwork({ proxy: { upstreamPerSecond: 1, upstreamBurst: 2, now: clock.now } });
     const b = await board();
     const listed = async () =>
       ((await (await fetch(`${net.validatorUrl}/devices`)).json()) as { devices: unknown[] }).devices.length;
@@ -201,7 +202,7 @@ describe('status proxy: callbacks to the boards behind it', () => {
     const third = await registerVia(net.proxyUrl, generateKeyPair(), { port: b.port });
     expect(third).toMatchObject({ status: 429, body: { code: 'rate_limited' } });
     expect(await listed()).toBe(before + 1);
-    now += 1_000; // the bucket refills on the injected clock
+    clock.advance(1_000); // the bucket refills on the injected clock
     expect((await registerVia(net.proxyUrl, b.key, { port: b.port })).status).toBe(200);
   });
 });

@@ -13,6 +13,7 @@ import {
 } from '@tensormine/protocol';
 import { Value } from 'typebox/value';
 import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../test-support/wait.ts';
 import type { Validator } from '../src/app.js';
 import { testKey, testValidator } from './helpers.js';
 import { issue, mine, submit } from './hexchain-mine.js';
@@ -85,8 +86,7 @@ async function validatorWith(options: Parameters<typeof testValidator>[0] = {}) 
   return v;
 }
 
-// Each test issues and mines challenges on a validator in process: generous bounds for a busy machine.
-describe('device callbacks', { timeout: 30_000 }, () => {
+describe('device callbacks', () => {
   it('POSTs a node-signed work_stale to the registered port when another block takes the cell', async () => {
     const received: { req: IncomingMessage; body: Buffer }[] = [];
     const server = createServer((req, res) => {
@@ -104,7 +104,7 @@ describe('device callbacks', { timeout: 30_000 }, () => {
     const reg = await registerFrom(v, board, '127.0.0.1', { port, hashrate: 150_000 });
     expect(reg.json()).toMatchObject({ callbacks: 'on', port });
     const work = await takeTheCell(v, board);
-    await expect.poll(() => received.length, { timeout: 20_000 }).toBe(1);
+    await waitFor(() => received.length === 1, 'the callback');
     const { req, body } = received[0]!;
     expect(req.method).toBe('POST');
     expect(req.url).toBe(DEVICE_CALLBACK_PATH);
@@ -123,7 +123,7 @@ describe('device callbacks', { timeout: 30_000 }, () => {
     // The operator's view: its work is stale, the callback was delivered, its reported rate.
     const listedNow = async () =>
       (await v.inject('/devices')).json().devices.find((d: { pubkey: string }) => d.pubkey === BOARD);
-    await expect.poll(async () => (await listedNow()).callback.state).toBe('ok'); // the answer comes after the request
+    await waitFor(async () => (await listedNow()).callback.state === 'ok', 'the callback to be answered'); // the answer comes after the request
     const listed = await listedNow();
     expect(listed).toMatchObject({
       hashrate_reported: 150_000,
@@ -150,7 +150,7 @@ describe('device callbacks', { timeout: 30_000 }, () => {
     );
     expect(res.statusCode, res.body).toBe(200);
     await takeTheCell(v, board);
-    await expect.poll(() => sent.length).toBe(1);
+    await waitFor(() => sent.length === 1, 'one callback sent');
     expect(sent[0]!.target).toEqual({ address: '192.168.1.77', port: 4321 });
   });
 
@@ -179,7 +179,7 @@ describe('device callbacks', { timeout: 30_000 }, () => {
     );
     expect(res.json().callbacks).toBe('on');
     await takeTheCell(trusted, board);
-    await expect.poll(() => sent.length).toBe(1);
+    await waitFor(() => sent.length === 1, 'one callback sent');
     expect(sent[0]!.target).toEqual({ address: '192.168.1.78', port: 4321 });
   });
 
@@ -188,7 +188,7 @@ describe('device callbacks', { timeout: 30_000 }, () => {
     const v = await validatorWith({ deviceCallbackSend: send });
     expect((await registerFrom(v, board, '::ffff:10.0.0.42', { port: 9000 })).json().callbacks).toBe('on');
     await takeTheCell(v, board);
-    await expect.poll(() => sent.length).toBe(1);
+    await waitFor(() => sent.length === 1, 'one callback sent');
     expect(sent[0]!.target).toEqual({ address: '10.0.0.42', port: 9000 });
   });
 
@@ -251,7 +251,7 @@ describe('device callbacks', { timeout: 30_000 }, () => {
     });
     await registerFrom(v, board, '127.0.0.1', { port: 9000 });
     await takeTheCell(v, board);
-    await expect.poll(() => sent.length).toBe(1);
+    await waitFor(() => sent.length === 1, 'one callback sent');
     const listedNow = async () =>
       (await v.inject('/devices')).json().devices.find((d: { pubkey: string }) => d.pubkey === BOARD);
     let listed = await listedNow();
@@ -264,15 +264,15 @@ describe('device callbacks', { timeout: 30_000 }, () => {
     await takeTheCell(v, board); // stale again during the back-off: held back, the newest kept
     expect(sent).toHaveLength(1);
     clock += 1001;
-    await expect.poll(() => sent.length).toBe(2); // sent when the back-off ends (the flush timer)
+    await waitFor(() => sent.length === 2, 'two callbacks sent'); // sent when the back-off ends (the flush timer)
     listed = await listedNow();
     expect(listed.callback).toMatchObject({ state: 'failing', failed: 2 });
     expect(listed.callback.retry_at - listed.callback.last_attempt_at).toBeGreaterThanOrEqual(1); // now 2 s
     // The board comes back and registers again: the back-off ends, the held notification goes at once.
     answering = true;
     await registerFrom(v, board, '127.0.0.1', { port: 9000 });
-    await expect.poll(() => sent.length).toBe(3);
-    await expect.poll(async () => (await listedNow()).callback.state).toBe('ok');
+    await waitFor(() => sent.length === 3, 'three callbacks sent');
+    await waitFor(async () => (await listedNow()).callback.state === 'ok', 'the callback to be answered');
     expect((await listedNow()).callback).toMatchObject({ delivered: 1, retry_at: null });
   });
 });
