@@ -1,4 +1,3 @@
-import { STATUS_CODES } from 'node:http';
 import {
   ERROR_CODES,
   type ErrorCode,
@@ -9,7 +8,10 @@ import {
 } from '@tensormine/protocol';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { StorageError } from '../store/errors.js';
+import { errorBody } from './error-body.js';
 import { methodNotAllowed, trackRoutes } from './framework-errors.js';
+
+export { errorBody } from './error-body.js';
 
 const BRAND = Symbol.for('@tensormine/validator/ApiError');
 
@@ -36,17 +38,6 @@ export class ApiError extends Error {
 /** Turns a failed verdict of the protocol package into the error to answer with. */
 export function verdictError(verdict: Extract<Verdict, { ok: false }>): ApiError {
   return new ApiError(verdict.code, verdict.message, verdict.details as Record<string, unknown> | undefined);
-}
-
-export function errorBody(
-  code: ErrorCode,
-  message: string,
-  details?: Record<string, unknown>,
-): ErrorResponse {
-  const statusCode = ERROR_CODES[code].status;
-  const body: ErrorResponse = { statusCode, code, error: STATUS_CODES[statusCode] ?? 'Error', message };
-  if (details !== undefined) body.details = details;
-  return body;
 }
 
 /** Fastify's own error codes for malformed requests, mapped to ours. */

@@ -8,7 +8,7 @@ import type {
   FastifyRequest,
   FastifyServerOptions,
 } from 'fastify';
-import { errorBody } from './errors.js';
+import { errorBody } from './error-body.js';
 
 /**
  * The errors answered before any route runs, in the one documented shape
@@ -19,7 +19,7 @@ import { errorBody } from './errors.js';
  *   - a path that is not valid percent-encoded UTF-8: 400 `bad_request`; a path parameter
  *     longer than MAX_PARAM_LENGTH: 414 `uri_too_long`. Neither echoes the path back;
  *   - a route that exists for other methods: 405 `method_not_allowed` with `Allow`
- *     (`installMethodNotAllowed`, called by the not-found handler).
+ *     (`methodNotAllowed`, called by the not-found handler of errors.ts).
  */
 
 /** The longest path parameter the router accepts (the longest real one is a 64-hex key). */

@@ -1,0 +1,198 @@
+#!/usr/bin/env node
+// Fails on an import cycle anywhere in packages/ (and firmware-sim/, examples/): reads every
+// TypeScript and JavaScript source (not node_modules, not dist), takes its imports, re-exports
+// and dynamic imports (type-only ones included: a cycle of types is still two modules that
+// cannot be understood apart), resolves relative specifiers and the workspace packages'
+// `@tensormine/*` exports to files, and lists every strongly connected group of files. The
+// groups named in ALLOWED are known and scheduled for removal; a group that is not, or an
+// allowed one that has grown or is gone, fails (so that the list never goes stale).
+// Run by `npm run check:cycles` and CI. Exit 1 with the cycles found.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const SCANNED = ['packages', 'firmware-sim', 'examples'];
+const SKIPPED_DIRS = new Set(['node_modules', 'dist', 'coverage', '.turbo']);
+const EXTENSIONS = ['.ts', '.tsx', '.mts', '.cts', '.js', '.mjs', '.cjs'];
+
+/**
+ * Known cycles, each with the issue that removes it. A group must match exactly (its files,
+ * sorted): a smaller or larger group is a change to look at, not an allowed cycle.
+ */
+const ALLOWED = [
+  {
+    reason: 'the SQL repositories (sql-repos.ts and the aggregates it builds): removed by issue 24',
+    files: [
+      'packages/validator/src/store/sql-economy.ts',
+      'packages/validator/src/store/sql-nodes.ts',
+      'packages/validator/src/store/sql-pool.ts',
+      'packages/validator/src/store/sql-repos.ts',
+      'packages/validator/src/store/sql-request-nonces.ts',
+    ],
+  },
+];
+
+const toPosix = (path) => path.split(sep).join('/');
+
+function* sources(dir) {
+  for (const name of readdirSync(dir)) {
+    if (SKIPPED_DIRS.has(name) || name.startsWith('.')) continue;
+    const path = join(dir, name);
+    const stat = statSync(path);
+    if (stat.isDirectory()) yield* sources(path);
+    else if (EXTENSIONS.some((e) => name.endsWith(e)) && !name.endsWith('.d.ts')) yield path;
+  }
+}
+
+/** `@tensormine/<name>[/subpath]` -> the source file its `@tensormine/source` export names. */
+const workspaceExports = new Map();
+for (const dir of ['packages', 'firmware-sim']) {
+  const base = join(root, dir);
+  const pkgDirs = dir === 'packages' ? readdirSync(base).map((n) => join(base, n)) : [base];
+  for (const pkgDir of pkgDirs) {
+    const file = join(pkgDir, 'package.json');
+    if (!existsSync(file)) continue;
+    const pkg = JSON.parse(readFileSync(file, 'utf8'));
+    const exports = typeof pkg.exports === 'object' && pkg.exports !== null ? pkg.exports : {};
+    for (const [subpath, target] of Object.entries(exports)) {
+      const source = typeof target === 'object' && target !== null ? target['@tensormine/source'] : undefined;
+      if (typeof source !== 'string') continue;
+      const specifier = subpath === '.' ? pkg.name : `${pkg.name}/${subpath.replace(/^\.\//, '')}`;
+      workspaceExports.set(specifier, resolve(pkgDir, source));
+    }
+  }
+}
+
+/** The file a specifier names, or undefined for a package outside the workspace. */
+function resolveSpecifier(from, specifier) {
+  if (specifier.startsWith('.')) {
+    const target = resolve(dirname(from), specifier);
+    const candidates = [
+      target,
+      target.replace(/\.(m|c)?js$/, '.$1ts'),
+      target.replace(/\.js$/, '.tsx'),
+      ...EXTENSIONS.map((e) => target + e),
+      ...EXTENSIONS.map((e) => join(target, `index${e}`)),
+    ];
+    return candidates.find((c) => existsSync(c) && statSync(c).isFile());
+  }
+  return workspaceExports.get(specifier);
+}
+
+const graph = new Map();
+for (const dir of SCANNED) {
+  if (!existsSync(join(root, dir))) continue;
+  for (const file of sources(join(root, dir))) {
+    const info = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+    const targets = new Set();
+    for (const { fileName } of info.importedFiles) {
+      const target = resolveSpecifier(file, fileName);
+      if (target !== undefined && target !== file) targets.add(target);
+    }
+    graph.set(file, targets);
+  }
+}
+
+// Tarjan's strongly connected components, iteratively (no recursion limit on deep chains).
+const index = new Map();
+const low = new Map();
+const onStack = new Set();
+const stack = [];
+const groups = [];
+let counter = 0;
+for (const start of graph.keys()) {
+  if (index.has(start)) continue;
+  const work = [{ node: start, edges: [...(graph.get(start) ?? [])], i: 0 }];
+  index.set(start, counter);
+  low.set(start, counter++);
+  stack.push(start);
+  onStack.add(start);
+  while (work.length > 0) {
+    const frame = work.at(-1);
+    if (frame.i < frame.edges.length) {
+      const next = frame.edges[frame.i++];
+      if (!graph.has(next)) continue;
+      if (!index.has(next)) {
+        index.set(next, counter);
+        low.set(next, counter++);
+        stack.push(next);
+        onStack.add(next);
+        work.push({ node: next, edges: [...graph.get(next)], i: 0 });
+      } else if (onStack.has(next)) {
+        low.set(frame.node, Math.min(low.get(frame.node), index.get(next)));
+      }
+      continue;
+    }
+    work.pop();
+    const parent = work.at(-1);
+    if (parent !== undefined) low.set(parent.node, Math.min(low.get(parent.node), low.get(frame.node)));
+    if (low.get(frame.node) === index.get(frame.node)) {
+      const group = [];
+      let member;
+      do {
+        member = stack.pop();
+        onStack.delete(member);
+        group.push(member);
+      } while (member !== frame.node);
+      if (group.length > 1) groups.push(group);
+    }
+  }
+}
+
+/** One cycle through a group, as a readable chain: a.ts -> b.ts -> a.ts. */
+function cycleIn(group) {
+  const members = new Set(group);
+  const first = [...group].sort()[0];
+  const previous = new Map([[first, undefined]]);
+  const queue = [first];
+  while (queue.length > 0) {
+    const node = queue.shift();
+    for (const next of graph.get(node)) {
+      if (!members.has(next)) continue;
+      if (next === first) {
+        const chain = [first];
+        for (let at = node; at !== undefined && at !== first; at = previous.get(at)) chain.splice(1, 0, at);
+        return [...chain, first];
+      }
+      if (!previous.has(next)) {
+        previous.set(next, node);
+        queue.push(next);
+      }
+    }
+  }
+  return group;
+}
+
+const rel = (file) => toPosix(relative(root, file));
+const problems = [];
+const seen = new Set();
+for (const group of groups) {
+  const files = group.map(rel).sort();
+  const allowed = ALLOWED.find(
+    (a) => a.files.length === files.length && a.files.every((f, i) => f === files[i]),
+  );
+  if (allowed !== undefined) {
+    seen.add(allowed);
+    continue;
+  }
+  problems.push(
+    `import cycle: ${cycleIn(group).map(rel).join(' -> ')}${files.length > 2 ? `\n  (the cycle's group: ${files.join(', ')})` : ''}`,
+  );
+}
+for (const allowed of ALLOWED) {
+  if (!seen.has(allowed)) {
+    problems.push(
+      `scripts/check-cycles.mjs: the allowed cycle "${allowed.reason}" is gone or changed: remove it from ALLOWED (${allowed.files.join(', ')})`,
+    );
+  }
+}
+
+if (problems.length > 0) {
+  console.error(problems.join('\n'));
+  process.exit(1);
+}
+console.log(
+  `no import cycle in ${graph.size} files${ALLOWED.length > 0 ? ` (besides ${ALLOWED.length} known: ${ALLOWED.map((a) => a.reason).join('; ')})` : ''}`,
+);
