@@ -1,14 +1,3 @@
-import {
-  bigintOf,
-  checkBigint,
-  checkCount,
-  int,
-  nullableInt,
-  nullableText,
-  type Row,
-  type Scope,
-  text,
-} from './sql-repos.js';
 import type {
   PoolBackoffRecord,
   PoolBlockRecord,
@@ -17,9 +6,12 @@ import type {
   PoolRepo,
   PoolShareRecord,
   StoredPoolShare,
-} from './types.js';
+} from '../types.js';
+import type { Row } from './executor.js';
+import type { Scope } from './scope.js';
+import { bigintOf, checkBigint, checkCount, int, nullableInt, nullableText, text } from './values.js';
 
-/** The mining pool tables (migration step "mining pool"), on node:sqlite. */
+/** The mining pool tables (migration step "mining pool"). */
 
 const MEMBER_COLUMNS =
   'pubkey, stake, joined_at, share_difficulty, vardiff_since_ms, vardiff_shares, shares_accepted, shares_stale, shares_rejected, blocks_found, last_share_at';

@@ -1,5 +1,5 @@
-import type { Scope } from './sql-repos.js';
-import type { RequestNonceRepo } from './types.js';
+import type { RequestNonceRepo } from '../types.js';
+import type { Scope } from './scope.js';
 
 /** At most this many expired pairs are deleted per claim: the cost of a claim stays bounded. */
 const FORGET_BATCH = 64;

@@ -1,5 +1,7 @@
-import type { NodeRecord, NodeRepo } from './node-types.js';
-import { int, nullableInt, nullableText, type Row, type Scope, text } from './sql-repos.js';
+import type { NodeRecord, NodeRepo } from '../types.js';
+import type { Row } from './executor.js';
+import type { Scope } from './scope.js';
+import { int, nullableInt, nullableText, text } from './values.js';
 
 const COLUMNS =
   'node_id, instance, url, software_version, started_at_ms, heartbeat_at_ms, applied_height, synced, stopped_at_ms';
