@@ -26,7 +26,7 @@ export interface MacCore {
   /**
    * Optional (the WebAssembly core has them): the passes over the Z of the last
    * `accumulators` call done by the core itself, which `computeWork` then uses instead of its
-   * own loops (scripts/post-wasm.ts; mac.test.ts compares every field with the reference).
+   * own loops (wasm-gen/src/post-wasm.ts; mac.test.ts compares every field with the reference).
    */
   readonly passes?: AccumulatorPasses;
 }
