@@ -1,4 +1,4 @@
-import { expand, taggedHash } from '../hash.js';
+import { expand } from '../hash.js';
 import type { Activation, Operation } from './devices.js';
 import { conv3x3, matmul } from './fixed-point.js';
 import { MAC_LAYOUT, POST_LAYOUT, WASM_BASE64 } from './mac-wasm.generated.js';
