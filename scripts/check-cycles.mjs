@@ -7,15 +7,7 @@
 // groups named in ALLOWED are known and scheduled for removal; a group that is not, or an
 // allowed one that has grown or is gone, fails (so that the list never goes stale).
 // Run by `npm run check:cycles` and CI. Exit 1 with the cycles found.
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import ts from 'typescript';
-
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const SCANNED = ['packages', 'firmware-sim', 'examples'];
-const SKIPPED_DIRS = new Set(['node_modules', 'dist', 'coverage', '.turbo']);
-const EXTENSIONS = ['.ts', '.tsx', '.mts', '.cts', '.js', '.mjs', '.cjs'];
+import { importsOf, rel, resolveSpecifier, sourceFiles } from './lib/workspace-imports.mjs';
 
 /**
  * Known cycles, each with the issue that removes it (none now: issue 24 removed the last, the
@@ -26,65 +18,14 @@ const ALLOWED = [
   // { reason: 'what the cycle is: removed by issue N', files: ['packages/a/src/x.ts', 'packages/a/src/y.ts'] },
 ];
 
-const toPosix = (path) => path.split(sep).join('/');
-
-function* sources(dir) {
-  for (const name of readdirSync(dir)) {
-    if (SKIPPED_DIRS.has(name) || name.startsWith('.')) continue;
-    const path = join(dir, name);
-    const stat = statSync(path);
-    if (stat.isDirectory()) yield* sources(path);
-    else if (EXTENSIONS.some((e) => name.endsWith(e)) && !name.endsWith('.d.ts')) yield path;
-  }
-}
-
-/** `@tensormine/<name>[/subpath]` -> the source file its `@tensormine/source` export names. */
-const workspaceExports = new Map();
-for (const dir of ['packages', 'firmware-sim']) {
-  const base = join(root, dir);
-  const pkgDirs = dir === 'packages' ? readdirSync(base).map((n) => join(base, n)) : [base];
-  for (const pkgDir of pkgDirs) {
-    const file = join(pkgDir, 'package.json');
-    if (!existsSync(file)) continue;
-    const pkg = JSON.parse(readFileSync(file, 'utf8'));
-    const exports = typeof pkg.exports === 'object' && pkg.exports !== null ? pkg.exports : {};
-    for (const [subpath, target] of Object.entries(exports)) {
-      const source = typeof target === 'object' && target !== null ? target['@tensormine/source'] : undefined;
-      if (typeof source !== 'string') continue;
-      const specifier = subpath === '.' ? pkg.name : `${pkg.name}/${subpath.replace(/^\.\//, '')}`;
-      workspaceExports.set(specifier, resolve(pkgDir, source));
-    }
-  }
-}
-
-/** The file a specifier names, or undefined for a package outside the workspace. */
-function resolveSpecifier(from, specifier) {
-  if (specifier.startsWith('.')) {
-    const target = resolve(dirname(from), specifier);
-    const candidates = [
-      target,
-      target.replace(/\.(m|c)?js$/, '.$1ts'),
-      target.replace(/\.js$/, '.tsx'),
-      ...EXTENSIONS.map((e) => target + e),
-      ...EXTENSIONS.map((e) => join(target, `index${e}`)),
-    ];
-    return candidates.find((c) => existsSync(c) && statSync(c).isFile());
-  }
-  return workspaceExports.get(specifier);
-}
-
 const graph = new Map();
-for (const dir of SCANNED) {
-  if (!existsSync(join(root, dir))) continue;
-  for (const file of sources(join(root, dir))) {
-    const info = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
-    const targets = new Set();
-    for (const { fileName } of info.importedFiles) {
-      const target = resolveSpecifier(file, fileName);
-      if (target !== undefined && target !== file) targets.add(target);
-    }
-    graph.set(file, targets);
+for (const file of sourceFiles()) {
+  const targets = new Set();
+  for (const specifier of importsOf(file)) {
+    const target = resolveSpecifier(file, specifier);
+    if (target !== undefined && target !== file) targets.add(target);
   }
+  graph.set(file, targets);
 }
 
 // Tarjan's strongly connected components, iteratively (no recursion limit on deep chains).
@@ -157,7 +98,6 @@ function cycleIn(group) {
   return group;
 }
 
-const rel = (file) => toPosix(relative(root, file));
 const problems = [];
 const seen = new Set();
 for (const group of groups) {
