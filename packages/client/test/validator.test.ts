@@ -6,6 +6,7 @@ import {
   proofFromWork,
   type Receipt,
   type SignedHexSubmission,
+  type SignedProof,
   verifyReceipt,
 } from '@tensormine/protocol';
 import { describe, expect, it } from 'vitest';
@@ -321,6 +322,25 @@ describe('a solution built and signed already (submitSigned)', () => {
       {
         path: 'challenge_id',
         message: `challenge_id: expected ${JSON.stringify(work.challenge.id)} (the challenge of the work), got ${JSON.stringify(other.challenge.id)}`,
+      },
+    ]);
+    expect(seen).toEqual([]);
+  });
+
+  it('v4.0: refuses a body that is not a proof of the work, before sending it', async () => {
+    const { url } = await startValidator({ hexchain: false });
+    const signer = Signer.generate();
+    const c = client({ url, signer });
+    await c.miners.register();
+    const work = (await c.getWork({ deviceType: 'esp8266' })) as TensorWork;
+    const seen = requestsOf(c);
+    const hexBody = { challenge_id: work.challenge.challenge_id } as unknown as SignedProof;
+    const error = (await c.submitSigned(work, hexBody).catch((e: unknown) => e)) as InvalidInputError;
+    expect(error).toBeInstanceOf(InvalidInputError);
+    expect(error.problems).toEqual([
+      {
+        path: 'proof.challenge_id',
+        message: `proof.challenge_id: expected ${JSON.stringify(work.challenge.challenge_id)} (the challenge of the work), got none`,
       },
     ]);
     expect(seen).toEqual([]);
