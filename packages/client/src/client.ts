@@ -463,8 +463,9 @@ export class TensormineClient extends ServiceClient<'validator'> {
    * rebuilt, recomputed or signed here; the body must answer `work` (its challenge id).
    *
    * @returns as `submitWork`.
-   * @throws InvalidInputError (a body for another challenge or protocol generation),
-   *   ValidatorError (the rejection reason), NetworkError, TimeoutError
+   * @throws InvalidInputError (a body for another challenge), ProtocolMismatchError (a work
+   *   that is neither 4.0 nor 4.1), ValidatorError (the rejection reason), NetworkError,
+   *   TimeoutError
    */
   async submitSigned<W extends Work>(
     work: W,

@@ -327,7 +327,7 @@ describe('a solution built and signed already (submitSigned)', () => {
     expect(seen).toEqual([]);
   });
 
-  it('v4.0: refuses a body that is not a proof of the work, before sending it', async () => {
+  it('v4.0: refuses a body that is not a proof of the work, or a work of no known version, before sending it', async () => {
     const { url } = await startValidator({ hexchain: false });
     const signer = Signer.generate();
     const c = client({ url, signer });
@@ -343,6 +343,10 @@ describe('a solution built and signed already (submitSigned)', () => {
         message: `proof.challenge_id: expected ${JSON.stringify(work.challenge.challenge_id)} (the challenge of the work), got none`,
       },
     ]);
+    const future = { ...work, version: '5.0' } as unknown as TensorWork;
+    await expect(c.submitSigned(future, hexBody)).rejects.toThrow(
+      new ProtocolMismatchError('work.version: expected "4.0" or "4.1", got "5.0"'),
+    );
     expect(seen).toEqual([]);
   });
 });
