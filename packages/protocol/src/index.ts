@@ -8,6 +8,11 @@
 export * from './amount.js';
 // Primitives
 export * from './bytes.js';
+// Device callbacks: the message, who is called back when, the HTTP sender (injected I/O)
+export * from './devices/addresses.js';
+export * from './devices/callback.js';
+export * from './devices/callbacks.js';
+export * from './devices/http-sender.js';
 // Economy rules (pure bigint functions)
 export * from './economy/index.js';
 export * from './ed25519.js';
