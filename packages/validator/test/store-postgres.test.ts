@@ -1,5 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WAIT_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
+import { waitFor } from '../../../test-support/wait.ts';
 import { StorageError } from '../src/store/errors.js';
 import { LATEST_SCHEMA_VERSION, MIGRATIONS, type Migration } from '../src/store/migrations.js';
 import {
@@ -12,27 +14,27 @@ import {
 import { migratePostgres, postgresSchemaVersion } from '../src/store/postgres-migrations.js';
 import { InsufficientBalanceError, type Storage } from '../src/store/types.js';
 import { describeStorageConformance } from './storage-conformance.js';
-import { type PostgresServer, startPostgres } from './support/postgres.js';
+import { type PostgresServer, testPostgres, uniqueDatabaseName } from './support/postgres.js';
 
 /**
- * The storage on a real PostgreSQL server started by this file (test/support/postgres.ts):
+ * The storage on a real PostgreSQL server (the test run's, test-support/services.ts):
  * the conformance suite, migrations, notifications across two storages on one database,
  * conservation under concurrent transfers from two storages, and connections lost and back.
  */
 
 let server: PostgresServer;
-const TEMPLATE = 'tm_migrated';
+const TEMPLATE = uniqueDatabaseName('tm_migrated');
 
 beforeAll(async () => {
-  server = await startPostgres();
+  server = await testPostgres();
   // A migrated database to copy: each conformance test gets a fresh copy.
   const storage = await openPostgresStorage({ url: await server.createDatabase(TEMPLATE) });
   await storage.close();
-}, 60_000);
+});
 
 afterAll(async () => {
   await server?.stop();
-}, 30_000);
+});
 
 describeStorageConformance('postgres', async () =>
   openPostgresStorage({ url: await server.createDatabase(undefined, { template: TEMPLATE }), poolSize: 4 }),
@@ -52,16 +54,9 @@ async function admin<T>(url: string, fn: (client: pg.Client) => Promise<T>): Pro
   }
 }
 
-async function eventually(
-  what: string,
-  check: () => Promise<boolean> | boolean,
-  timeoutMs = 10_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+/** Waits (the suite's bound) until `check` holds. */
+function eventually(what: string, check: () => Promise<boolean> | boolean): Promise<void> {
+  return waitFor(check, what, { intervalMs: 25 });
 }
 
 describe('PostgreSQL migrations', () => {
@@ -242,7 +237,7 @@ describe('two storages on one PostgreSQL database', () => {
     expect(entries).toHaveLength(2 * count);
     const sumOfEntries = entries.reduce((sum, e) => sum + e.amount, 0n);
     expect(sumOfEntries).toBe(0n);
-  }, 60_000);
+  });
 
   it('answers storage_busy, having written nothing, when a transaction loses every run to another node', async () => {
     const busy = await openPostgresStorage({
@@ -324,7 +319,7 @@ describe('two storages on one PostgreSQL database', () => {
     ]);
     expect(results.filter(Boolean)).toHaveLength(1);
     expect(await one.read((tx) => tx.blocks.count())).toBe(1);
-  }, 30_000);
+  });
 });
 
 describe('PostgreSQL connections lost and restored', () => {
@@ -342,7 +337,7 @@ describe('PostgreSQL connections lost and restored', () => {
       const terminate = () =>
         admin(url, async (client) => {
           const result = await client.query(
-            "SELECT count(*)::int AS n FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'victim%') t",
+            "SELECT count(*)::int AS n FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'victim%' AND datname = current_database()) t",
           );
           return result.rows[0].n as number;
         });
@@ -376,12 +371,12 @@ describe('PostgreSQL connections lost and restored', () => {
     } finally {
       await storage.close();
     }
-  }, 30_000);
+  });
 
   it('re-runs a write refused by a server that takes no writes (a standby during a failover) on a new connection', async () => {
     const url = await server.createDatabase(undefined, { template: TEMPLATE });
     const db = new URL(url).pathname.slice(1);
-    const storage = await openPostgresStorage({ url, poolSize: 1, unavailableRetryMs: 20_000 });
+    const storage = await openPostgresStorage({ url, poolSize: 1, unavailableRetryMs: WAIT_TIMEOUT_MS });
     try {
       // The pooled connection is read-write; connections opened from now on are read-only,
       // like those a proxy still sends to a primary being demoted.
@@ -404,7 +399,7 @@ describe('PostgreSQL connections lost and restored', () => {
     } finally {
       await storage.close();
     }
-  }, 30_000);
+  });
 
   it('gives a write up as storage_unavailable, having written nothing, when the server takes no writes for too long', async () => {
     const url = await server.createDatabase(undefined, { template: TEMPLATE });
@@ -424,7 +419,7 @@ describe('PostgreSQL connections lost and restored', () => {
     } finally {
       await storage.close();
     }
-  }, 30_000);
+  });
 
   it('classifies the failover errors of PostgreSQL as a lost connection or a server that is not the primary', () => {
     const pgError = (code: string, message = 'x') => Object.assign(new Error(message), { code });
