@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
+import { SERVICE_START_TIMEOUT_MS } from './timeouts.ts';
 
 /**
  * Debian's Prometheus for the tests of the services' /metrics (`.ci/run` installs the
@@ -72,7 +73,8 @@ export interface RunningPrometheus {
 
 /**
  * Starts Prometheus on a free port scraping `targets` every `scrapeInterval`, with its storage
- * in a temporary directory; resolves when it answers /-/ready (within `readyMs`).
+ * in a temporary directory; resolves when it answers /-/ready (within `readyMs`, default the
+ * suite's SERVICE_START_TIMEOUT_MS).
  */
 export async function startPrometheus(
   targets: readonly ScrapeTarget[],
@@ -117,7 +119,7 @@ export async function startPrometheus(
     await exited;
     await rm(dir, { recursive: true, force: true });
   };
-  const deadline = performance.now() + (options.readyMs ?? 60_000);
+  const deadline = performance.now() + (options.readyMs ?? SERVICE_START_TIMEOUT_MS);
   for (;;) {
     if (child.exitCode !== null) {
       await close();

@@ -11,6 +11,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { expectPromtoolClean, startPrometheus } from '../../../test-support/prometheus.ts';
+import { SLOW_TEST_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
+import { waitFor as waitUntil } from '../../../test-support/wait.ts';
 import { run } from '../src/index.js';
 import { cleanup, tempHome, testIo, testKey, testValidator, waitFor } from './helpers.js';
 
@@ -23,36 +25,9 @@ function reported(text: string, series: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
-/** Waits for an async condition (`waitFor` takes a synchronous one): polls every 200 ms. */
-async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs = 120_000): Promise<void> {
-  let met = false;
-  let pending = false;
-  const poll = () => {
-    if (pending) return;
-    pending = true;
-    void check()
-      .then(
-        (ok) => {
-          met = ok;
-        },
-        () => {},
-      )
-      .finally(() => {
-        pending = false;
-      });
-  };
-  const timer = setInterval(poll, 200);
-  poll();
-  try {
-    await waitFor(() => met, what, timeoutMs);
-  } finally {
-    clearInterval(timer);
-  }
-}
-
 describe('Prometheus scrapes a validator and a miner', () => {
   test('finds the blocks accepted and the hash rate the services reported', {
-    timeout: 240_000,
+    timeout: SLOW_TEST_TIMEOUT_MS,
   }, async () => {
     const { url } = await testValidator({ hexDifficulty: 4096n, metricsToken: METRICS_TOKEN });
     const { env } = await tempHome();
@@ -69,8 +44,8 @@ describe('Prometheus scrapes a validator and a miner', () => {
     await waitFor(
       () => line.test(io.stdout.text),
       'the control API line',
-      60_000,
-      () => io.stdout.text,
+      undefined,
+      () => io.stdout.text + io.stderr.text,
     );
     const api = line.exec(io.stdout.text)![1]!;
 

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { launchChromium } from '../../../test-support/chromium.ts';
+import { testBrowser } from '../../../test-support/services.ts';
+import { WAIT_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
 import { minerControlTarget } from '../src/control/target.js';
 import { startControlApi } from '../src/control-api.js';
 import { MiningEngine } from '../src/engine.js';
@@ -21,15 +22,15 @@ const TOKEN = 'a-control-token-of-some-length';
 let browser: Browser;
 
 beforeAll(async () => {
-  browser = await launchChromium();
-}, 60_000);
+  browser = await testBrowser();
+});
 
 afterAll(async () => {
   await browser?.close();
 });
 
 describe('the control page in Chromium', () => {
-  test('shows devices, rates and results; changes need the token', { timeout: 180_000 }, async () => {
+  test('shows devices, rates and results; changes need the token', async () => {
     const source = new FakeSource();
     source.difficulty = 16n; // a result every few dozen nonces
     const engine = new MiningEngine({ threads: 1, kernel: 'js' });
@@ -57,8 +58,8 @@ describe('the control page in Chromium', () => {
     await page.goto(`${api.url}/`);
     const text = async (id: string) => (await page.locator(`#${id}`).textContent()) ?? '';
 
-    /** Waits until the element's text matches (playwright's wait, 30 s unless told). */
-    const until = (id: string, pattern: RegExp, timeout = 30_000) =>
+    /** Waits until the element's text matches (the suite's wait bound). */
+    const until = (id: string, pattern: RegExp, timeout = WAIT_TIMEOUT_MS) =>
       page.locator(`#${id}`).filter({ hasText: pattern }).waitFor({ timeout });
 
     await until('state', /^mining$/);
@@ -67,7 +68,7 @@ describe('the control page in Chromium', () => {
     await until('accepted', /\d/);
     expect(Number((await text('accepted')).replace(/\D/g, ''))).toBeGreaterThan(0);
     // The 10 s window once the miner has mined for 10 s (n/a before).
-    await until('rate-10s', /H\/s$/, 120_000);
+    await until('rate-10s', /H\/s$/);
     const row = page.locator('#devices tr').first();
     expect(await row.locator('td').first().textContent()).toBe('cpu');
     expect(await row.locator('td').nth(1).textContent()).toBe('ok');
