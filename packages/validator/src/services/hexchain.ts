@@ -34,7 +34,7 @@ import {
 import { nowSeconds, type ValidatorContext } from '../context.js';
 import { ApiError, verdictError } from '../http/errors.js';
 import { routeHandlers } from '../http/handlers.js';
-import type { BlockRecord, HexChallengeRecord, StorageTx } from '../store/types.js';
+import type { BlockRecord, ChainHead, HexChallengeRecord, TransactionOptions } from '../store/types.js';
 import { LatticeState } from './hexchain/lattice-state.js';
 import { challengeToWire, latticeCursor, parseLatticeCursor } from './hexchain/wire.js';
 import { COUNTERS } from './metrics.js';
@@ -50,16 +50,6 @@ import type { HexchainHooks, HexchainService, PoolBlockPay } from './types.js';
  * lattice reads are served from it. Accepted blocks, retargets and difficulty changes are
  * published, after their commit, on the `events` hub (GET /api/hexchain/events).
  */
-
-/** Meta key of the live difficulty (decimal). Absent until a retarget or an admin change. */
-export const HEX_DIFFICULTY_META_KEY = 'hexchain.difficulty';
-
-/**
- * Counter numbering the difficulty writes (retargets, admin changes), across every node sharing
- * the database: a node applies a difficulty read or committed only if its number is newer than
- * the one it holds, so that it follows the commit order whatever order it learns them in.
- */
-export const HEX_DIFFICULTY_WRITES_COUNTER = 'hexchain_difficulty_writes';
 
 /**
  * The notification channel of hexchain changes (an accepted block, a difficulty change): every
@@ -78,6 +68,9 @@ const OPEN_COUNT_TTL_MS = 1_000;
 
 /** Meta key of the genesis time t[0] in Unix ms: the first start of this database. */
 export const HEX_GENESIS_TIME_META_KEY = 'hexchain.genesis_time_ms';
+
+/** The hot paths' transactions take row locks instead of SERIALIZABLE (docs/storage.md). */
+const ROW_LOCKS: TransactionOptions = { isolation: 'row-locks' };
 
 /** The reward token of a block. */
 export const HEX_REWARD_TOKEN = 'PTM';
@@ -119,30 +112,27 @@ export async function createHexchainService(
 
   /** Random per process: tells this node's own notifications from the other nodes'. */
   const instance = toHex(randomBytes(8));
-  const { stored, storedSeq, blocks, genesisTimeMs, openExpiries } = await ctx.storage.transaction(
-    async (tx) => {
-      let genesis = await tx.meta.get(HEX_GENESIS_TIME_META_KEY);
-      if (genesis === undefined) {
-        genesis = String(ctx.now());
-        await tx.meta.set(HEX_GENESIS_TIME_META_KEY, genesis);
-      }
-      return {
-        stored: await tx.meta.get(HEX_DIFFICULTY_META_KEY),
-        storedSeq: await tx.counters.get(HEX_DIFFICULTY_WRITES_COUNTER),
-        blocks: await tx.blocks.all(),
-        genesisTimeMs: BigInt(genesis),
-        openExpiries: await tx.hexChallenges.openExpiries(nowSeconds(ctx)),
-      };
-    },
-  );
-  let difficulty = stored === undefined ? ctx.config.hexDifficulty : parseStoredDifficulty(stored);
+  const { head, blocks, genesisTimeMs, openExpiries } = await ctx.storage.transaction(async (tx) => {
+    let genesis = await tx.meta.get(HEX_GENESIS_TIME_META_KEY);
+    if (genesis === undefined) {
+      genesis = String(ctx.now());
+      await tx.meta.set(HEX_GENESIS_TIME_META_KEY, genesis);
+    }
+    return {
+      head: await tx.blocks.head(),
+      blocks: await tx.blocks.all(),
+      genesisTimeMs: BigInt(genesis),
+      openExpiries: await tx.hexChallenges.openExpiries(nowSeconds(ctx)),
+    };
+  });
+  let difficulty = difficultyOf(head);
 
   for (const block of blocks) state.add(block);
   for (const expiresAt of openExpiries) state.addOpenChallenge(expiresAt);
 
-  // Difficulty writes (retargets, admin changes) are numbered inside their transaction by a
-  // shared counter, so that the in-memory value follows the commit order across nodes.
-  let appliedSeq = storedSeq;
+  // Difficulty writes (retargets, admin changes) are numbered in the chain head inside their
+  // transaction, so that the in-memory value follows the commit order across nodes.
+  let appliedSeq = head.difficultySeq;
   /** Applies a numbered difficulty; true when it was newer than the one held. */
   const applyDifficulty = (seq: number, value: bigint): boolean => {
     if (seq <= appliedSeq) return false;
@@ -152,14 +142,10 @@ export async function createHexchainService(
     state.version++;
     return changed;
   };
-  const numberDifficultyWrite = async (tx: StorageTx): Promise<number> => {
-    await tx.counters.add(HEX_DIFFICULTY_WRITES_COUNTER, 1);
-    return tx.counters.get(HEX_DIFFICULTY_WRITES_COUNTER);
-  };
-  const difficultyIn = async (tx: StorageTx): Promise<bigint> => {
-    const value = await tx.meta.get(HEX_DIFFICULTY_META_KEY);
-    return value === undefined ? ctx.config.hexDifficulty : parseStoredDifficulty(value);
-  };
+  /** The live difficulty of a chain head (the configured one until the first write). */
+  function difficultyOf(chain: ChainHead): bigint {
+    return chain.difficulty === null ? ctx.config.hexDifficulty : parseHexDifficulty(chain.difficulty);
+  }
 
   const rejectBlock = async (error: ApiError): Promise<never> => {
     await ctx.metrics.recordRejection(error.code, 'block');
@@ -280,10 +266,15 @@ export async function createHexchainService(
             issuedAt,
             expiresAt: issuedAt + ctx.runtime.challengeTtlS,
           };
-          await tx.hexChallenges.insert(challenge);
-          await tx.counters.add(COUNTERS.hexChallengesIssued, 1);
-          return { challenge, extras: await hooks.challengeTerms?.(tx, challenge) };
-        });
+          const [, , extras] = await Promise.all([
+            tx.hexChallenges.insert(challenge),
+            tx.counters.add(COUNTERS.hexChallengesIssued, 1),
+            hooks.challengeTerms?.(tx, challenge),
+          ]);
+          return { challenge, extras };
+          // Row locks: the serial is a sequence, the lattice is this node's memory, the pool's
+          // terms lock the member's row (docs/storage.md).
+        }, ROW_LOCKS);
         if (record === undefined) await catchUp();
       }
       state.addOpenChallenge(record.challenge.expiresAt);
@@ -292,7 +283,11 @@ export async function createHexchainService(
 
     async hexSubmit(request) {
       const body = request.body;
-      const challenge = await ctx.storage.read((tx) => tx.hexChallenges.get(body.challenge_id));
+      const pubkey = body.block.miner_pubkey;
+      // Issued together: one round trip on PostgreSQL.
+      const [challenge, device] = await ctx.storage.read((tx) =>
+        Promise.all([tx.hexChallenges.get(body.challenge_id), tx.devices.get(pubkey)]),
+      );
       if (challenge === undefined) {
         return rejectBlock(
           new ApiError(
@@ -321,8 +316,6 @@ export async function createHexchainService(
       if (holder !== undefined) {
         return rejectBlock(occupied(challenge.coord, toHex(holder.blockHash), holder.depth));
       }
-      const pubkey = body.block.miner_pubkey;
-      const device = await ctx.storage.read((tx) => tx.devices.get(pubkey));
       if (device === undefined) return rejectBlock(notRegistered('block.miner_pubkey', pubkey));
       if (challenge.minerPubkey !== null && challenge.minerPubkey !== pubkey) {
         return rejectBlock(
@@ -348,74 +341,89 @@ export async function createHexchainService(
       }
 
       const blockHash = toHex(verdict.blockHash);
-      const outcome = await ctx.storage.transaction(async (tx) => {
-        const acceptedAtMs = ctx.now();
-        const acceptedAt = Math.floor(acceptedAtMs / 1000);
-        const height = (await tx.blocks.count()) + 1;
-        const block: BlockRecord = {
-          coord: challenge.coord,
-          blockHash,
-          powHash: toHex(verdict.powHash),
-          depth: challenge.depth,
-          parents: challenge.parents.map((p) => p.coord),
-          minerPubkey: pubkey,
-          nonce: verdict.nonce,
-          challengeId: challenge.id,
-          slot: challenge.slot,
-          difficulty: challenge.difficulty,
-          timestampMs: acceptedAtMs,
-          height,
-        };
-        if (!(await tx.blocks.insert(block))) {
-          const winner = await tx.blocks.get(challenge.coord);
-          return { accepted: false as const, winner };
-        }
-        // A pool member's block is paid by the pool (PPLNS); any other by the solo rule.
-        const pool = await hooks.rewardBlock?.(tx, block, HEX_BLOCK_REWARD);
-        if (pool === undefined) {
-          await tx.ledger.apply([
-            {
-              type: 'mining_reward',
-              pubkey,
-              token: HEX_REWARD_TOKEN,
-              amount: HEX_BLOCK_REWARD,
-              timestamp: acceptedAt,
-              ref: blockHash,
-              idempotencyKey: `block:${blockHash}`,
-            },
-          ]);
-        }
-        await tx.counters.add(COUNTERS.blocksAccepted, 1);
-        await tx.miners.record(pubkey, { blocksAccepted: 1, seenAt: acceptedAt });
-        await tx.devices.touch(pubkey, acceptedAt);
-
-        // The retarget rule (protocol 4.6), in the same transaction so that a crash cannot
-        // keep the block and lose the new difficulty.
-        const old = await difficultyIn(tx);
-        let next = old;
-        if (shouldRetarget(height, RETARGET_WINDOW_BLOCKS)) {
-          const start = height - RETARGET_WINDOW_BLOCKS;
-          const startBlock = start === 0 ? undefined : await tx.blocks.byHeight(start);
-          if (start !== 0 && startBlock === undefined) {
-            throw new Error(`hexchain: block at height ${start} is missing; cannot retarget`);
-          }
-          next = difficultyAfterBlock({
-            difficulty: old,
-            height,
-            blockTimeMs: BigInt(acceptedAtMs),
-            windowStartTimeMs: startBlock === undefined ? genesisTimeMs : BigInt(startBlock.timestampMs),
-            windowBlocks: RETARGET_WINDOW_BLOCKS,
-            intervalMs: ctx.config.blockIntervalMs,
+      const outcome = await ctx.storage
+        .transaction(async (tx) => {
+          const acceptedAtMs = ctx.now();
+          const acceptedAt = Math.floor(acceptedAtMs / 1000);
+          const reward = {
+            type: 'mining_reward' as const,
+            pubkey,
+            token: HEX_REWARD_TOKEN,
+            amount: HEX_BLOCK_REWARD,
+            timestamp: acceptedAt,
+            ref: blockHash,
+            idempotencyKey: `block:${blockHash}`,
+          };
+          // What does not need the height first, so that the chain head, the one lock every
+          // block takes (blocks commit one after the other), is held only for the end of the
+          // transaction (docs/storage.md). A pool block is paid after (its payout records the
+          // height); one whose miner left the pool meanwhile falls back to the solo rule. Row
+          // locks in the order of every hot path: accounts, then the miner's rows.
+          const solo = !(await hooks.poolMember?.(tx, pubkey));
+          const stats = () =>
+            Promise.all([
+              tx.counters.add(COUNTERS.blocksAccepted, 1),
+              tx.miners.record(pubkey, { blocksAccepted: 1, seenAt: acceptedAt }),
+              tx.devices.touch(pubkey, acceptedAt),
+            ]);
+          if (solo) await Promise.all([tx.ledger.apply([reward]), stats()]);
+          const appended = await tx.blocks.append({
+            coord: challenge.coord,
+            blockHash,
+            powHash: toHex(verdict.powHash),
+            depth: challenge.depth,
+            parents: challenge.parents.map((p) => p.coord),
+            minerPubkey: pubkey,
+            nonce: verdict.nonce,
+            challengeId: challenge.id,
+            slot: challenge.slot,
+            difficulty: challenge.difficulty,
+            timestampMs: acceptedAtMs,
           });
-          await tx.meta.set(HEX_DIFFICULTY_META_KEY, next.toString());
-        }
-        const seq = shouldRetarget(height, RETARGET_WINDOW_BLOCKS) ? await numberDifficultyWrite(tx) : 0;
-        await tx.notify(HEXCHAIN_CHANNEL, JSON.stringify({ from: instance, height }));
-        return { accepted: true as const, block, pool, old, next, seq };
-      });
+          // Someone else's block holds the cell (or this very block, sent twice at once): the
+          // reward written above is rolled back with the transaction.
+          if (appended === undefined) throw new CellTaken();
+          const { block } = appended;
+          const height = block.height;
+          const pool = solo ? undefined : await hooks.rewardBlock?.(tx, block, HEX_BLOCK_REWARD);
+          const retarget = shouldRetarget(height, RETARGET_WINDOW_BLOCKS);
+          const start = height - RETARGET_WINDOW_BLOCKS;
+          const [startBlock] = await Promise.all([
+            retarget && start !== 0 ? tx.blocks.byHeight(start) : undefined,
+            solo
+              ? undefined
+              : (pool === undefined ? tx.ledger.apply([reward]) : Promise.resolve()).then(stats),
+          ]);
+
+          // The retarget rule (protocol 4.6), in the same transaction so that a crash cannot
+          // keep the block and lose the new difficulty.
+          const old = difficultyOf(appended.head);
+          let next = old;
+          let seq = 0;
+          if (retarget) {
+            if (start !== 0 && startBlock === undefined) {
+              throw new Error(`hexchain: block at height ${start} is missing; cannot retarget`);
+            }
+            next = difficultyAfterBlock({
+              difficulty: old,
+              height,
+              blockTimeMs: BigInt(acceptedAtMs),
+              windowStartTimeMs: startBlock === undefined ? genesisTimeMs : BigInt(startBlock.timestampMs),
+              windowBlocks: RETARGET_WINDOW_BLOCKS,
+              intervalMs: ctx.config.blockIntervalMs,
+            });
+            seq = (await tx.blocks.setDifficulty(next)).head.difficultySeq;
+          }
+          await tx.notify(HEXCHAIN_CHANNEL, JSON.stringify({ from: instance, height }));
+          return { accepted: true as const, block, pool, old, next, seq };
+        }, ROW_LOCKS)
+        .catch((error: unknown) => {
+          if (error instanceof CellTaken) return { accepted: false as const };
+          throw error;
+        });
 
       if (!outcome.accepted) {
-        const winner = outcome.winner;
+        const winner = await ctx.storage.read((tx) => tx.blocks.get(challenge.coord));
         if (winner !== undefined && winner.blockHash === blockHash) return storedAcceptance(winner);
         return rejectBlock(occupied(challenge.coord, winner?.blockHash, winner?.depth));
       }
@@ -569,12 +577,11 @@ export async function createHexchainService(
   const catchUpOnce = async (): Promise<void> => {
     for (;;) {
       const after = state.appliedHeight;
-      const read = await ctx.storage.read(async (tx) => ({
-        blocks: await tx.blocks.list(after, CATCH_UP_BATCH),
-        value: await tx.meta.get(HEX_DIFFICULTY_META_KEY),
-        seq: await tx.counters.get(HEX_DIFFICULTY_WRITES_COUNTER),
-      }));
-      const next = read.value === undefined ? ctx.config.hexDifficulty : parseStoredDifficulty(read.value);
+      const read = await ctx.storage.read(async (tx) => {
+        const [blocks, head] = await Promise.all([tx.blocks.list(after, CATCH_UP_BATCH), tx.blocks.head()]);
+        return { blocks, head };
+      });
+      const next = difficultyOf(read.head);
       const old = difficulty;
       let retargeted = false;
       for (const block of read.blocks) {
@@ -583,7 +590,7 @@ export async function createHexchainService(
         retargeted ||= retarget;
         publishBlock(block, old, retarget ? next : old);
       }
-      if (applyDifficulty(read.seq, next) && !retargeted) {
+      if (applyDifficulty(read.head.difficultySeq, next) && !retargeted) {
         events.publish('difficulty', { from: Number(old), to: Number(next), at: nowSeconds(ctx) });
       }
       if (read.blocks.length < CATCH_UP_BATCH) return;
@@ -651,11 +658,13 @@ export async function createHexchainService(
     async setDifficulty(value) {
       const next = parseHexDifficulty(value);
       const { seq, from } = await ctx.storage.transaction(async (tx) => {
-        const from = await difficultyIn(tx);
-        await tx.meta.set(HEX_DIFFICULTY_META_KEY, next.toString());
+        const { previous, head } = await tx.blocks.setDifficulty(next);
         await tx.notify(HEXCHAIN_CHANNEL, JSON.stringify({ from: instance }));
-        return { seq: await numberDifficultyWrite(tx), from };
-      });
+        return {
+          seq: head.difficultySeq,
+          from: previous === null ? ctx.config.hexDifficulty : parseHexDifficulty(previous),
+        };
+      }, ROW_LOCKS);
       applyDifficulty(seq, next);
       if (from !== next) {
         events.publish('difficulty', { from: Number(from), to: Number(next), at: nowSeconds(ctx) });
@@ -670,21 +679,19 @@ export async function createHexchainService(
   };
 }
 
+/** The coordinate of a block being appended is taken: its transaction rolls back. */
+class CellTaken extends Error {
+  constructor() {
+    super('the coordinate is occupied');
+  }
+}
+
 const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
   'cache-control': 'no-cache, no-transform',
   connection: 'keep-alive',
   'x-accel-buffering': 'no',
 } as const;
-
-function parseStoredDifficulty(value: string): bigint {
-  if (!/^[0-9]{1,16}$/.test(value)) {
-    throw new Error(
-      `hexchain: stored ${HEX_DIFFICULTY_META_KEY} is not a decimal integer: ${JSON.stringify(value)}`,
-    );
-  }
-  return parseHexDifficulty(BigInt(value));
-}
 
 function occupied(coord: Coord, blockHash: string | undefined, depth: number | undefined): ApiError {
   const by = blockHash === undefined ? 'another block' : `block ${blockHash} (depth ${depth})`;

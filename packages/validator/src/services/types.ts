@@ -36,6 +36,11 @@ export interface HexchainHooks {
     challenge: HexChallengeRecord,
   ): Promise<Pick<HexChallenge, 'share_difficulty' | 'share_target'> | undefined>;
   /**
+   * Whether a block by this key would be a pool block (read without a lock, before the chain
+   * head is locked: a solo block's reward is then written before it). `rewardBlock` decides.
+   */
+  poolMember?(tx: StorageTx, pubkey: string): Promise<boolean>;
+  /**
    * Pays an accepted block's reward when it is a pool block (then returns what it paid);
    * undefined leaves it to the solo rule.
    */

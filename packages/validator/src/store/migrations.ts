@@ -442,6 +442,34 @@ CREATE TABLE cluster_nodes (
 )${d.clustered};
 `;
 
+/**
+ * Issue 24: the head of the hexchain, one row, written by every block and difficulty change.
+ * `height` is the height of the newest block (0: genesis only), so a block takes the next
+ * height from here instead of counting the blocks; `difficulty` (NULL: the configured one) and
+ * `difficulty_seq` (the number of difficulty writes, which orders them across nodes) were the
+ * meta key `hexchain.difficulty` and the counter `hexchain_difficulty_writes`, moved here. On
+ * PostgreSQL a block locks this row until it commits: blocks of all nodes are appended one at a
+ * time, and nothing else ever conflicts with them (docs/storage.md).
+ */
+const CHAIN_HEAD = (d: Dialect) => `
+CREATE TABLE hex_chain (
+  id ${d.int} PRIMARY KEY CHECK (id = 1),
+  height ${d.int} NOT NULL CHECK (height >= 0),
+  difficulty TEXT ${d.positiveOrNull('difficulty')},
+  difficulty_seq ${d.int} NOT NULL CHECK (difficulty_seq >= 0)
+)${d.strict};
+INSERT INTO hex_chain (id, height, difficulty, difficulty_seq) VALUES (
+  1,
+  (SELECT count(*) FROM blocks),
+  (SELECT value FROM meta WHERE key = 'hexchain.difficulty'),
+  (SELECT coalesce(sum(value), 0) FROM counters
+    WHERE name = 'hexchain_difficulty_writes' OR name LIKE 'hexchain\\_difficulty\\_writes_%' ESCAPE '\\')
+);
+DELETE FROM meta WHERE key = 'hexchain.difficulty';
+DELETE FROM counters
+  WHERE name = 'hexchain_difficulty_writes' OR name LIKE 'hexchain\\_difficulty\\_writes_%' ESCAPE '\\';
+`;
+
 /** Every step, in order. */
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial schema', sql: V1 },
@@ -458,6 +486,7 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: POOL_2,
   },
   { version: 6, name: 'cluster nodes', sql: CLUSTER_NODES },
+  { version: 7, name: 'hexchain head', sql: CHAIN_HEAD },
 ];
 
 /** The schema version this code writes. */

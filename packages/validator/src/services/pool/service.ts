@@ -72,7 +72,8 @@ export function createPoolService(ctx: ValidatorContext): PoolService {
   const hooks: HexchainHooks = {
     async challengeTerms(tx, challenge) {
       if (!pooled() || challenge.minerPubkey === null) return undefined;
-      const member = await tx.pool.getMember(challenge.minerPubkey);
+      // Locked: the member is read, then written (row-locks transactions, docs/storage.md).
+      const member = await tx.pool.getMember(challenge.minerPubkey, { lock: true });
       if (!isMember(member)) return undefined;
       const next = await advanceVardiff(member, {
         nowMs: ctx.now(),
@@ -90,9 +91,13 @@ export function createPoolService(ctx: ValidatorContext): PoolService {
       };
     },
 
+    async poolMember(tx, pubkey) {
+      return pooled() && isMember(await tx.pool.getMember(pubkey));
+    },
+
     async rewardBlock(tx, block, reward) {
       if (!pooled()) return undefined;
-      const member = await tx.pool.getMember(block.minerPubkey);
+      const member = await tx.pool.getMember(block.minerPubkey, { lock: true });
       if (!isMember(member)) return undefined;
       // The block is also the finder's share (when its challenge carried share terms), counted
       // before the window is read; a share already recorded under this hash is not counted twice.
