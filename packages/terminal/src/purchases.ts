@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { type PurchaseCurrency, type PurchaseResult, parseAmount } from '@tensormine/protocol';
-import { ApiError } from '@tensormine/validator';
+import { ApiError } from '@tensormine/service-kit';
 import type { TerminalConfig } from './config.js';
 import { type Ledger, LedgerError } from './ledger.js';
 import { isUniqueViolation, type TerminalStore } from './store.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RateLimiter } from '../src/http/rate-limit.js';
+import { RateLimiter } from '../src/rate-limit.js';
 
 describe('RateLimiter', () => {
   it('allows a burst, then refills at the sustained rate, and says when to retry', () => {

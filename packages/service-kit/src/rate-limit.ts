@@ -1,4 +1,4 @@
-import { ApiError } from './errors.js';
+import { ApiError } from './api-error.js';
 
 export interface RateLimitRule {
   /** Requests allowed in a burst. */

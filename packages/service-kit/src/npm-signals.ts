@@ -1,8 +1,8 @@
 /**
- * Stop signals that npm never passes on. Started by npm (`npx miner`, `npm start -w ...`), a
- * program runs under `npm -> sh -c '<command>' -> program` (with tsx in between for a service
- * run from its sources). npm forwards SIGINT and SIGTERM only to that shell (by pid, not to the
- * process group), and the shell does not pass them on:
+ * The npm-signal watcher: the stop signals that npm never passes on. Started by npm (`npx miner`,
+ * `npm start -w ...`), a program runs under `npm -> sh -c '<command>' -> program` (with tsx in
+ * between for a service run from its sources). npm forwards SIGINT and SIGTERM only to that
+ * shell (by pid, not to the process group), and the shell does not pass them on:
  *
  *   * SIGTERM and SIGHUP kill the shell (or npm), and the program, orphaned, would run on: it
  *     stops when it sees a process between it and npm, or npm, gone.
@@ -144,7 +144,7 @@ export function launchers(pid: number, shell: number | undefined, proc: ProcRead
  * (SIGHUP) or is sent a SIGINT that it holds (SIGINT). Returns a function that stops watching.
  * Processes started otherwise get their signals directly and need nothing of this.
  */
-export function stopWithLauncher(
+export function watchNpmStopSignals(
   onStop: (reason: 'SIGHUP' | 'SIGINT') => void,
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): () => void {

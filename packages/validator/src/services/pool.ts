@@ -9,23 +9,23 @@ import {
   shareTargetFromDifficulty,
   targetToHex,
 } from '@tensormine/protocol';
-import { nowSeconds, type ValidatorContext } from '../../context.js';
-import { ApiError } from '../../http/errors.js';
-import { routeHandlers } from '../../http/handlers.js';
-import { InsufficientBalanceError, type PoolBlockRecord, type StorageTx } from '../../store/types.js';
-import { HEX_BLOCK_REWARD } from '../hexchain.js';
-import type { HexchainHooks, HexchainService, Service } from '../types.js';
-import { ShareBackoff } from './backoff.js';
+import { nowSeconds, type ValidatorContext } from '../context.js';
+import { ApiError } from '../http/errors.js';
+import { routeHandlers } from '../http/handlers.js';
+import { InsufficientBalanceError, type PoolBlockRecord, type StorageTx } from '../store/types.js';
+import { HEX_BLOCK_REWARD } from './hexchain.js';
+import { ShareBackoff } from './pool/backoff.js';
 import {
   advanceVardiff,
   isMember,
   newMember,
   startingShareDifficulty,
   VARDIFF_NOT_STARTED,
-} from './members.js';
-import { type PayoutTerms, POOL_STAKE_ACCOUNT, payPoolBlock, windowWeights } from './payout.js';
-import { type PruneResult, prunePool } from './prune.js';
-import { shareHandlers } from './shares.js';
+} from './pool/members.js';
+import { type PayoutTerms, POOL_STAKE_ACCOUNT, payPoolBlock, windowWeights } from './pool/payout.js';
+import { type PruneResult, prunePool } from './pool/prune.js';
+import { shareHandlers } from './pool/shares.js';
+import type { HexchainHooks, HexchainService, Service } from './types.js';
 
 /**
  * The mining pool (docs/protocol.md sections 4.13 to 4.16, docs/validator.md "Mining pool"):

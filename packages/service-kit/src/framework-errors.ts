@@ -8,7 +8,7 @@ import type {
   FastifyRequest,
   FastifyServerOptions,
 } from 'fastify';
-import { errorBody } from './errors.js';
+import { errorBody } from './api-error.js';
 
 /**
  * The errors answered before any route runs, in the one documented shape
@@ -19,30 +19,32 @@ import { errorBody } from './errors.js';
  *   - a path that is not valid percent-encoded UTF-8: 400 `bad_request`; a path parameter
  *     longer than MAX_PARAM_LENGTH: 414 `uri_too_long`. Neither echoes the path back;
  *   - a route that exists for other methods: 405 `method_not_allowed` with `Allow`
- *     (`installMethodNotAllowed`, called by the not-found handler).
+ *     (`methodNotAllowed`, answered by the not-found handler of error-handler.ts).
  */
 
 /** The longest path parameter the router accepts (the longest real one is a 64-hex key). */
 export const MAX_PARAM_LENGTH = 200;
 
-/** Fastify options for the framework's own errors (spread into `Fastify({...})`). */
-export function frameworkErrorOptions(): Pick<
-  FastifyServerOptions,
-  'frameworkErrors' | 'clientErrorHandler' | 'routerOptions'
-> {
+/** The message of 414 `uri_too_long` (the path is not echoed). */
+export const URI_TOO_LONG = `a path segment is longer than ${MAX_PARAM_LENGTH} characters; no route takes one that long`;
+
+/**
+ * Fastify options for the framework's own errors (spread into `Fastify({...})`); `headers` are
+ * the service's headers of every answer (security headers), which no hook adds to these.
+ */
+export function frameworkErrorOptions(
+  headers: Readonly<Record<string, string>> = {},
+): Pick<FastifyServerOptions, 'frameworkErrors' | 'clientErrorHandler' | 'routerOptions'> {
   return {
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
       const body =
         error.code === 'FST_ERR_MAX_PARAM_LENGTH'
-          ? errorBody(
-              'uri_too_long',
-              `a path segment is longer than ${MAX_PARAM_LENGTH} characters; no route takes one that long`,
-            )
+          ? errorBody('uri_too_long', URI_TOO_LONG)
           : error.code === 'FST_ERR_BAD_URL'
             ? errorBody('bad_request', 'the path is not valid percent-encoded UTF-8')
             : errorBody('bad_request', 'the request could not be routed');
-      void reply.code(body.statusCode).send(body);
+      void reply.headers(headers).code(body.statusCode).send(body);
     },
     clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket) {
       if (error.code === 'ECONNRESET' || socket.destroyed) return;
@@ -59,8 +61,9 @@ export function frameworkErrorOptions(): Pick<
                     'the request is not valid HTTP/1.1: the path has a byte that is not allowed',
                   ]
                 : ['bad_request', `the request is not valid HTTP/1.1 (${error.code ?? 'parse error'})`];
-      const body = JSON.stringify(errorBody(code, message));
-      const status = errorBody(code, message).statusCode;
+      const answer = errorBody(code, message);
+      const body = JSON.stringify(answer);
+      const status = answer.statusCode;
       if (socket.writable) {
         socket.write(
           `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
@@ -69,6 +72,24 @@ export function frameworkErrorOptions(): Pick<
       socket.destroy();
     },
   };
+}
+
+/**
+ * Whether a request's path has a segment longer than MAX_PARAM_LENGTH. The router refuses such
+ * a parameter, but a wildcard route (static files) would take it: this check gives those the
+ * same 414 (cheap: only a URL longer than the limit is looked at).
+ */
+export function longSegment(url: string): boolean {
+  if (url.length <= MAX_PARAM_LENGTH) return false;
+  const end = url.indexOf('?');
+  let start = 0;
+  for (const path = end < 0 ? url : url.slice(0, end); start < path.length; ) {
+    const next = path.indexOf('/', start);
+    const stop = next < 0 ? path.length : next;
+    if (stop - start > MAX_PARAM_LENGTH) return true;
+    start = stop + 1;
+  }
+  return false;
 }
 
 interface RouteShape {

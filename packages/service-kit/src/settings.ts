@@ -1,23 +1,39 @@
 import { readFileSync } from 'node:fs';
 
 /**
- * Settings of a service (the validator, the hub, the terminal backend): each setting has an
- * environment variable, a flag, a default, a parser and a meaning, and values resolve with the
- * precedence
+ * The one settings resolver of every program (the validator, the hub, the terminal backend, the
+ * miner's CLI): each setting has an environment variable, a default, a parser and a meaning, and
+ * values resolve with the precedence
  *   flags > environment > config file > defaults
- * recording where each value came from. One resolver and one set of parsers for every service.
+ * recording where each value came from. One resolver and one set of parsers for all of them.
  */
-export interface SettingSpec<T> {
+
+/** The environment settings are read from (process.env, or a test's own). */
+export type SettingsEnv = Readonly<Record<string, string | undefined>>;
+
+export interface SettingSpec<T, C = unknown> {
   readonly env: string;
   readonly description: string;
-  readonly default: () => T;
+  /**
+   * The default; it may read the environment and the settings above it in the table (resolved
+   * in table order).
+   */
+  readonly default: (env: SettingsEnv, resolved: Partial<C>) => T;
   /** Parses a string (env, flag) or a JSON value (file); throws ConfigError with a clear message. */
   readonly parse: (value: unknown, where: string) => T;
+  /**
+   * The command-line flag when a program spells it its own way (`--url <url>`, `--no-cpu`);
+   * errors then name it. Default: `--kebab-case-name`, and errors name the setting.
+   */
+  readonly flag?: string;
+  /** The default as a usage text shows it, when it is not a plain value (`one per core`). */
+  readonly defaultText?: string;
 }
 
-export type SettingSpecs<C> = { readonly [K in keyof C]: SettingSpec<C[K]> };
+export type SettingSpecs<C> = { readonly [K in keyof C]: SettingSpec<C[K], C> };
 export type SettingSource = 'flag' | 'env' | 'file' | 'default';
 
+/** A setting or a config file that cannot be used: the message names where it came from. */
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
@@ -112,9 +128,11 @@ export interface ResolveSettingsInput<C> {
   /** Values given as flags or programmatic options (already typed or strings). */
   readonly flags?: Partial<Record<keyof C, unknown>>;
   /** The environment (default: none; pass process.env to read it). */
-  readonly env?: Readonly<Record<string, string | undefined>>;
-  /** A JSON config file path; its keys are the setting names. */
+  readonly env?: SettingsEnv;
+  /** A JSON config file to read; its keys are the setting names. */
   readonly configFile?: string;
+  /** A config file already read (a program that reads its own, e.g. one that may be missing). */
+  readonly file?: { readonly path: string; readonly values: Readonly<Record<string, unknown>> };
 }
 
 export interface ResolvedSettings<C> {
@@ -122,30 +140,36 @@ export interface ResolvedSettings<C> {
   readonly sources: Readonly<Record<keyof C, SettingSource>>;
 }
 
-/** Resolves every setting of `specs` (flags > environment > config file > defaults). */
+/** Resolves every setting of `specs`, in table order (flags > environment > config file > defaults). */
 export function resolveSettings<C>(
   specs: SettingSpecs<C>,
   input: ResolveSettingsInput<C> = {},
 ): ResolvedSettings<C> {
   const names = Object.keys(specs) as (keyof C & string)[];
-  const file = input.configFile ? readConfigObject(input.configFile, names) : {};
+  const file =
+    input.file ??
+    (input.configFile
+      ? { path: input.configFile, values: readConfigObject(input.configFile, names) }
+      : undefined);
+  const env = input.env ?? {};
   const config: Record<string, unknown> = {};
   const sources: Record<string, SettingSource> = {};
   for (const name of names) {
-    const setting = specs[name] as SettingSpec<unknown>;
+    const setting = specs[name] as SettingSpec<unknown, C>;
     const flag = input.flags?.[name];
-    const env = input.env?.[setting.env];
+    const fromEnv = env[setting.env];
+    const fromFile = file?.values[name];
     if (flag !== undefined) {
-      config[name] = setting.parse(flag, `option ${name}`);
+      config[name] = setting.parse(flag, `option ${setting.flag?.split(' ')[0] ?? name}`);
       sources[name] = 'flag';
-    } else if (env !== undefined && env !== '') {
-      config[name] = setting.parse(env, `environment ${setting.env}`);
+    } else if (fromEnv !== undefined && fromEnv !== '') {
+      config[name] = setting.parse(fromEnv, `environment ${setting.env}`);
       sources[name] = 'env';
-    } else if (file[name] !== undefined) {
-      config[name] = setting.parse(file[name], `config file ${input.configFile} key ${name}`);
+    } else if (file !== undefined && fromFile !== undefined) {
+      config[name] = setting.parse(fromFile, `config file ${file.path} key ${name}`);
       sources[name] = 'file';
     } else {
-      config[name] = setting.default();
+      config[name] = setting.default(env, config as Partial<C>);
       sources[name] = 'default';
     }
   }
@@ -166,12 +190,24 @@ function readConfigObject(path: string, names: readonly string[]): Record<string
   return parsed as Record<string, unknown>;
 }
 
-/** `usage` rows of a service's bin: flag, meaning, environment variable and default. */
-export function settingsUsage<C>(specs: SettingSpecs<C>, hide: readonly string[] = []): string[] {
+/**
+ * `usage` rows of a service's bin: flag, meaning, environment variable and default (`hide`:
+ * settings whose default depends on the machine and is not shown).
+ */
+export function settingsUsage<C>(
+  specs: SettingSpecs<C>,
+  hide: readonly string[] = [],
+  env: SettingsEnv = {},
+): string[] {
+  const resolved: Record<string, unknown> = {};
   return (Object.keys(specs) as (keyof C & string)[]).map((name) => {
-    const s = specs[name] as SettingSpec<unknown>;
-    const def = hide.includes(name) ? undefined : s.default();
-    return `  --${settingFlag(name).padEnd(28)} ${s.description}\n  ${''.padEnd(30)} env ${s.env}${def === undefined ? '' : `, default ${String(def)}`}`;
+    const s = specs[name] as SettingSpec<unknown, C>;
+    const value = s.default(env, resolved as Partial<C>);
+    resolved[name] = value;
+    const shown = hide.includes(name)
+      ? undefined
+      : (s.defaultText ?? (value === undefined ? undefined : String(value)));
+    return `  --${settingFlag(name).padEnd(28)} ${s.description}\n  ${''.padEnd(30)} env ${s.env}${shown === undefined ? '' : `, default ${shown}`}`;
   });
 }
 

@@ -1,0 +1,103 @@
+import {
+  difficultyAfterBlock,
+  parseHexDifficulty,
+  RETARGET_WINDOW_BLOCKS,
+  shouldRetarget,
+} from '@tensormine/protocol';
+import type { ChainHead, StorageTx } from '../../store/types.js';
+import type { LatticeState } from './lattice-state.js';
+
+/**
+ * The difficulty this node holds in memory, and the number of the write it came from.
+ * Difficulty writes (retargets, admin changes) are numbered in the chain head inside their
+ * transaction (`ChainHead.difficultySeq`), so that the in-memory value follows the commit order
+ * across nodes.
+ */
+export class LiveDifficulty {
+  #value: bigint;
+  #appliedSeq: number;
+
+  /**
+   * @param configured the difficulty of the configuration, live until the first stored write
+   * @param state its version is bumped on every change, as the status shows the difficulty
+   */
+  constructor(
+    readonly configured: bigint,
+    private readonly state: LatticeState,
+    head: ChainHead,
+  ) {
+    this.#value = this.of(head);
+    this.#appliedSeq = head.difficultySeq;
+  }
+
+  get value(): bigint {
+    return this.#value;
+  }
+
+  /** Applies a numbered difficulty; true when it was newer than the one held. */
+  apply(seq: number, value: bigint): boolean {
+    if (seq <= this.#appliedSeq) return false;
+    this.#appliedSeq = seq;
+    const changed = value !== this.#value;
+    this.#value = value;
+    this.state.version++;
+    return changed;
+  }
+
+  /** The number of the write the value held came from. */
+  get appliedSeq(): number {
+    return this.#appliedSeq;
+  }
+
+  /** The live difficulty of a chain head (the configured one until the first write). */
+  of(head: ChainHead): bigint {
+    return head.difficulty === null ? this.configured : parseHexDifficulty(head.difficulty);
+  }
+}
+
+/** What the retarget rule did at an accepted block's height. */
+export interface RetargetOutcome {
+  /** The difficulty before the block. */
+  readonly old: bigint;
+  /** The difficulty after it (old unless the height retargets). */
+  readonly next: bigint;
+  /** The number of the difficulty write (0: the height does not retarget, nothing written). */
+  readonly seq: number;
+}
+
+/**
+ * The retarget rule (protocol 4.6) at the height of a block just appended, in the block's own
+ * transaction (which holds the chain head) so that a crash cannot keep the block and lose the
+ * new difficulty.
+ */
+export async function retargetIn(
+  tx: StorageTx,
+  live: LiveDifficulty,
+  at: {
+    /** The head after the block (its height is the block's). */
+    readonly head: ChainHead;
+    readonly blockTimeMs: number;
+    /** t[0]: the window start of the first retarget. */
+    readonly genesisTimeMs: bigint;
+    readonly intervalMs: bigint;
+  },
+): Promise<RetargetOutcome> {
+  const old = live.of(at.head);
+  const height = at.head.height;
+  if (!shouldRetarget(height, RETARGET_WINDOW_BLOCKS)) return { old, next: old, seq: 0 };
+  const start = height - RETARGET_WINDOW_BLOCKS;
+  const startBlock = start === 0 ? undefined : await tx.blocks.byHeight(start);
+  if (start !== 0 && startBlock === undefined) {
+    throw new Error(`hexchain: block at height ${start} is missing; cannot retarget`);
+  }
+  const next = difficultyAfterBlock({
+    difficulty: old,
+    height,
+    blockTimeMs: BigInt(at.blockTimeMs),
+    windowStartTimeMs: startBlock === undefined ? at.genesisTimeMs : BigInt(startBlock.timestampMs),
+    windowBlocks: RETARGET_WINDOW_BLOCKS,
+    intervalMs: at.intervalMs,
+  });
+  const { head } = await tx.blocks.setDifficulty(next);
+  return { old, next, seq: head.difficultySeq };
+}
