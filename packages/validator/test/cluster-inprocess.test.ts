@@ -176,6 +176,49 @@ describe.each(['sqlite', 'postgres'] as const)('validators sharing one database 
     });
   });
 
+  it('publishes the same events under the same ids on every node: a client resumes on another node', async () => {
+    const [a, b] = await cluster(2);
+    await register(a!, alice);
+    const start = a!.events.seq;
+    expect(b!.events.seq).toBe(start);
+    // Blocks through both nodes, a retarget, and an admin change through the second node.
+    for (let i = 0; i < RETARGET_WINDOW_BLOCKS + 2; i++) {
+      const c = await issue(i % 2 === 0 ? a! : b!, { miner_pubkey: formatPublicKey(alice.publicKey) });
+      const res = await submit(i % 3 === 0 ? b! : a!, mine(c, alice));
+      expect(res.statusCode, res.body).toBe(200);
+      if (i === 5) {
+        const changed = await b!.inject({
+          method: 'POST',
+          url: '/admin/config',
+          headers: { authorization: `Bearer ${b!.adminToken}` },
+          payload: { hexchain_difficulty: 96 },
+        });
+        expect(changed.statusCode, changed.body).toBe(200);
+      }
+    }
+    // 14 blocks, one retarget, one admin change: the chain's 16 writes, on both nodes.
+    await until(
+      'both nodes at the last event',
+      () => a!.events.seq === start + 16 && b!.events.seq === start + 16,
+    );
+    const first = `${a!.events.epoch}-${start + 1}`;
+    const fromA = a!.events.since(first);
+    const fromB = b!.events.since(first);
+    expect(fromA).toEqual(fromB);
+    // After the first block: the next five, the admin change, six more, the retarget, two more.
+    expect('frames' in fromA && fromA.frames.map((f) => /event: (\w+)/.exec(f)?.[1])).toEqual([
+      ...Array(5).fill('block'),
+      'difficulty',
+      ...Array(6).fill('block'),
+      'retarget',
+      'block',
+      'block',
+    ]);
+    // A reader of node 0 at any id resumes on node 1 with what followed, never a reset.
+    const middle = `${a!.events.epoch}-${start + 9}`;
+    expect(b!.events.since(middle)).toEqual(a!.events.since(middle));
+  });
+
   it('lists the live peers and says which node answered', async () => {
     const [a, b] = await cluster(2);
     const urlA = await a!.listen({ host: '127.0.0.1', port: 0 });

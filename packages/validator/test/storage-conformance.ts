@@ -525,29 +525,40 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
         expect((await read((tx) => tx.blocks.get({ q: -1, r: 0, s: 1 })))?.difficulty).toBe(2n ** 80n);
       });
 
-      it('writes the live difficulty in the head, numbered, and says what it replaced', async () => {
-        expect(await write((tx) => tx.blocks.setDifficulty(4096n))).toEqual({
+      it('writes the live difficulty in the head, numbered, recorded, and says what it replaced', async () => {
+        const admin = { kind: 'admin', atMs: T * 1000 } as const;
+        expect(await write((tx) => tx.blocks.setDifficulty(4096n, admin))).toEqual({
           previous: null,
           head: { height: 0, difficulty: 4096n, difficultySeq: 1 },
         });
-        expect(await write((tx) => tx.blocks.setDifficulty(2n ** 70n))).toEqual({
-          previous: 4096n,
-          head: { height: 0, difficulty: 2n ** 70n, difficultySeq: 2 },
+        await write(async (tx) => {
+          await tx.hexChallenges.insert(hexChallenge(0));
+          await tx.blocks.append(unplaced(block(1, { q: 1, r: -1, s: 0 })));
         });
+        expect(
+          await write((tx) => tx.blocks.setDifficulty(2n ** 70n, { kind: 'retarget', atMs: T * 1000 + 1 })),
+        ).toEqual({ previous: 4096n, head: { height: 1, difficulty: 2n ** 70n, difficultySeq: 2 } });
         expect(await read((tx) => tx.blocks.head())).toEqual({
-          height: 0,
+          height: 1,
           difficulty: 2n ** 70n,
           difficultySeq: 2,
         });
-        await expect(write((tx) => tx.blocks.setDifficulty(0n))).rejects.toMatchObject({
+        expect(await read((tx) => tx.blocks.difficultyWrites(0, 10))).toEqual([
+          { seq: 1, height: 0, kind: 'admin', previous: null, value: 4096n, atMs: T * 1000 },
+          { seq: 2, height: 1, kind: 'retarget', previous: 4096n, value: 2n ** 70n, atMs: T * 1000 + 1 },
+        ]);
+        expect(await read((tx) => tx.blocks.difficultyWrites(1, 10))).toHaveLength(1);
+        expect(await read((tx) => tx.blocks.difficultyWrites(0, 1))).toHaveLength(1);
+        await expect(write((tx) => tx.blocks.setDifficulty(0n, admin))).rejects.toMatchObject({
           code: 'invalid_value',
         });
         // Rolled back with its transaction.
         await write(async (tx) => {
-          await tx.blocks.setDifficulty(7n);
+          await tx.blocks.setDifficulty(7n, admin);
           throw new Error('no');
         }).catch(() => undefined);
         expect((await read((tx) => tx.blocks.head())).difficultySeq).toBe(2);
+        expect(await read((tx) => tx.blocks.difficultyWrites(0, 10))).toHaveLength(2);
       });
     });
 

@@ -1,7 +1,7 @@
 import { SseHub, type SseHubOptions } from '@tensormine/protocol';
 import type { ValidatorContext } from '../context.js';
 import { challengeHandlers } from './hexchain/challenges.js';
-import { eventHandlers } from './hexchain/events.js';
+import { eventEpoch, eventHandlers } from './hexchain/events.js';
 import { loadHexchain } from './hexchain/load.js';
 import { latticeReadHandlers } from './hexchain/reads.js';
 import { submitHandlers } from './hexchain/submit.js';
@@ -52,15 +52,20 @@ export async function createHexchainService(
 ): Promise<HexchainService> {
   const hooks = options.hooks ?? {};
   const cluster = options.cluster === true;
-  const events = new SseHub(options.events ?? {});
   const { state, difficulty, genesisTimeMs } = await loadHexchain(ctx);
+  // Event ids continue the chain's version, the same on every node (hexchain/events.ts).
+  const events = new SseHub({
+    ...options.events,
+    epoch: eventEpoch(genesisTimeMs),
+    startSeq: state.appliedHeight + difficulty.appliedSeq,
+  });
   const sync = new ClusterSync(ctx, state, difficulty, events);
 
   const handlers = {
     ...challengeHandlers({ ctx, state, difficulty, sync, hooks, cluster }),
-    ...submitHandlers({ ctx, state, difficulty, sync, events, hooks, genesisTimeMs }),
+    ...submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTimeMs }),
     ...latticeReadHandlers({ ctx, state, difficulty, cluster }),
-    ...eventHandlers(events),
+    ...eventHandlers(events, () => sync.catchUp()),
   };
   const stopListening = await sync.listen();
 

@@ -447,7 +447,8 @@ CREATE TABLE cluster_nodes (
  * `height` is the height of the newest block (0: genesis only), so a block takes the next
  * height from here instead of counting the blocks; `difficulty` (NULL: the configured one) and
  * `difficulty_seq` (the number of difficulty writes, which orders them across nodes) were the
- * meta key `hexchain.difficulty` and the counter `hexchain_difficulty_writes`, moved here. On
+ * meta key `hexchain.difficulty` and the counter `hexchain_difficulty_writes`, moved here;
+ * `hex_difficulty_writes` keeps each write (the history of the old ones is not known). On
  * PostgreSQL a block locks this row until it commits: blocks of all nodes are appended one at a
  * time, and nothing else ever conflicts with them (docs/storage.md).
  */
@@ -466,6 +467,17 @@ INSERT INTO hex_chain (id, height, difficulty, difficulty_seq) VALUES (
     WHERE name = 'hexchain_difficulty_writes' OR name LIKE 'hexchain\\_difficulty\\_writes_%' ESCAPE '\\')
 );
 DELETE FROM meta WHERE key = 'hexchain.difficulty';
+-- Every difficulty write from now on (a retarget, an admin change), numbered like
+-- hex_chain.difficulty_seq, at the chain's height then: what each node publishes on the event
+-- stream, in the same order and with the same ids on every node (docs/cluster.md).
+CREATE TABLE hex_difficulty_writes (
+  seq ${d.int} PRIMARY KEY CHECK (seq >= 1),
+  height ${d.int} NOT NULL CHECK (height >= 0),
+  kind TEXT NOT NULL CHECK (kind IN ('retarget', 'admin')),
+  previous TEXT ${d.positiveOrNull('previous')},
+  value TEXT NOT NULL ${d.unsigned('value')},
+  at_ms ${d.int} NOT NULL
+)${d.clustered};
 DELETE FROM counters
   WHERE name = 'hexchain_difficulty_writes' OR name LIKE 'hexchain\\_difficulty\\_writes_%' ESCAPE '\\';
 `;

@@ -377,6 +377,23 @@ export interface ChainHead {
   readonly difficultySeq: number;
 }
 
+/** Why the difficulty was written: the retarget rule at a block, or an operator. */
+export type DifficultyWriteKind = 'retarget' | 'admin';
+
+/** One write of the live difficulty. */
+export interface DifficultyWrite {
+  /** Its number (ChainHead.difficultySeq after it). */
+  readonly seq: number;
+  /** The chain's height when it was written (a retarget: its block's). */
+  readonly height: number;
+  readonly kind: DifficultyWriteKind;
+  /** The difficulty it replaced (null: the configured one). */
+  readonly previous: bigint | null;
+  readonly value: bigint;
+  /** Unix ms (a retarget: its block's acceptance time). */
+  readonly atMs: number;
+}
+
 export interface AppendedBlock {
   readonly block: BlockRecord;
   /** The head after the block (its height is the block's). */
@@ -395,10 +412,16 @@ export interface BlockRepo {
   /** The head as committed (read without a lock). */
   head(): Promise<ChainHead>;
   /**
-   * Writes the live difficulty (and numbers the write); locks the head like `append`. Returns
-   * the value it replaced (null: the configured one) and the head after.
+   * Writes the live difficulty, numbers the write and records it (`difficultyWrites`); locks the
+   * head like `append`. Returns the value it replaced (null: the configured one) and the head
+   * after.
    */
-  setDifficulty(value: bigint): Promise<{ readonly previous: bigint | null; readonly head: ChainHead }>;
+  setDifficulty(
+    value: bigint,
+    write: { readonly kind: DifficultyWriteKind; readonly atMs: number },
+  ): Promise<{ readonly previous: bigint | null; readonly head: ChainHead }>;
+  /** The difficulty writes numbered above `afterSeq`, in order (at most `limit`). */
+  difficultyWrites(afterSeq: number, limit: number): Promise<DifficultyWrite[]>;
   get(coord: CoordRecord): Promise<BlockRecord | undefined>;
   /** Blocks in height order with height > afterHeight. */
   list(afterHeight: number, limit: number): Promise<BlockRecord[]>;

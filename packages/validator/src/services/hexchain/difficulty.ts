@@ -4,7 +4,7 @@ import {
   RETARGET_WINDOW_BLOCKS,
   shouldRetarget,
 } from '@tensormine/protocol';
-import type { ChainHead, StorageTx } from '../../store/types.js';
+import type { ChainHead, DifficultyWrite, StorageTx } from '../../store/types.js';
 import type { LatticeState } from './lattice-state.js';
 
 /**
@@ -61,8 +61,8 @@ export interface RetargetOutcome {
   readonly old: bigint;
   /** The difficulty after it (old unless the height retargets). */
   readonly next: bigint;
-  /** The number of the difficulty write (0: the height does not retarget, nothing written). */
-  readonly seq: number;
+  /** The write, when the height retargets (its number is ChainHead.difficultySeq after it). */
+  readonly write: DifficultyWrite | undefined;
 }
 
 /**
@@ -84,7 +84,7 @@ export async function retargetIn(
 ): Promise<RetargetOutcome> {
   const old = live.of(at.head);
   const height = at.head.height;
-  if (!shouldRetarget(height, RETARGET_WINDOW_BLOCKS)) return { old, next: old, seq: 0 };
+  if (!shouldRetarget(height, RETARGET_WINDOW_BLOCKS)) return { old, next: old, write: undefined };
   const start = height - RETARGET_WINDOW_BLOCKS;
   const startBlock = start === 0 ? undefined : await tx.blocks.byHeight(start);
   if (start !== 0 && startBlock === undefined) {
@@ -98,6 +98,10 @@ export async function retargetIn(
     windowBlocks: RETARGET_WINDOW_BLOCKS,
     intervalMs: at.intervalMs,
   });
-  const { head } = await tx.blocks.setDifficulty(next);
-  return { old, next, seq: head.difficultySeq };
+  const { previous, head } = await tx.blocks.setDifficulty(next, { kind: 'retarget', atMs: at.blockTimeMs });
+  return {
+    old,
+    next,
+    write: { seq: head.difficultySeq, height, kind: 'retarget', previous, value: next, atMs: at.blockTimeMs },
+  };
 }

@@ -5,7 +5,6 @@ import {
   fromHex,
   type HexSubmitRequest,
   type HexSubmitResult,
-  type SseHub,
   targetFromHex,
   toHex,
   verifyBlock,
@@ -18,7 +17,6 @@ import { COUNTERS } from '../metrics.js';
 import type { HexchainHooks, PoolBlockPay } from '../types.js';
 import { notRegistered, ROW_LOCKS } from './challenges.js';
 import { type LiveDifficulty, retargetIn } from './difficulty.js';
-import { publishBlock } from './events.js';
 import type { LatticeState } from './lattice-state.js';
 import type { ClusterSync } from './sync.js';
 
@@ -34,7 +32,6 @@ export interface SubmitDeps {
   readonly state: LatticeState;
   readonly difficulty: LiveDifficulty;
   readonly sync: ClusterSync;
-  readonly events: SseHub;
   readonly hooks: HexchainHooks;
   /** t[0], the window start of the first retarget. */
   readonly genesisTimeMs: bigint;
@@ -45,7 +42,7 @@ export interface SubmitDeps {
  * coordinate wins) with its reward and the retarget its height runs, in one transaction; the
  * lattice and the event stream change after the commit.
  */
-export function submitHandlers({ ctx, state, difficulty, sync, events, hooks, genesisTimeMs }: SubmitDeps) {
+export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTimeMs }: SubmitDeps) {
   const lattice = state.lattice;
 
   /** The consensus check of a submission against the challenge it answers (docs/protocol.md 4.9). */
@@ -204,7 +201,13 @@ export function submitHandlers({ ctx, state, difficulty, sync, events, hooks, ge
             intervalMs: ctx.config.blockIntervalMs,
           });
           await sync.notify(tx, block.height);
-          return { accepted: true as const, block, pool, ...retarget };
+          return {
+            accepted: true as const,
+            block,
+            pool,
+            seqBefore: appended.head.difficultySeq,
+            write: retarget.write,
+          };
         }, ROW_LOCKS)
         .catch((error: unknown) => {
           if (error instanceof CellTaken) return { accepted: false as const };
@@ -216,21 +219,10 @@ export function submitHandlers({ ctx, state, difficulty, sync, events, hooks, ge
         if (winner !== undefined && winner.blockHash === blockHash) return storedAcceptance(winner);
         return rejectBlock(occupied(challenge.coord, winner?.blockHash, winner?.depth));
       }
-      if (outcome.block.height > state.appliedHeight + 1) {
-        // Blocks of other nodes committed before this one are not applied yet (their
-        // notification is on its way), and this block may rest on them: apply them all in
-        // height order, this one included, before answering.
-        await sync.catchUp();
-      } else if (state.add(outcome.block)) {
-        publishBlock(events, state, outcome.block, outcome.old, outcome.next);
-      }
-      difficulty.apply(outcome.seq, outcome.next);
-      if (outcome.next !== outcome.old) {
-        ctx.log.info(
-          { height: outcome.block.height, from: outcome.old.toString(), to: outcome.next.toString() },
-          'hexchain difficulty retargeted',
-        );
-      }
+      // Applied (and published) in the chain's order: at once when nothing of another node came
+      // before it, else after the writes that did (their notification is on its way, and this
+      // block may rest on their blocks), before answering.
+      await sync.committedBlock(outcome.block, outcome.seqBefore, outcome.write);
       return acceptance(outcome.block, outcome.pool);
     },
   });

@@ -5,11 +5,24 @@ import type {
   BlockRepo,
   ChainHead,
   CoordRecord,
+  DifficultyWrite,
+  DifficultyWriteKind,
   NewBlockRecord,
 } from '../types.js';
 import type { Row } from './executor.js';
 import type { Scope } from './scope.js';
-import { bigintOf, checkBigint, coordOf, int, jsonArray, nullableText, text, toCoord } from './values.js';
+import {
+  bigintOf,
+  checkBigint,
+  checkInteger,
+  coordOf,
+  corrupt,
+  int,
+  jsonArray,
+  nullableText,
+  text,
+  toCoord,
+} from './values.js';
 
 const BLOCK_COLUMNS =
   'height, q, r, s, block_hash, pow_hash, depth, parents, miner_pubkey, nonce, challenge_id, slot, difficulty, timestamp_ms';
@@ -77,6 +90,7 @@ export class SqlBlockRepo implements BlockRepo {
 
   async setDifficulty(
     value: bigint,
+    write: { readonly kind: DifficultyWriteKind; readonly atMs: number },
   ): Promise<{ readonly previous: bigint | null; readonly head: ChainHead }> {
     checkBigint('blocks.setDifficulty: value', value);
     if (value === 0n) {
@@ -85,10 +99,24 @@ export class SqlBlockRepo implements BlockRepo {
         'blocks.setDifficulty: value: expected a positive bigint, got 0',
       );
     }
+    if (write.kind !== 'retarget' && write.kind !== 'admin') {
+      throw new StorageError(
+        'invalid_value',
+        `blocks.setDifficulty: kind: expected retarget or admin, got ${String(write.kind)}`,
+      );
+    }
+    checkInteger('blocks.setDifficulty: atMs', write.atMs);
     const db = this.scope.write('blocks.setDifficulty');
-    // The locking read returns the committed value this write replaces (issued together).
-    const [before, after] = await Promise.all([
+    // Issued together (one round trip on PostgreSQL): the locking read returns the committed
+    // value this write replaces; the insert records the write with its number and height.
+    const [before, , after] = await Promise.all([
       db.prepare(`SELECT difficulty FROM hex_chain WHERE id = 1${db.dialect.forUpdate}`).get(),
+      db
+        .prepare(
+          'INSERT INTO hex_difficulty_writes (seq, height, kind, previous, value, at_ms) ' +
+            'SELECT difficulty_seq + 1, height, ?, difficulty, ?, ? FROM hex_chain WHERE id = 1',
+        )
+        .run(write.kind, value.toString(), write.atMs),
       db
         .prepare(
           'UPDATE hex_chain SET difficulty = ?, difficulty_seq = difficulty_seq + 1 WHERE id = 1 ' +
@@ -101,6 +129,29 @@ export class SqlBlockRepo implements BlockRepo {
     }
     const previous = nullableText(before, 'difficulty');
     return { previous: previous === null ? null : bigintOf(before, 'difficulty'), head: toHead(after) };
+  }
+
+  async difficultyWrites(afterSeq: number, limit: number): Promise<DifficultyWrite[]> {
+    checkInteger('blocks.difficultyWrites: afterSeq', afterSeq);
+    checkInteger('blocks.difficultyWrites: limit', limit);
+    const rows = await this.scope
+      .read()
+      .prepare(
+        'SELECT seq, height, kind, previous, value, at_ms FROM hex_difficulty_writes WHERE seq > ? ORDER BY seq LIMIT ?',
+      )
+      .all(afterSeq, limit);
+    return rows.map((row) => {
+      const kind = text(row, 'kind');
+      if (kind !== 'retarget' && kind !== 'admin') throw corrupt('kind', kind);
+      return {
+        seq: int(row, 'seq'),
+        height: int(row, 'height'),
+        kind,
+        previous: nullableText(row, 'previous') === null ? null : bigintOf(row, 'previous'),
+        value: bigintOf(row, 'value'),
+        atMs: int(row, 'at_ms'),
+      };
+    });
   }
 
   async get(coord: CoordRecord): Promise<BlockRecord | undefined> {
