@@ -315,19 +315,29 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
         expect(await read((tx) => tx.devices.get(B))).toBeUndefined();
       });
 
-      it('lists by registeredAt then pubkey, with a type filter, limit and offset', async () => {
+      it('lists by registeredAt then pubkey, with a type filter, a limit and keyset pages', async () => {
         await write(async (tx) => {
           await tx.devices.upsert(device(C, { registeredAt: T + 1, deviceType: 'esp32' }));
           await tx.devices.upsert(device(B, { registeredAt: T, deviceType: 'native' }));
           await tx.devices.upsert(device(A, { registeredAt: T + 1, deviceType: 'esp32' }));
         });
-        const keys = async (filter: { deviceType?: string; limit: number; offset: number }) =>
+        type Filter = Parameters<StorageTx['devices']['list']>[0];
+        const keys = async (filter: Filter) =>
           (await read((tx) => tx.devices.list(filter))).map((d) => d.pubkey);
-        expect(await keys({ limit: 10, offset: 0 })).toEqual([B, A, C]);
-        expect(await keys({ limit: 1, offset: 1 })).toEqual([A]);
-        expect(await keys({ limit: 10, offset: 3 })).toEqual([]);
-        expect(await keys({ deviceType: 'esp32', limit: 10, offset: 0 })).toEqual([A, C]);
-        expect(await keys({ deviceType: 'stm32', limit: 10, offset: 0 })).toEqual([]);
+        expect(await keys({ limit: 10 })).toEqual([B, A, C]);
+        expect(await keys({ limit: 1, after: { registeredAt: T, pubkey: B } })).toEqual([A]);
+        expect(await keys({ limit: 10, after: { registeredAt: T + 1, pubkey: A } })).toEqual([C]);
+        expect(await keys({ limit: 10, after: { registeredAt: T + 1, pubkey: C } })).toEqual([]);
+        // A position between rows (the device it names need not exist).
+        expect(await keys({ limit: 10, after: { registeredAt: T, pubkey: 'ff'.repeat(32) } })).toEqual([
+          A,
+          C,
+        ]);
+        expect(await keys({ deviceType: 'esp32', limit: 10 })).toEqual([A, C]);
+        expect(
+          await keys({ deviceType: 'esp32', limit: 10, after: { registeredAt: T + 1, pubkey: A } }),
+        ).toEqual([C]);
+        expect(await keys({ deviceType: 'stm32', limit: 10 })).toEqual([]);
       });
 
       it('counts devices by type, listing only the types present', async () => {
@@ -337,7 +347,15 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
           await tx.devices.upsert(device(B, { deviceType: 'esp32' }));
           await tx.devices.upsert(device(C, { deviceType: 'native' }));
           await tx.devices.upsert(device(C, { deviceType: 'esp8266' }));
+          expect(await tx.devices.countByType()).toEqual({ esp32: 2, esp8266: 1 });
         });
+        expect(await read((tx) => tx.devices.countByType())).toEqual({ esp32: 2, esp8266: 1 });
+        // Registering again with the same type counts nothing; a rolled-back change neither.
+        await write((tx) => tx.devices.upsert(device(A, { deviceType: 'esp32' })));
+        await write(async (tx) => {
+          await tx.devices.upsert(device(A, { deviceType: 'native' }));
+          throw new Error('no');
+        }).catch(() => undefined);
         expect(await read((tx) => tx.devices.countByType())).toEqual({ esp32: 2, esp8266: 1 });
       });
     });

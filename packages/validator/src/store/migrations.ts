@@ -448,7 +448,8 @@ CREATE TABLE cluster_nodes (
  * height from here instead of counting the blocks; `difficulty` (NULL: the configured one) and
  * `difficulty_seq` (the number of difficulty writes, which orders them across nodes) were the
  * meta key `hexchain.difficulty` and the counter `hexchain_difficulty_writes`, moved here;
- * `hex_difficulty_writes` keeps each write (the history of the old ones is not known). On
+ * `hex_difficulty_writes` keeps each write (the history of the old ones is not known); the
+ * devices per type become counters. On
  * PostgreSQL a block locks this row until it commits: blocks of all nodes are appended one at a
  * time, and nothing else ever conflicts with them (docs/storage.md).
  */
@@ -480,6 +481,10 @@ CREATE TABLE hex_difficulty_writes (
 )${d.clustered};
 DELETE FROM counters
   WHERE name = 'hexchain_difficulty_writes' OR name LIKE 'hexchain\\_difficulty\\_writes_%' ESCAPE '\\';
+-- GET /devices counts the devices per type from counters kept by each registration (the count
+-- of the rows, per page, was not flat in the number of devices).
+INSERT INTO counters (name, value)
+  SELECT 'devices.by_type.' || device_type, count(*) FROM devices GROUP BY device_type;
 `;
 
 /** Every step, in order. */

@@ -231,8 +231,19 @@ export interface DeviceRepo {
   upsert(device: DeviceRecord): Promise<DeviceRecord>;
   get(pubkey: string): Promise<DeviceRecord | undefined>;
   touch(pubkey: string, lastSeen: number): Promise<void>;
-  /** Ordered by registeredAt, then pubkey. */
-  list(filter: { deviceType?: string; limit: number; offset: number }): Promise<DeviceRecord[]>;
+  /**
+   * Ordered by registeredAt, then pubkey; with `after`, only the devices after that one in this
+   * order (keyset paging: the cost of a page does not grow with the devices before it).
+   */
+  list(filter: {
+    deviceType?: string;
+    limit: number;
+    after?: { readonly registeredAt: number; readonly pubkey: string };
+  }): Promise<DeviceRecord[]>;
+  /**
+   * Registered devices per type (the types with at least one): counters kept by `upsert`, so
+   * reading them does not count the devices.
+   */
   countByType(): Promise<Record<string, number>>;
 }
 

@@ -2,7 +2,7 @@ import { DEFAULT_PAGE_LIMIT, DEVICE_TYPES, type DeviceType, isDeviceType } from 
 import { nowSeconds } from '../../context.js';
 import { routeHandlers } from '../../http/handlers.js';
 import type { DeviceRecord } from '../../store/types.js';
-import { decodeCursor, encodeCursor } from './cursor.js';
+import { decodeDeviceCursor, encodeDeviceCursor } from './cursor.js';
 import { deviceIdFor } from './rules.js';
 
 function deviceType(record: DeviceRecord): DeviceType {
@@ -45,16 +45,23 @@ export function deviceHandlers() {
       };
     },
 
-    /** Oldest registration first; the cursor counts the devices already served. */
+    /** Oldest registration first; the cursor is the last device served (keyset paging). */
     async listDevices({ query }, ctx) {
       const limit = query.limit ?? DEFAULT_PAGE_LIMIT;
-      const offset = query.cursor === undefined ? 0 : decodeCursor('devices', query.cursor, 'GET /devices');
+      const after = query.cursor === undefined ? undefined : decodeDeviceCursor(query.cursor, 'GET /devices');
       const filter = query.device_type;
-      const { rows, counts } = await ctx.storage.read(async (tx) => ({
-        rows: await tx.devices.list({ ...(filter ? { deviceType: filter } : {}), limit: limit + 1, offset }),
-        counts: await tx.devices.countByType(),
-      }));
+      const [rows, counts] = await ctx.storage.read((tx) =>
+        Promise.all([
+          tx.devices.list({
+            ...(filter ? { deviceType: filter } : {}),
+            limit: limit + 1,
+            ...(after === undefined ? {} : { after }),
+          }),
+          tx.devices.countByType(),
+        ]),
+      );
       const page = rows.slice(0, limit);
+      const last = page.at(-1);
       const byType = Object.fromEntries(DEVICE_TYPES.map((t) => [t, counts[t] ?? 0])) as Record<
         DeviceType,
         number
@@ -68,7 +75,7 @@ export function deviceHandlers() {
           registered_at: d.registeredAt,
           last_seen: d.lastSeen,
         })),
-        next_cursor: rows.length > limit ? encodeCursor('devices', offset + limit) : null,
+        next_cursor: rows.length > limit && last !== undefined ? encodeDeviceCursor(last) : null,
         by_type: byType,
         total: Object.values(counts).reduce((sum, n) => sum + n, 0),
       };
