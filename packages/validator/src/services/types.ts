@@ -24,8 +24,11 @@ export interface HexchainService extends Service {
   catchUp(): Promise<void>;
   /** Every block up to this height is in the in-memory lattice. */
   appliedHeight(): number;
-  /** Whether a block occupies `coord` (committed blocks only). */
-  isOccupied(coord: Coord): boolean;
+  /**
+   * Whether a block occupies `coord` (committed blocks only): from memory for a cell next to
+   * the applied lattice, else from the storage.
+   */
+  isOccupied(coord: Coord): Promise<boolean>;
 }
 
 /** What another service adds to the hexchain paths, inside their transactions. */

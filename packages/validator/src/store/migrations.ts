@@ -448,8 +448,9 @@ CREATE TABLE cluster_nodes (
  * height from here instead of counting the blocks; `difficulty` (NULL: the configured one) and
  * `difficulty_seq` (the number of difficulty writes, which orders them across nodes) were the
  * meta key `hexchain.difficulty` and the counter `hexchain_difficulty_writes`, moved here;
- * `hex_difficulty_writes` keeps each write (the history of the old ones is not known); the
- * devices per type become counters. On
+ * `hex_difficulty_writes` keeps each write (the history of the old ones is not known);
+ * `lattice_snapshots` keeps a node's in-memory lattice state every so many blocks, so that a start
+ * does not replay every block; the devices per type become counters. On
  * PostgreSQL a block locks this row until it commits: blocks of all nodes are appended one at a
  * time, and nothing else ever conflicts with them (docs/storage.md).
  */
@@ -481,6 +482,13 @@ CREATE TABLE hex_difficulty_writes (
 )${d.clustered};
 DELETE FROM counters
   WHERE name = 'hexchain_difficulty_writes' OR name LIKE 'hexchain\\_difficulty\\_writes_%' ESCAPE '\\';
+-- The in-memory lattice state of a node at a height (services/hexchain/lattice-state.ts, JSON):
+-- a node starts from the newest and replays only the blocks above it.
+CREATE TABLE lattice_snapshots (
+  height ${d.int} PRIMARY KEY CHECK (height >= 0),
+  state TEXT NOT NULL ${d.json('state')},
+  created_at_ms ${d.int} NOT NULL
+)${d.clustered};
 -- GET /devices counts the devices per type from counters kept by each registration (the count
 -- of the rows, per page, was not flat in the number of devices).
 INSERT INTO counters (name, value)

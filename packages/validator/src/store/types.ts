@@ -433,6 +433,19 @@ export interface BlockRepo {
   ): Promise<{ readonly previous: bigint | null; readonly head: ChainHead }>;
   /** The difficulty writes numbered above `afterSeq`, in order (at most `limit`). */
   difficultyWrites(afterSeq: number, limit: number): Promise<DifficultyWrite[]>;
+  /**
+   * Keeps a node's lattice state at `height` (JSON; services/hexchain/lattice-state.ts) and
+   * forgets all but the newest `keep`. A snapshot already kept at that height is left as it is
+   * (any node writes the same one).
+   */
+  putSnapshot(
+    snapshot: { readonly height: number; readonly state: string; readonly createdAtMs: number },
+    keep: number,
+  ): Promise<void>;
+  /** The newest snapshot at or below `atMostHeight`. */
+  latestSnapshot(
+    atMostHeight: number,
+  ): Promise<{ readonly height: number; readonly state: string } | undefined>;
   get(coord: CoordRecord): Promise<BlockRecord | undefined>;
   /** Blocks in height order with height > afterHeight. */
   list(afterHeight: number, limit: number): Promise<BlockRecord[]>;

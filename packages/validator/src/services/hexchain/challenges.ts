@@ -60,8 +60,9 @@ export function challengeHandlers({ ctx, state, difficulty, sync, hooks, cluster
         const check = cluster && attempt < STALE_RETRIES;
         record = await ctx.storage.transaction(async (tx) => {
           if (check) {
+            // Blocks are applied in height order: one above the applied height is not applied.
             const [newer] = await tx.blocks.list(state.appliedHeight, 1);
-            if (newer !== undefined && state.block(newer.coord) === undefined) return undefined;
+            if (newer !== undefined) return undefined;
           }
           const serial = await tx.hexChallenges.nextSerial();
           const entropy = hexChallengeEntropy(ctx.seed, serial);

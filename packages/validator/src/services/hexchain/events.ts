@@ -3,6 +3,7 @@ import { ApiError } from '../../http/errors.js';
 import { routeHandlers } from '../../http/handlers.js';
 import type { BlockRecord, DifficultyWrite } from '../../store/types.js';
 import type { LatticeState } from './lattice-state.js';
+import { blockToWire } from './wire.js';
 
 /**
  * The event stream of the hexchain (GET /api/hexchain/events): accepted blocks, retargets and
@@ -62,14 +63,12 @@ export function eventEpoch(genesisTimeMs: bigint): string {
 
 /** Publishes an accepted block, once it is in the in-memory lattice, under `id`. */
 export function publishBlock(events: SseHub, state: LatticeState, block: BlockRecord, id: string): void {
-  const wire = state.block(block.coord);
-  if (wire === undefined) return;
   const lattice = state.lattice;
   events.publish(
     'block',
     {
       height: block.height,
-      block: wire,
+      block: blockToWire(block),
       occupied: lattice.size,
       frontier_size: lattice.frontierSize,
       max_depth: state.maxDepth,

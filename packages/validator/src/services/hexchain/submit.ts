@@ -43,8 +43,6 @@ export interface SubmitDeps {
  * lattice and the event stream change after the commit.
  */
 export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTimeMs }: SubmitDeps) {
-  const lattice = state.lattice;
-
   /** The consensus check of a submission against the challenge it answers (docs/protocol.md 4.9). */
   const verify = (challenge: HexChallengeRecord, body: HexSubmitRequest) =>
     verifyBlock(
@@ -73,15 +71,14 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
 
   /**
    * The acceptance of this very block when it was accepted before: the block at the
-   * challenge's cell answers this challenge, by this key, with this nonce and pow_hash, and the
-   * submission verifies (its signature too). Only when the cell is taken (no read otherwise).
+   * challenge's cell (`stored`) answers this challenge, by this key, with this nonce and
+   * pow_hash, and the submission verifies (its signature too).
    */
   const acceptedBefore = async (
     challenge: HexChallengeRecord,
     body: HexSubmitRequest,
+    stored: BlockRecord | undefined,
   ): Promise<HexSubmitResult | undefined> => {
-    if (lattice.get(challenge.coord) === undefined) return undefined;
-    const stored = await ctx.storage.read((tx) => tx.blocks.get(challenge.coord));
     const b = body.block;
     if (
       stored === undefined ||
@@ -112,9 +109,15 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
           ),
         );
       }
+      // The block at the cell, read only when this node does not know the cell to be free (a
+      // cell it knows taken, or one its lattice does not reach yet).
+      const holder =
+        state.occupancy(challenge.coord) === 'free'
+          ? undefined
+          : await ctx.storage.read((tx) => tx.blocks.get(challenge.coord));
       // The same block again by the same key (a client retrying after a lost answer): the
       // original acceptance, also after the challenge expired; never coordinate_occupied.
-      const earlier = await acceptedBefore(challenge, body);
+      const earlier = await acceptedBefore(challenge, body, holder);
       if (earlier !== undefined) return earlier;
       // One expiry rule for v4.0 and v4.1: accepted through the second expires_at, in whole
       // Unix seconds (docs/validator.md).
@@ -128,10 +131,9 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
           ),
         );
       }
-      const holder = lattice.get(challenge.coord);
-      if (holder !== undefined) {
-        return rejectBlock(occupied(challenge.coord, toHex(holder.blockHash), holder.depth));
-      }
+      // A taken cell is refused before the proof of work is checked; for a cell taken since,
+      // the storage decides (the first block appended wins).
+      if (holder !== undefined) return rejectBlock(occupied(challenge.coord, holder.blockHash, holder.depth));
       if (device === undefined) return rejectBlock(notRegistered('block.miner_pubkey', pubkey));
       if (challenge.minerPubkey !== null && challenge.minerPubkey !== pubkey) {
         return rejectBlock(

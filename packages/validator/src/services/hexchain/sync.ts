@@ -5,6 +5,7 @@ import type { BlockRecord, DifficultyWrite, StorageTx } from '../../store/types.
 import type { LiveDifficulty } from './difficulty.js';
 import { eventId, publishBlock, publishDifficultyWrite } from './events.js';
 import type { LatticeState } from './lattice-state.js';
+import { SNAPSHOTS_KEPT } from './load.js';
 
 /**
  * The notification channel of hexchain changes (an accepted block, a difficulty change): every
@@ -32,12 +33,21 @@ export class ClusterSync {
   #running: Promise<void> | undefined;
   #queued: Promise<void> | undefined;
 
+  /** The height of the newest lattice snapshot this node knows of (see #keepSnapshot). */
+  #snapshotHeight: number;
+  readonly #snapshotEvery: number;
+
   constructor(
     private readonly ctx: ValidatorContext,
     private readonly state: LatticeState,
     private readonly difficulty: LiveDifficulty,
     private readonly events: SseHub,
-  ) {}
+    snapshots: { readonly snapshotHeight: number; readonly snapshotEvery: number },
+  ) {
+    this.#snapshotHeight = snapshots.snapshotHeight;
+    this.#snapshotEvery = snapshots.snapshotEvery;
+    this.#keepSnapshot();
+  }
 
   /** The chain version this node has applied (and published): height + difficulty writes. */
   get version(): number {
@@ -172,6 +182,27 @@ export class ClusterSync {
   #applyBlock(block: BlockRecord): void {
     if (!this.state.add(block)) return;
     publishBlock(this.events, this.state, block, eventId(this.events.epoch, this.version));
+    this.#keepSnapshot();
+  }
+
+  /**
+   * Every `snapshotEvery` blocks applied (SNAPSHOT_EVERY by default), writes the lattice state in the storage (in its own
+   * transaction, after the block's): a start then replays at most that many blocks. Any node
+   * may write one; at a height already kept, the first stays (they are the same).
+   */
+  #keepSnapshot(): void {
+    const height = this.state.appliedHeight;
+    if (height - this.#snapshotHeight < this.#snapshotEvery) return;
+    this.#snapshotHeight = height;
+    const state = JSON.stringify(this.state.snapshot());
+    this.ctx.storage
+      .transaction(
+        (tx) => tx.blocks.putSnapshot({ height, state, createdAtMs: this.ctx.now() }, SNAPSHOTS_KEPT),
+        { isolation: 'row-locks' },
+      )
+      .catch((error: unknown) =>
+        this.ctx.log.warn({ err: error }, 'hexchain: could not keep a lattice snapshot'),
+      );
   }
 
   #applyWrite(write: DifficultyWrite): void {

@@ -169,7 +169,7 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
       let stale: 'expired' | 'occupied' | undefined =
         nowMs > challenge.expiresAt * 1000
           ? 'expired'
-          : chain().isOccupied(challenge.coord)
+          : (await chain().isOccupied(challenge.coord))
             ? 'occupied'
             : undefined;
 

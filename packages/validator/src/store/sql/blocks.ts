@@ -154,6 +154,40 @@ export class SqlBlockRepo implements BlockRepo {
     });
   }
 
+  async putSnapshot(
+    snapshot: { readonly height: number; readonly state: string; readonly createdAtMs: number },
+    keep: number,
+  ): Promise<void> {
+    checkInteger('blocks.putSnapshot: height', snapshot.height);
+    checkInteger('blocks.putSnapshot: createdAtMs', snapshot.createdAtMs);
+    checkInteger('blocks.putSnapshot: keep', keep);
+    const db = this.scope.write('blocks.putSnapshot');
+    await Promise.all([
+      db
+        .prepare(
+          'INSERT INTO lattice_snapshots (height, state, created_at_ms) VALUES (?, ?, ?) ON CONFLICT (height) DO NOTHING',
+        )
+        .run(snapshot.height, snapshot.state, snapshot.createdAtMs),
+      db
+        .prepare(
+          'DELETE FROM lattice_snapshots WHERE height < (SELECT min(height) FROM ' +
+            '(SELECT height FROM lattice_snapshots ORDER BY height DESC LIMIT ?) kept)',
+        )
+        .run(Math.max(1, keep)),
+    ]);
+  }
+
+  async latestSnapshot(
+    atMostHeight: number,
+  ): Promise<{ readonly height: number; readonly state: string } | undefined> {
+    checkInteger('blocks.latestSnapshot: atMostHeight', atMostHeight);
+    const row = await this.scope
+      .read()
+      .prepare('SELECT height, state FROM lattice_snapshots WHERE height <= ? ORDER BY height DESC LIMIT 1')
+      .get(atMostHeight);
+    return row === undefined ? undefined : { height: int(row, 'height'), state: text(row, 'state') };
+  }
+
   async get(coord: CoordRecord): Promise<BlockRecord | undefined> {
     const row = await this.scope
       .read()
