@@ -39,10 +39,11 @@ export interface HexchainHooks {
     challenge: HexChallengeRecord,
   ): Promise<Pick<HexChallenge, 'share_difficulty' | 'share_target'> | undefined>;
   /**
-   * Whether a block by this key would be a pool block (read without a lock, before the chain
-   * head is locked: a solo block's reward is then written before it). `rewardBlock` decides.
+   * Whether a block by this key answering this challenge would be a pool block (pool work, or
+   * a member's while the pool is on; read without a lock, before the chain head is locked: a
+   * solo block's reward is then written before it). `rewardBlock` decides.
    */
-  poolMember?(tx: StorageTx, pubkey: string): Promise<boolean>;
+  poolMember?(tx: StorageTx, pubkey: string, challengeId: string): Promise<boolean>;
   /**
    * Pays an accepted block's reward when it is a pool block (then returns what it paid);
    * undefined leaves it to the solo rule.

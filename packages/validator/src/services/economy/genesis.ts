@@ -50,12 +50,24 @@ export function readGenesisFile(path: string): EconomyGenesis {
     throw new Error(`genesis file ${path}: ${(error as Error).message}`);
   }
   const g = parsed as Partial<EconomyGenesis> | null;
-  if (typeof g !== 'object' || g === null || typeof g.reserve !== 'string' || !Array.isArray(g.pools)) {
+  if (
+    typeof g !== 'object' ||
+    g === null ||
+    Array.isArray(g) ||
+    (g.reserve !== undefined && typeof g.reserve !== 'string') ||
+    (g.pools !== undefined && !Array.isArray(g.pools))
+  ) {
     throw new Error(
-      `genesis file ${path}: expected an object with reserve (string), pools (array) and optional allocations`,
+      `genesis file ${path}: expected an object with optional reserve (a PTM amount string), pools (an array) and allocations (an array)`,
     );
   }
-  const genesis = g as EconomyGenesis;
+  // A field left out takes the built-in default's value (docs/economy.md): `"pools": []` is
+  // how a file says "no swap pools", `"reserve": "0"` "no yield reserve".
+  const genesis: EconomyGenesis = {
+    ...g,
+    reserve: g.reserve ?? DEFAULT_GENESIS.reserve,
+    pools: g.pools ?? DEFAULT_GENESIS.pools,
+  };
   try {
     checkGenesis(genesis);
   } catch (error) {

@@ -168,7 +168,7 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
           // transaction (docs/storage.md). A pool block is paid after (its payout records the
           // height); one whose miner left the pool meanwhile falls back to the solo rule. Row
           // locks in the order of every hot path: accounts, then the miner's rows.
-          const solo = !(await hooks.poolMember?.(tx, pubkey));
+          const solo = !(await hooks.poolMember?.(tx, pubkey, challenge.id));
           const stats = () =>
             Promise.all([
               tx.counters.add(COUNTERS.blocksAccepted, 1),
