@@ -33,7 +33,6 @@ import {
   parentsRoot,
   RETARGET_WINDOW_BLOCKS,
   shouldRetarget,
-  signRequest,
   solveBlock,
   taggedHash,
   targetFromDifficulty,
