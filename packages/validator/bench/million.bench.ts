@@ -12,7 +12,7 @@
  * minimum, held there by the retarget, which runs every 12 blocks and is recorded like the
  * node does), blocks 10 s apart; the grower keeps the node's own in-memory lattice state and
  * writes its snapshot every 10,000 blocks, as a running node does. `--sizes 1000,20000` measures
- * other sizes (ascending).
+ * other sizes (ascending); `--budget-min 40` stops growing after 40 minutes and measures the size reached.
  */
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -56,6 +56,15 @@ const SIZES = (() => {
   const list = at < 0 ? '1000,100000,1000000' : String(process.argv[at + 1]);
   return list.split(',').map((s) => Number(s));
 })();
+/**
+ * `--budget-min 40`: stop growing after this many minutes in all (on a loaded machine) and
+ * measure at the size reached, said so in the table; every size's row is written as it is measured.
+ */
+const BUDGET_MS = (() => {
+  const at = process.argv.indexOf('--budget-min');
+  return at < 0 ? Number.POSITIVE_INFINITY : Number(process.argv[at + 1]) * 60_000;
+})();
+const BENCH_STARTED = performance.now();
 /** Blocks written per transaction while growing. */
 const GROW_BATCH = 5_000;
 /** Requests of each kind measured per size (after a warm-up of 20). */
@@ -92,7 +101,7 @@ async function grow(path: string, grower: Grower, target: number): Promise<numbe
         });
       });
     }
-    while (grower.state.appliedHeight < target) {
+    while (grower.state.appliedHeight < target && performance.now() - BENCH_STARTED < BUDGET_MS) {
       const end = Math.min(target, grower.state.appliedHeight + GROW_BATCH);
       await storage.transaction(async (tx) => {
         for (let height = grower.state.appliedHeight + 1; height <= end; height++) {
@@ -187,6 +196,8 @@ function rssMiB(pid: number | undefined): number {
 
 interface Measured {
   blocks: number;
+  /** The size asked for (more than `blocks` when the time budget ran out). */
+  planned: number;
   growS: number;
   dbMiB: number;
   startS: number;
@@ -199,14 +210,14 @@ interface Measured {
 }
 
 /** Starts the bin on the grown data directory and measures it. */
-async function measure(dataDir: string, blocks: number, growS: number): Promise<Measured> {
+async function measure(dataDir: string, blocks: number, growS: number, planned: number): Promise<Measured> {
   const started = performance.now();
   const node: Node = await startNode({
     nodeId: `million-${blocks}`,
     env: { TENSORMINE_DATA_DIR: dataDir, TENSORMINE_LOG_LEVEL: 'error', TENSORMINE_HEX_DIFFICULTY: '16' },
   });
   try {
-    return await measureNode(node, dataDir, blocks, growS, started);
+    return { ...(await measureNode(node, dataDir, blocks, growS, started)), planned };
   } catch (error) {
     await new Promise((r) => setTimeout(r, 500));
     console.error(`--- ${node.nodeId}:\n${node.output().slice(-3000)}`);
@@ -220,7 +231,7 @@ async function measureNode(
   blocks: number,
   growS: number,
   started: number,
-): Promise<Measured> {
+): Promise<Omit<Measured, 'planned'>> {
   await request(node.url, 'GET', '/health');
   const startS = (performance.now() - started) / 1000;
   const rss = rssMiB(node.child.pid);
@@ -279,7 +290,7 @@ async function measureNode(
       submitCpu += (processCpuMs(pid) ?? 0) - cpu0;
     }
   }
-  const measured: Measured = {
+  const measured: Omit<Measured, 'planned'> = {
     blocks,
     growS,
     dbMiB: statSync(join(dataDir, 'validator.db')).size / 1024 / 1024,
@@ -312,23 +323,30 @@ async function main(): Promise<void> {
       // The measured blocks (OPS + warm-up per size) count: grow to the size from where they left it.
       const have = grower.state.appliedHeight;
       const growS = await grow(path, grower, Math.max(size, have));
+      const reached = grower.state.appliedHeight;
       // The node's blocks were appended after the grower's: the grower continues after them.
-      const m = await measure(dataDir, Math.max(size, have), growS);
+      const m = await measure(dataDir, reached, growS, size);
       results.push(m);
       await resync(path, grower);
       console.log(
         `${fmt(m.blocks)} blocks: grown in ${m.growS.toFixed(1)} s, start ${m.startS.toFixed(2)} s, RSS ${m.rssMiB.toFixed(0)} MiB, challenge ${m.challengeMs.toFixed(2)} ms, submit ${m.submitMs.toFixed(2)} ms`,
       );
+      report(results);
+      if (reached < size) break;
     }
   } finally {
     await stopNodes();
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** Writes the section of docs/benchmarks.md for the sizes measured so far. */
+function report(results: readonly Measured[]): void {
   const first = results[0]!;
   const last = results.at(-1)!;
-  const perBlock = ((last.rssMiB - first.rssMiB) * 1024 * 1024) / (last.blocks - first.blocks);
+  const perBlock = ((last.rssMiB - first.rssMiB) * 1024 * 1024) / Math.max(1, last.blocks - first.blocks);
   const rows = results.map((r) => [
-    fmt(r.blocks),
+    r.blocks < r.planned ? `${fmt(r.blocks)} (of ${fmt(r.planned)}: time budget)` : fmt(r.blocks),
     `${r.growS.toFixed(0)} s`,
     `${fmt(r.dbMiB)} MiB`,
     `${r.startS.toFixed(2)} s`,
