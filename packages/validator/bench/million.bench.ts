@@ -357,7 +357,7 @@ function report(results: readonly Measured[]): void {
   ]);
   const body = `## A node holding a million blocks
 
-Command: \`npm run bench:million -w @tensormine/validator\` (packages/validator/bench/million.bench.ts).
+Command: \`npm run bench:million -w @tensormine/validator${Number.isFinite(BUDGET_MS) ? ` -- --budget-min ${BUDGET_MS / 60_000}` : ''}\` (packages/validator/bench/million.bench.ts).
 ${machineLine()}. A lattice of valid blocks (each on the frontier at its time, with its parents,
 depth, challenge and proof of work at difficulty 16, retargeted every 12 blocks, 10 s apart) is
 grown through the storage interface on node:sqlite, writing the lattice snapshot every
