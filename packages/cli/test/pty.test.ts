@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stripVTControlCharacters } from 'node:util';
 import { expect, test } from 'vitest';
+import { PROCESS_START_TIMEOUT_MS, SLOW_TEST_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
 import { cleanup, tempHome, waitFor } from './helpers.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -34,7 +35,12 @@ test.skipIf(!hasScript)(
     });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     const text = () => stripVTControlCharacters(screen);
-    await waitFor(() => /accepted \(\d+\/0\) diff/.test(text()), 'an accepted result', 90_000, text);
+    await waitFor(
+      () => /accepted \(\d+\/0\) diff/.test(text()),
+      'an accepted result',
+      PROCESS_START_TIMEOUT_MS,
+      text,
+    );
     expect(text()).toContain('keys: h hashrate p pause r resume s results c connection q quit');
     expect(text()).toMatch(/ \* validator {2}http:\/\/127\.0\.0\.1:\d+ \(local, in this process; data in\s/);
     child.stdin.write('q');
@@ -44,5 +50,5 @@ test.skipIf(!hasScript)(
     expect(text()).toMatch(/\d\d:\d\d:\d\d stopped\r?\n/);
     expect(text().slice(text().lastIndexOf('STOPP'))).toMatch(/^STOPPED/);
   },
-  150_000,
+  SLOW_TEST_TIMEOUT_MS,
 );

@@ -28,10 +28,19 @@ export interface PostgresStorageOptions {
   readonly maxAttempts?: number;
   /** How long to wait for a connection, in milliseconds. Default 10 000. */
   readonly connectTimeoutMs?: number;
+  /**
+   * For how long, in milliseconds, a transaction whose connection was lost (or that met a
+   * server that takes no writes: a standby, a demoted primary) is re-run on a new connection
+   * before it is given up as `storage_unavailable`. Default 5 000: a lost connection or a
+   * switchover is ridden out; a failover that takes longer is answered 503 with Retry-After
+   * (docs/cluster.md).
+   */
+  readonly unavailableRetryMs?: number;
 }
 
 export const DEFAULT_POOL_SIZE = 10;
 const DEFAULT_MAX_ATTEMPTS = 30;
+const DEFAULT_UNAVAILABLE_RETRY_MS = 5_000;
 
 /**
  * Opens (migrating if needed) the validator's storage on PostgreSQL.
@@ -63,6 +72,14 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
  * BEGIN before them, the notifications and COMMIT after) travel in one round trip.
  * Notifications queued by `tx.notify` are sent with `pg_notify` just before COMMIT; `listen`
  * uses a dedicated connection ({@link PostgresListener}).
+ *
+ * Failover (docs/cluster.md): a connection that breaks, and a write refused because the server
+ * is not (or no longer) a primary (SQLSTATE 25006 read_only_sql_transaction, or a hot standby's
+ * refusal of SERIALIZABLE), are the same event to a transaction: the connection is discarded
+ * (the pool opens a new one, to whatever server the URL reaches now) and the callback is re-run,
+ * for up to `unavailableRetryMs`; after that it is `storage_unavailable`. Nothing of a failed
+ * attempt is written (a transaction is atomic); only a connection lost during COMMIT leaves
+ * the outcome unknown, and that attempt is never re-run.
  */
 export class PostgresStorage implements Storage {
   readonly location: string;
@@ -72,6 +89,7 @@ export class PostgresStorage implements Storage {
   readonly #listener: PostgresListener;
   readonly #inside = new AsyncLocalStorage<Scope>();
   readonly #maxAttempts: number;
+  readonly #unavailableRetryMs: number;
   readonly #slots: Semaphore;
   readonly #stats: TransactionStats = { committed: 0, reruns: 0 };
   /** Reads requested in this turn of the event loop, not started yet (see `read`). */
@@ -91,12 +109,14 @@ export class PostgresStorage implements Storage {
     migration: MigrateResult,
     maxAttempts: number,
     poolSize: number,
+    unavailableRetryMs: number,
   ) {
     this.#pool = pool;
     this.#listener = listener;
     this.location = location;
     this.migration = migration;
     this.#maxAttempts = maxAttempts;
+    this.#unavailableRetryMs = unavailableRetryMs;
     this.#slots = new Semaphore(poolSize);
   }
 
@@ -104,12 +124,17 @@ export class PostgresStorage implements Storage {
     const location = redactDatabaseUrl(options.url);
     const maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
     const poolSize = options.poolSize ?? DEFAULT_POOL_SIZE;
-    for (const [what, value] of [
-      ['maxAttempts', maxAttempts],
-      ['poolSize', poolSize],
+    const unavailableRetryMs = options.unavailableRetryMs ?? DEFAULT_UNAVAILABLE_RETRY_MS;
+    for (const [what, value, min] of [
+      ['maxAttempts', maxAttempts, 1],
+      ['poolSize', poolSize, 1],
+      ['unavailableRetryMs', unavailableRetryMs, 0],
     ] as const) {
-      if (!Number.isSafeInteger(value) || value < 1) {
-        throw new StorageError('invalid_value', `${what}: expected a positive integer, got ${String(value)}`);
+      if (!Number.isSafeInteger(value) || value < min) {
+        throw new StorageError(
+          'invalid_value',
+          `${what}: expected an integer of at least ${min}, got ${String(value)}`,
+        );
       }
     }
     const config = clientConfig(options);
@@ -132,7 +157,15 @@ export class PostgresStorage implements Storage {
         ...config,
         application_name: `${config.application_name}-listen`,
       });
-      return new PostgresStorage(pool, listener, location, migration, maxAttempts, poolSize);
+      return new PostgresStorage(
+        pool,
+        listener,
+        location,
+        migration,
+        maxAttempts,
+        poolSize,
+        unavailableRetryMs,
+      );
     } catch (error) {
       await pool.end().catch(() => undefined);
       throw error;
@@ -189,20 +222,15 @@ export class PostgresStorage implements Storage {
         await this.#slots.acquire();
         try {
           client = await this.#pool.connect();
-        } catch (error) {
+        } catch {
           this.#slots.release();
-          const failure = new StorageError(
-            'storage_unavailable',
-            `cannot reach the database ${this.location}`,
-            {
-              cause: error,
-            },
-          );
-          for (const item of batch) item.reject(failure);
+          // Each read alone, which tries again for unavailableRetryMs (a failover) before it
+          // is storage_unavailable.
+          for (const item of batch) void this.#run('read', item.fn).then(item.resolve, item.reject);
           return;
         }
       }
-      const executor = new PostgresExecutor(client);
+      const executor = new PostgresExecutor(client, true);
       const onError = () => {
         executor.lost = true;
       };
@@ -328,6 +356,7 @@ export class PostgresStorage implements Storage {
 
   async #run<T>(kind: 'read' | TransactionIsolation, fn: (tx: StorageTx) => Promise<T>): Promise<T> {
     const readOnly = kind === 'read';
+    const giveUpAt = Date.now() + this.#unavailableRetryMs;
     for (let attempt = 1; ; attempt++) {
       // At most poolSize transactions hold a connection; the others wait here (without the
       // pool's connection timeout, which is for reaching the server).
@@ -337,11 +366,16 @@ export class PostgresStorage implements Storage {
         client = await this.#pool.connect();
       } catch (error) {
         this.#slots.release();
+        // (Through a proxy during a failover, connecting fails at once: try again for a while.)
+        if (Date.now() < giveUpAt && !this.#pool.ended && !this.#closed) {
+          await pause(attempt);
+          continue;
+        }
         throw new StorageError('storage_unavailable', `cannot reach the database ${this.location}`, {
           cause: error,
         });
       }
-      const executor = new PostgresExecutor(client);
+      const executor = new PostgresExecutor(client, readOnly);
       // A checked-out connection that breaks emits 'error'; unheard, it would end the process.
       const onError = () => {
         executor.lost = true;
@@ -405,7 +439,9 @@ export class PostgresStorage implements Storage {
         // a broken connection refused to send ("not queryable") was never sent.
         const conflict = executor.conflict || isConflict(error);
         const unsent = !commitSent || String((error as Error)?.message).includes('not queryable');
-        const retry = (conflict || (lost && unsent)) && attempt < this.#maxAttempts && !this.#pool.ended;
+        const retry =
+          !this.#pool.ended &&
+          ((conflict && attempt < this.#maxAttempts) || (lost && unsent && Date.now() < giveUpAt));
         if (!retry) {
           if (error instanceof StorageError || !(conflict || lost)) throw error;
           throw conflict
@@ -496,7 +532,10 @@ class PostgresExecutor implements SqlExecutor {
   readonly dialect = postgresDialect;
   /** A statement failed with a serialization conflict or a deadlock. */
   conflict = false;
-  /** A statement failed because the connection broke (or the server is read-only). */
+  /**
+   * A statement failed because the connection broke, or because the server takes no writes (a
+   * standby): either way the connection is discarded and the transaction may be re-run.
+   */
   lost = false;
   /** The first statement that failed, if any (to say why a COMMIT rolled back). */
   failure: unknown;
@@ -504,9 +543,17 @@ class PostgresExecutor implements SqlExecutor {
   readonly #stream: Corkable | undefined;
   #corked = false;
 
-  constructor(private readonly client: pg.PoolClient) {
+  constructor(
+    private readonly client: pg.PoolClient,
+    private readonly readOnly: boolean,
+  ) {
     // The driver's socket (pg keeps it as client.connection.stream).
     this.#stream = (client as unknown as { connection?: { stream?: Corkable } }).connection?.stream;
+  }
+
+  #classify(error: unknown): void {
+    if (isConflict(error)) this.conflict = true;
+    if (isConnectionError(error) || (!this.readOnly && isNotPrimary(error))) this.lost = true;
   }
 
   prepare(sql: string): SqlStatement {
@@ -552,8 +599,7 @@ class PostgresExecutor implements SqlExecutor {
       return await query;
     } catch (error) {
       this.failure ??= error;
-      if (isConflict(error)) this.conflict = true;
-      if (isConnectionError(error)) this.lost = true;
+      this.#classify(error);
       throw error;
     }
   }
@@ -628,6 +674,10 @@ export function clientConfig(
     connectionString: options.url,
     application_name: options.applicationName ?? 'tensormine-validator',
     connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+    // A server that vanished without closing its connections (a machine lost, a network cut)
+    // is found by TCP keepalive instead of never.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         oid === INT8_OID && format !== 'binary'
@@ -661,16 +711,14 @@ export function isConflict(error: unknown): boolean {
 }
 
 /**
- * The connection is no use for writing: it broke (the server went away, an administrator
- * terminated the session: 08xxx, 57P01-57P03, a socket error), or its server is read-only
- * (25006: a primary demoted by a failover, which a new connection may no longer reach).
- * Nothing of the transaction was committed unless it happened during COMMIT.
+ * The connection broke: the server went away (08xxx connection exceptions, 57P01 admin_shutdown,
+ * 57P02 crash_shutdown: another backend crashed, 57P03 cannot_connect_now: the server is
+ * starting, stopping or in recovery), or an administrator terminated the session.
  */
 export function isConnectionError(error: unknown): boolean {
   const code = sqlState(error);
   if (code !== undefined) {
     if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03') return true;
-    if (code === '25006') return true;
     if (['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT'].includes(code)) return true;
   }
   const message = String((error as Error | null)?.message ?? '');
@@ -679,6 +727,18 @@ export function isConnectionError(error: unknown): boolean {
     message.includes('connection error') ||
     message.includes('Client was closed and is not queryable')
   );
+}
+
+/**
+ * The server takes no writes: SQLSTATE 25006 read_only_sql_transaction (a standby, a primary
+ * being demoted, `default_transaction_read_only`), or a hot standby refusing SERIALIZABLE
+ * (0A000 "cannot use serializable mode in a hot standby"). In a write transaction this means
+ * the connection reached a server that is not the primary (any more): a failover.
+ */
+export function isNotPrimary(error: unknown): boolean {
+  const code = sqlState(error);
+  if (code === '25006') return true;
+  return code === '0A000' && /hot standby|during recovery/.test(String((error as Error | null)?.message));
 }
 
 /** A random pause growing with the attempt (1 to 2^attempt ms, at most 250 ms). */
