@@ -332,7 +332,7 @@ describe('validator nodes on one PostgreSQL', () => {
   });
 
   it('resumes the event stream on another node after its node dies: every block, no reset', {
-    timeout: 120_000,
+    timeout: SLOW_TEST_TIMEOUT_MS,
   }, async () => {
     const [a, b] = await cluster(2);
     const signer = Signer.generate();
@@ -342,9 +342,17 @@ describe('validator nodes on one PostgreSQL', () => {
     const reader = sdk([a!.url, b!.url]);
     const abort = new AbortController();
     const seen: { event: string; id: string; hash?: string }[] = [];
+    let opened!: () => void;
+    const open = new Promise<void>((resolve) => {
+      opened = resolve;
+    });
     const reading = (async () => {
       try {
-        for await (const e of reader.hexchain.events({ signal: abort.signal, reconnectDelayMs: 50 })) {
+        for await (const e of reader.hexchain.events({
+          signal: abort.signal,
+          reconnectDelayMs: 50,
+          onOpen: () => opened(),
+        })) {
           seen.push({
             event: e.event,
             id: e.id,
@@ -360,16 +368,12 @@ describe('validator nodes on one PostgreSQL', () => {
       return (await miner.submitWork(work, solveWork(work, signer, { maxIterations: 1_000_000 })!)).result
         .block_hash;
     };
-    await new Promise((r) => setTimeout(r, 300));
+    await within(open, "node a's event stream open");
     const mined = [await mineOne()];
-    await until('the first block on the stream', async () => seen.length > 0, 10_000);
+    await until('the first block on the stream', async () => seen.length > 0);
     await a!.kill9();
     for (let i = 0; i < 3; i++) mined.push(await mineOne());
-    await until(
-      'every block on the stream',
-      async () => seen.filter((e) => e.event === 'block').length >= 4,
-      20_000,
-    );
+    await until('every block on the stream', async () => seen.filter((e) => e.event === 'block').length >= 4);
     abort.abort();
     await reading;
     expect(seen.some((e) => e.event === 'reset')).toBe(false);
