@@ -49,6 +49,7 @@ export * from './tensor/devices.js';
 export * from './tensor/difficulty.js';
 export * from './tensor/fixed-point.js';
 export * from './tensor/mac.js';
+export * from './tensor/mac-check.js';
 export * from './tensor/mml.js';
 export * from './tensor/proof.js';
 export * from './tensor/receipt.js';
