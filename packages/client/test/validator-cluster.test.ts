@@ -331,6 +331,58 @@ describe('validator nodes on one PostgreSQL', () => {
     await reading;
   });
 
+  it('resumes the event stream on another node after its node dies: every block, no reset', {
+    timeout: SLOW_TEST_TIMEOUT_MS,
+  }, async () => {
+    const [a, b] = await cluster(2);
+    const signer = Signer.generate();
+    const miner = sdk([b!.url], signer);
+    await miner.miners.register();
+    // The reader prefers node a, and fails over to node b.
+    const reader = sdk([a!.url, b!.url]);
+    const abort = new AbortController();
+    const seen: { event: string; id: string; hash?: string }[] = [];
+    let opened!: () => void;
+    const open = new Promise<void>((resolve) => {
+      opened = resolve;
+    });
+    const reading = (async () => {
+      try {
+        for await (const e of reader.hexchain.events({
+          signal: abort.signal,
+          reconnectDelayMs: 50,
+          onOpen: () => opened(),
+        })) {
+          seen.push({
+            event: e.event,
+            id: e.id,
+            ...(e.event === 'block' ? { hash: e.data.block.block_hash } : {}),
+          });
+        }
+      } catch {
+        // aborted
+      }
+    })();
+    const mineOne = async () => {
+      const work = (await miner.getWork()) as HexWork;
+      return (await miner.submitWork(work, solveWork(work, signer, { maxIterations: 1_000_000 })!)).result
+        .block_hash;
+    };
+    await within(open, "node a's event stream open");
+    const mined = [await mineOne()];
+    await until('the first block on the stream', async () => seen.length > 0);
+    await a!.kill9();
+    for (let i = 0; i < 3; i++) mined.push(await mineOne());
+    await until('every block on the stream', async () => seen.filter((e) => e.event === 'block').length >= 4);
+    abort.abort();
+    await reading;
+    expect(seen.some((e) => e.event === 'reset')).toBe(false);
+    expect(seen.filter((e) => e.event === 'block').map((e) => e.hash)).toEqual(mined);
+    // Consecutive ids of one stream.
+    const seqs = seen.map((e) => Number(e.id.split('-').at(-1)));
+    expect(seqs).toEqual(seqs.map((_, i) => seqs[0]! + i));
+  });
+
   it('survives kill -9 of a node under load: miners fail over, no acknowledged block is lost, none is paid twice', {
     timeout: SLOW_TEST_TIMEOUT_MS,
   }, async () => {

@@ -46,6 +46,40 @@ describe('SseHub', () => {
     hub.close();
   });
 
+  it('continues a count kept elsewhere: explicit ids of its epoch, an up-to-date reader on an empty ring', () => {
+    // Two hubs of one stream (two validator nodes): the same events under the same ids.
+    const a = new SseHub({ heartbeatMs: 0, epoch: 'g1', startSeq: 40 });
+    const b = new SseHub({ heartbeatMs: 0, epoch: 'g1', startSeq: 41 });
+    expect(a.publish('block', { h: 41 }, 'g1-41')).toBe('g1-41');
+    a.publish('retarget', { h: 41 }, 'g1-42');
+    b.publish('retarget', { h: 41 }, 'g1-42');
+    a.publish('block', { h: 42 }, 'g1-43');
+    b.publish('block', { h: 42 }, 'g1-43');
+    expect([a.seq, b.seq]).toEqual([43, 43]);
+    // A reader of a resumes on b: every event after its id, no reset.
+    const moved = new FakeSink();
+    b.subscribe(moved, 'g1-42');
+    expect(parse(moved.text).map((m) => m.id)).toEqual(['g1-43']);
+    // A hub that has published nothing yet answers a reader at its count with nothing missed,
+    // one behind it with a reset (it cannot replay), one ahead of it with a reset too.
+    const fresh = new SseHub({ heartbeatMs: 0, epoch: 'g1', startSeq: 43 });
+    const upToDate = new FakeSink();
+    fresh.subscribe(upToDate, 'g1-43');
+    expect(parse(upToDate.text)).toEqual([]);
+    for (const [id, reason] of [
+      ['g1-42', 'event_id_too_old'],
+      ['g1-44', 'unknown_event_id'],
+    ] as const) {
+      const sink = new FakeSink();
+      fresh.subscribe(sink, id);
+      expect(JSON.parse(parse(sink.text)[0]!.data)).toMatchObject({ reason });
+    }
+    // An id of another epoch never moves the count.
+    fresh.publish('block', {}, 'zz-99');
+    expect(fresh.seq).toBe(43);
+    for (const hub of [a, b, fresh]) hub.close();
+  });
+
   it('drops a subscriber whose unsent bytes pass the bound; the others go on', () => {
     const hub = new SseHub({ heartbeatMs: 0, maxBufferedBytes: 1000 });
     const slow = new FakeSink(false);

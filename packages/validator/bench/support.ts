@@ -319,10 +319,15 @@ export interface SubmitRun {
  * `setupRequest` takes the next one), and times the run to its last response (autocannon's own
  * duration runs on to its next sample tick).
  */
+/** A request body, with its own headers when it needs them (a signed request). */
+export type Submission =
+  | string
+  | { readonly body: string; readonly headers: Readonly<Record<string, string>> };
+
 export async function submitAll(
   base: string,
   path: string,
-  bodies: readonly string[],
+  bodies: readonly Submission[],
   connections: number,
   serverPid: number | undefined,
 ): Promise<SubmitRun> {
@@ -346,9 +351,13 @@ export async function submitAll(
         setupRequest: (req) => {
           // Past the end (never expected) the last body goes again: it is then a replay,
           // rejected and counted, so an accounting error cannot pass as throughput.
-          req.body = bodies[Math.min(next, bodies.length - 1)]!;
+          const item = bodies[Math.min(next, bodies.length - 1)]!;
           next++;
-          return req;
+          if (typeof item === 'string') {
+            req.body = item;
+            return req;
+          }
+          return { ...req, body: item.body, headers: { ...req.headers, ...item.headers } };
         },
         onResponse: (status, body) => {
           lastResponseAt = performance.now();

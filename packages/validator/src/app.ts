@@ -64,6 +64,8 @@ export interface CreateValidatorOptions extends Partial<Record<SettingName, unkn
   readonly logger?: boolean | Record<string, unknown>;
   /** GET /api/hexchain/events: replay ring, heartbeat and per-reader buffer (tests shorten them). */
   readonly events?: SseHubOptions;
+  /** A lattice snapshot every this many blocks (default SNAPSHOT_EVERY, 10,000; tests shorten it). */
+  readonly latticeSnapshotEvery?: number;
   /** The economy's genesis (written once, at the first start of a data directory); default DEFAULT_GENESIS. */
   readonly genesis?: EconomyGenesis;
   /**
@@ -230,6 +232,7 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
       maxSubscribersPerClient: config.eventStreamsPerAddress,
       ...events,
     },
+    ...(options.latticeSnapshotEvery === undefined ? {} : { snapshotEvery: options.latticeSnapshotEvery }),
     hooks: pool.hooks,
     cluster: clustered,
   });

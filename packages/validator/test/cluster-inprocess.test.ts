@@ -3,7 +3,6 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished, v
 import { waitFor } from '../../../test-support/wait.ts';
 import type { Validator } from '../src/app.js';
 import { LIVE_MS } from '../src/services/cluster.js';
-import { HEX_DIFFICULTY_WRITES_COUNTER } from '../src/services/hexchain.js';
 import { openPostgresStorage } from '../src/store/postgres.js';
 import { openSqliteStorage } from '../src/store/sqlite.js';
 import type { Storage } from '../src/store/types.js';
@@ -136,7 +135,7 @@ describe.each(['sqlite', 'postgres'] as const)('validators sharing one database 
       const res = await submit(i % 3 === 0 ? b! : a!, mine(c, alice));
       expect(res.statusCode, res.body).toBe(200);
     }
-    const writes = await a!.context.storage.read((tx) => tx.counters.get(HEX_DIFFICULTY_WRITES_COUNTER));
+    const writes = await a!.context.storage.read(async (tx) => (await tx.blocks.head()).difficultySeq);
     expect(writes).toBe(1);
     await until('both nodes at the new difficulty', async () => {
       const [sa, sb] = [await hexStatus(a!), await hexStatus(b!)];
@@ -177,6 +176,49 @@ describe.each(['sqlite', 'postgres'] as const)('validators sharing one database 
       ).json();
       return cfg.difficulty === 3 && cfg.hexchain_difficulty === 128;
     });
+  });
+
+  it('publishes the same events under the same ids on every node: a client resumes on another node', async () => {
+    const [a, b] = await cluster(2);
+    await register(a!, alice);
+    const start = a!.events.seq;
+    expect(b!.events.seq).toBe(start);
+    // Blocks through both nodes, a retarget, and an admin change through the second node.
+    for (let i = 0; i < RETARGET_WINDOW_BLOCKS + 2; i++) {
+      const c = await issue(i % 2 === 0 ? a! : b!, { miner_pubkey: formatPublicKey(alice.publicKey) });
+      const res = await submit(i % 3 === 0 ? b! : a!, mine(c, alice));
+      expect(res.statusCode, res.body).toBe(200);
+      if (i === 5) {
+        const changed = await b!.inject({
+          method: 'POST',
+          url: '/admin/config',
+          headers: { authorization: `Bearer ${b!.adminToken}` },
+          payload: { hexchain_difficulty: 96 },
+        });
+        expect(changed.statusCode, changed.body).toBe(200);
+      }
+    }
+    // 14 blocks, one retarget, one admin change: the chain's 16 writes, on both nodes.
+    await until(
+      'both nodes at the last event',
+      () => a!.events.seq === start + 16 && b!.events.seq === start + 16,
+    );
+    const first = `${a!.events.epoch}-${start + 1}`;
+    const fromA = a!.events.since(first);
+    const fromB = b!.events.since(first);
+    expect(fromA).toEqual(fromB);
+    // After the first block: the next five, the admin change, six more, the retarget, two more.
+    expect('frames' in fromA && fromA.frames.map((f) => /event: (\w+)/.exec(f)?.[1])).toEqual([
+      ...Array(5).fill('block'),
+      'difficulty',
+      ...Array(6).fill('block'),
+      'retarget',
+      'block',
+      'block',
+    ]);
+    // A reader of node 0 at any id resumes on node 1 with what followed, never a reset.
+    const middle = `${a!.events.epoch}-${start + 9}`;
+    expect(b!.events.since(middle)).toEqual(a!.events.since(middle));
   });
 
   it('lists the live peers and says which node answered', async () => {

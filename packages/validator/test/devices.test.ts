@@ -209,6 +209,26 @@ describe('GET /devices', () => {
     expect(seen).toEqual(all.devices.map((d: { pubkey: string }) => d.pubkey));
   });
 
+  it('pages by position, not by count: a device registered meanwhile neither repeats nor hides one', async () => {
+    const clock = Date.now();
+    const v = await testValidator({ now: () => clock });
+    // Same second for all: the order is then by key.
+    const keys = ['p1', 'p2', 'p3', 'p4']
+      .map(testKey)
+      .sort((a, b) => toHex(a.publicKey).localeCompare(toHex(b.publicKey)));
+    for (const key of keys.slice(1)) await register(v, key, 'native');
+    const first = (await v.inject('/devices?limit=2')).json();
+    expect(first.devices.map((d: { pubkey: string }) => d.pubkey)).toEqual(
+      keys.slice(1, 3).map((k) => toHex(k.publicKey)),
+    );
+    // A device that sorts before the page served: with an offset the next page would repeat one.
+    await register(v, keys[0]!, 'native');
+    const second = (await v.inject(`/devices?limit=2&cursor=${first.next_cursor}`)).json();
+    expect(second.devices.map((d: { pubkey: string }) => d.pubkey)).toEqual([toHex(keys[3]!.publicKey)]);
+    expect(second.next_cursor).toBeNull();
+    expect(second.total).toBe(4);
+  });
+
   it('updates last_seen when a device fetches work', async () => {
     let clock = Date.now();
     const v = await testValidator({ now: () => clock });

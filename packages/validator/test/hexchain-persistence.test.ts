@@ -95,4 +95,44 @@ describe('hexchain persistence', () => {
     expect((await snapshot(third)).status.difficulty).toBe(Math.floor((100 * 120_000) / 66_000));
     expect((await snapshot(third)).balance).toBe(24_000_000_000n);
   });
+
+  it('starts from a lattice snapshot, replaying only the blocks above it, to the same state', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'tensormine-hexchain-'));
+    dirs.push(dataDir);
+    let t = Math.floor(Date.now() / 1000) * 1000;
+    const now = () => t;
+    const first = await testValidator({ dataDir, now, latticeSnapshotEvery: 5 });
+    await register(first, alice);
+    for (let i = 0; i < 13; i++) {
+      const c = await issue(first, { slot: i });
+      t += 100;
+      expect((await submit(first, mine(c, alice))).statusCode).toBe(200);
+    }
+    const kept = await first.context.storage.read(async (tx) => [
+      (await tx.blocks.latestSnapshot(1_000))?.height,
+      (await tx.blocks.latestSnapshot(9))?.height,
+      (await tx.blocks.latestSnapshot(4))?.height,
+    ]);
+    // Snapshots at 5 and 10 (the two newest are kept); none below 5.
+    expect(kept).toEqual([10, 5, undefined]);
+    const before = await snapshot(first);
+    await first.close();
+
+    // Started from the snapshot at 10 and blocks 11 to 13: the same status (frontier size,
+    // depths...) and pages, and it goes on (a challenge on its frontier, with its parents).
+    const second = await testValidator({ dataDir, now, latticeSnapshotEvery: 5 });
+    expect(await snapshot(second)).toEqual(before);
+    const again = await issue(second, { slot: 99 });
+    const res = await submit(second, mine(again, alice));
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().depth).toBe(again.depth);
+    // A snapshot that cannot be read is set aside: every block is replayed.
+    await second.context.storage.transaction((tx) =>
+      tx.blocks.putSnapshot({ height: 13, state: '{"height":13}', createdAtMs: t }, 2),
+    );
+    await second.close();
+    const third = await testValidator({ dataDir, now });
+    expect((await snapshot(third)).status.occupied).toBe(15);
+    await third.close();
+  });
 });

@@ -7,6 +7,7 @@ import {
   type DeviceRecord,
   type HexChallengeRecord,
   InsufficientBalanceError,
+  type NewBlockRecord,
   type NewLedgerEntry,
   type Storage,
   type StorageTx,
@@ -72,6 +73,27 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
         });
         await write((tx) => tx.counters.add('proofs_valid', 1_700_000_000_000));
         expect(await read((tx) => tx.counters.get('proofs_valid'))).toBe(1_700_000_000_003);
+      });
+
+      it("sees its own transaction's additions before they are written, and keeps none of a rollback", async () => {
+        await write((tx) => tx.counters.add('x.a', 5));
+        const seen = await write(async (tx) => {
+          await tx.counters.add('x.a', 2);
+          await tx.counters.add('x.b', -1);
+          await tx.counters.add('x.b', 1);
+          return {
+            a: await tx.counters.get('x.a'),
+            b: await tx.counters.get('x.b'),
+            list: await tx.counters.list('x.'),
+          };
+        });
+        expect(seen).toEqual({ a: 7, b: 0, list: { 'x.a': 7, 'x.b': 0 } });
+        await write(async (tx) => {
+          await tx.counters.add('x.a', 100);
+          throw new Error('no');
+        }).catch(() => undefined);
+        expect(await read((tx) => tx.counters.list('x.'))).toEqual({ 'x.a': 7 });
+        await expect(read((tx) => tx.counters.add('x.a', 1))).rejects.toMatchObject({ code: 'read_only' });
       });
 
       it('lists exactly the counters whose name starts with the prefix', async () => {
@@ -294,19 +316,29 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
         expect(await read((tx) => tx.devices.get(B))).toBeUndefined();
       });
 
-      it('lists by registeredAt then pubkey, with a type filter, limit and offset', async () => {
+      it('lists by registeredAt then pubkey, with a type filter, a limit and keyset pages', async () => {
         await write(async (tx) => {
           await tx.devices.upsert(device(C, { registeredAt: T + 1, deviceType: 'esp32' }));
           await tx.devices.upsert(device(B, { registeredAt: T, deviceType: 'native' }));
           await tx.devices.upsert(device(A, { registeredAt: T + 1, deviceType: 'esp32' }));
         });
-        const keys = async (filter: { deviceType?: string; limit: number; offset: number }) =>
+        type Filter = Parameters<StorageTx['devices']['list']>[0];
+        const keys = async (filter: Filter) =>
           (await read((tx) => tx.devices.list(filter))).map((d) => d.pubkey);
-        expect(await keys({ limit: 10, offset: 0 })).toEqual([B, A, C]);
-        expect(await keys({ limit: 1, offset: 1 })).toEqual([A]);
-        expect(await keys({ limit: 10, offset: 3 })).toEqual([]);
-        expect(await keys({ deviceType: 'esp32', limit: 10, offset: 0 })).toEqual([A, C]);
-        expect(await keys({ deviceType: 'stm32', limit: 10, offset: 0 })).toEqual([]);
+        expect(await keys({ limit: 10 })).toEqual([B, A, C]);
+        expect(await keys({ limit: 1, after: { registeredAt: T, pubkey: B } })).toEqual([A]);
+        expect(await keys({ limit: 10, after: { registeredAt: T + 1, pubkey: A } })).toEqual([C]);
+        expect(await keys({ limit: 10, after: { registeredAt: T + 1, pubkey: C } })).toEqual([]);
+        // A position between rows (the device it names need not exist).
+        expect(await keys({ limit: 10, after: { registeredAt: T, pubkey: 'ff'.repeat(32) } })).toEqual([
+          A,
+          C,
+        ]);
+        expect(await keys({ deviceType: 'esp32', limit: 10 })).toEqual([A, C]);
+        expect(
+          await keys({ deviceType: 'esp32', limit: 10, after: { registeredAt: T + 1, pubkey: A } }),
+        ).toEqual([C]);
+        expect(await keys({ deviceType: 'stm32', limit: 10 })).toEqual([]);
       });
 
       it('counts devices by type, listing only the types present', async () => {
@@ -316,7 +348,15 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
           await tx.devices.upsert(device(B, { deviceType: 'esp32' }));
           await tx.devices.upsert(device(C, { deviceType: 'native' }));
           await tx.devices.upsert(device(C, { deviceType: 'esp8266' }));
+          expect(await tx.devices.countByType()).toEqual({ esp32: 2, esp8266: 1 });
         });
+        expect(await read((tx) => tx.devices.countByType())).toEqual({ esp32: 2, esp8266: 1 });
+        // Registering again with the same type counts nothing; a rolled-back change neither.
+        await write((tx) => tx.devices.upsert(device(A, { deviceType: 'esp32' })));
+        await write(async (tx) => {
+          await tx.devices.upsert(device(A, { deviceType: 'native' }));
+          throw new Error('no');
+        }).catch(() => undefined);
         expect(await read((tx) => tx.devices.countByType())).toEqual({ esp32: 2, esp8266: 1 });
       });
 
@@ -476,28 +516,38 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
     });
 
     describe('blocks', () => {
-      it('stores a block per coordinate and returns false for an occupied one', async () => {
+      it('appends a block at the next height and refuses an occupied coordinate', async () => {
         await write((tx) => tx.hexChallenges.insert(hexChallenge(0)));
+        expect(await read((tx) => tx.blocks.head())).toEqual({
+          height: 0,
+          difficulty: null,
+          difficultySeq: 0,
+        });
         const first = block(1, { q: 1, r: -1, s: 0 });
-        expect(await write((tx) => tx.blocks.insert(first))).toBe(true);
-        const rival = { ...block(2, { q: 1, r: -1, s: 0 }), minerPubkey: B };
-        expect(await write((tx) => tx.blocks.insert(rival))).toBe(false);
+        const { height: _, ...unplaced } = first;
+        expect(await write((tx) => tx.blocks.append(unplaced))).toEqual({
+          block: first,
+          head: { height: 1, difficulty: null, difficultySeq: 0 },
+        });
+        const { height: __, ...rival } = { ...block(2, { q: 1, r: -1, s: 0 }), minerPubkey: B };
+        expect(await write((tx) => tx.blocks.append(rival))).toBeUndefined();
         expect(await read((tx) => tx.blocks.get({ q: 1, r: -1, s: 0 }))).toEqual(first);
-        expect(await read((tx) => tx.blocks.count())).toBe(1);
+        expect((await read((tx) => tx.blocks.head())).height).toBe(1);
         expect(await read((tx) => tx.blocks.byHeight(2))).toBeUndefined();
         expect(await read((tx) => tx.blocks.get({ q: 0, r: 1, s: -1 }))).toBeUndefined();
       });
 
-      it('keeps the transaction usable after a conflict', async () => {
+      it('keeps the transaction usable after a conflict, and the heights dense', async () => {
         await write(async (tx) => {
           await tx.hexChallenges.insert(hexChallenge(0));
-          await tx.blocks.insert(block(1, { q: 1, r: -1, s: 0 }));
+          await tx.blocks.append(unplaced(block(1, { q: 1, r: -1, s: 0 })));
         });
         await write(async (tx) => {
-          expect(await tx.blocks.insert(block(2, { q: 1, r: -1, s: 0 }))).toBe(false);
-          expect(await tx.blocks.insert(block(2, { q: 0, r: -1, s: 1 }))).toBe(true);
+          expect(await tx.blocks.append(unplaced(block(2, { q: 1, r: -1, s: 0 })))).toBeUndefined();
+          expect((await tx.blocks.append(unplaced(block(2, { q: 0, r: -1, s: 1 }))))?.block.height).toBe(2);
         });
-        expect(await read((tx) => tx.blocks.count())).toBe(2);
+        expect((await read((tx) => tx.blocks.head())).height).toBe(2);
+        expect((await read((tx) => tx.blocks.byHeight(2)))?.coord).toEqual({ q: 0, r: -1, s: 1 });
       });
 
       it('lists blocks in height order, after a height, by height and all', async () => {
@@ -511,16 +561,51 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
         const blocks = coords.map((coord, i) => block(i + 1, coord));
         await write(async (tx) => {
           await tx.hexChallenges.insert(hexChallenge(0));
-          // Inserted out of order: the listing must follow heights, not insertion.
-          for (const b of [...blocks].reverse()) expect(await tx.blocks.insert(b)).toBe(true);
+          for (const b of blocks) expect((await tx.blocks.append(unplaced(b)))?.block).toEqual(b);
         });
         expect(await read((tx) => tx.blocks.all())).toEqual(blocks);
         expect(await read((tx) => tx.blocks.list(0, 2))).toEqual(blocks.slice(0, 2));
         expect(await read((tx) => tx.blocks.list(2, 10))).toEqual(blocks.slice(2));
         expect(await read((tx) => tx.blocks.list(5, 10))).toEqual([]);
         expect(await read((tx) => tx.blocks.byHeight(3))).toEqual(blocks[2]);
-        expect(await read((tx) => tx.blocks.count())).toBe(5);
+        expect((await read((tx) => tx.blocks.head())).height).toBe(5);
         expect((await read((tx) => tx.blocks.get({ q: -1, r: 0, s: 1 })))?.difficulty).toBe(2n ** 80n);
+      });
+
+      it('writes the live difficulty in the head, numbered, recorded, and says what it replaced', async () => {
+        const admin = { kind: 'admin', atMs: T * 1000 } as const;
+        expect(await write((tx) => tx.blocks.setDifficulty(4096n, admin))).toEqual({
+          previous: null,
+          head: { height: 0, difficulty: 4096n, difficultySeq: 1 },
+        });
+        await write(async (tx) => {
+          await tx.hexChallenges.insert(hexChallenge(0));
+          await tx.blocks.append(unplaced(block(1, { q: 1, r: -1, s: 0 })));
+        });
+        expect(
+          await write((tx) => tx.blocks.setDifficulty(2n ** 70n, { kind: 'retarget', atMs: T * 1000 + 1 })),
+        ).toEqual({ previous: 4096n, head: { height: 1, difficulty: 2n ** 70n, difficultySeq: 2 } });
+        expect(await read((tx) => tx.blocks.head())).toEqual({
+          height: 1,
+          difficulty: 2n ** 70n,
+          difficultySeq: 2,
+        });
+        expect(await read((tx) => tx.blocks.difficultyWrites(0, 10))).toEqual([
+          { seq: 1, height: 0, kind: 'admin', previous: null, value: 4096n, atMs: T * 1000 },
+          { seq: 2, height: 1, kind: 'retarget', previous: 4096n, value: 2n ** 70n, atMs: T * 1000 + 1 },
+        ]);
+        expect(await read((tx) => tx.blocks.difficultyWrites(1, 10))).toHaveLength(1);
+        expect(await read((tx) => tx.blocks.difficultyWrites(0, 1))).toHaveLength(1);
+        await expect(write((tx) => tx.blocks.setDifficulty(0n, admin))).rejects.toMatchObject({
+          code: 'invalid_value',
+        });
+        // Rolled back with its transaction.
+        await write(async (tx) => {
+          await tx.blocks.setDifficulty(7n, admin);
+          throw new Error('no');
+        }).catch(() => undefined);
+        expect((await read((tx) => tx.blocks.head())).difficultySeq).toBe(2);
+        expect(await read((tx) => tx.blocks.difficultyWrites(0, 10))).toHaveLength(2);
       });
     });
 
@@ -629,7 +714,7 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
           await tx.challenges.insert(challenge(0));
           await tx.challenges.nextSerial();
           await tx.hexChallenges.insert(hexChallenge(0));
-          await tx.blocks.insert(block(1, { q: 1, r: -1, s: 0 }));
+          await tx.blocks.append(unplaced(block(1, { q: 1, r: -1, s: 0 })));
           throw boom;
         }).catch((e: unknown) => e);
         expect(error).toBe(boom);
@@ -644,7 +729,7 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
           expect(await tx.miners.get(A)).toBeUndefined();
           expect(await tx.challenges.get(challenge(0).id)).toBeUndefined();
           expect(await tx.hexChallenges.get(hexChallenge(0).id)).toBeUndefined();
-          expect(await tx.blocks.count()).toBe(0);
+          expect(await tx.blocks.head()).toEqual({ height: 0, difficulty: null, difficultySeq: 0 });
         });
         // The storage is still usable.
         await write((tx) => tx.meta.set('new', 'y'));
@@ -850,6 +935,11 @@ function block(height: number, coord: { q: number; r: number; s: number }): Bloc
     timestampMs: T * 1000 + height,
     height,
   };
+}
+
+function unplaced(b: BlockRecord): NewBlockRecord {
+  const { height: _, ...rest } = b;
+  return rest;
 }
 
 function increasing(values: number[]): boolean {

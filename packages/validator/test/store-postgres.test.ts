@@ -8,6 +8,7 @@ import {
   isConnectionError,
   isNotPrimary,
   openPostgresStorage,
+  type PostgresStorage,
   redactDatabaseUrl,
   translate,
 } from '../src/store/postgres.js';
@@ -239,6 +240,63 @@ describe('two storages on one PostgreSQL database', () => {
     expect(sumOfEntries).toBe(0n);
   });
 
+  it('runs row-locks transfers from both without a re-run: they wait on the accounts they share', async () => {
+    const accounts = ['e1', 'e2', 'e3', 'e4'].map((p) => p.repeat(32));
+    await one.transaction((tx) =>
+      tx.ledger.apply(
+        accounts.map((pubkey) => ({
+          type: 'genesis',
+          pubkey,
+          token: 'TMN',
+          amount: 1000n,
+          timestamp: T,
+          ref: null,
+        })),
+      ),
+    );
+    const storages = [one, two] as PostgresStorage[];
+    const before = storages.map((s) => s.stats);
+    let refused = 0;
+    await Promise.all(
+      Array.from({ length: 160 }, async (_, i) => {
+        const from = accounts[i % 4]!;
+        const to = accounts[(i * 3 + 1) % 4]!;
+        const amount = BigInt(5 + (i % 90));
+        try {
+          await storages[i % 2]!.transaction(
+            async (tx) => {
+              // ledger.apply locks both accounts, then reads them: the check sees every commit.
+              await tx.ledger.apply([
+                { type: 'transfer', pubkey: from, token: 'TMN', amount: -amount, timestamp: T, ref: `r${i}` },
+                { type: 'transfer', pubkey: to, token: 'TMN', amount, timestamp: T, ref: `r${i}` },
+              ]);
+              await tx.counters.add('row_lock_transfers', 1);
+            },
+            { isolation: 'row-locks' },
+          );
+        } catch (error) {
+          if (!(error instanceof InsufficientBalanceError)) throw error;
+          refused++;
+        }
+      }),
+    );
+    const after = storages.map((s) => s.stats);
+    expect(after.map((a, i) => a.reruns - before[i]!.reruns)).toEqual([0, 0]);
+    const { balances, count } = await two.read(async (tx) => ({
+      balances: await Promise.all(accounts.map((a) => tx.ledger.balance(a, 'TMN'))),
+      count: await tx.counters.get('row_lock_transfers'),
+    }));
+    expect(balances.reduce((a, b) => a + b, 0n)).toBe(4000n);
+    for (const balance of balances) expect(balance >= 0n).toBe(true);
+    expect(count + refused).toBe(160);
+  });
+
+  it('refuses an unknown isolation', async () => {
+    expect(() => one.transaction(async () => undefined, { isolation: 'dirty' as never })).toThrow(
+      expect.objectContaining({ code: 'invalid_value' }),
+    );
+  });
+
   it('answers storage_busy, having written nothing, when a transaction loses every run to another node', async () => {
     const busy = await openPostgresStorage({
       url,
@@ -296,8 +354,7 @@ describe('two storages on one PostgreSQL database', () => {
         });
         const taken = (await tx.blocks.get({ q: 1, r: -1, s: 0 })) !== undefined;
         if (taken) return false;
-        const height = (await tx.blocks.count()) + 1;
-        return tx.blocks.insert({
+        const appended = await tx.blocks.append({
           coord: { q: 1, r: -1, s: 0 },
           blockHash: `${miner.slice(0, 2)}`.repeat(32),
           powHash: '33'.repeat(32),
@@ -309,8 +366,8 @@ describe('two storages on one PostgreSQL database', () => {
           slot: 1,
           difficulty: 1n,
           timestampMs: T * 1000,
-          height,
         });
+        return appended !== undefined;
       });
     const results = await Promise.all([
       insertBlock(one, A),
@@ -318,7 +375,7 @@ describe('two storages on one PostgreSQL database', () => {
       insertBlock(one, 'ee'.repeat(32)),
     ]);
     expect(results.filter(Boolean)).toHaveLength(1);
-    expect(await one.read((tx) => tx.blocks.count())).toBe(1);
+    expect((await one.read((tx) => tx.blocks.head())).height).toBe(1);
   });
 });
 
@@ -368,6 +425,90 @@ describe('PostgreSQL connections lost and restored', () => {
         await new Promise((resolve) => setTimeout(resolve, 200));
         return got.includes('again');
       });
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('answers storage_unavailable, having written nothing, while the server is read-only (a demoted primary)', async () => {
+    const url = await server.createDatabase(undefined, { template: TEMPLATE });
+    const database = new URL(url).pathname.slice(1);
+    const storage = await openPostgresStorage({
+      url,
+      poolSize: 2,
+      maxAttempts: 3,
+      unavailableRetryMs: 200,
+      applicationName: 'demoted',
+    });
+    try {
+      await storage.transaction((tx) => tx.meta.set('kept', '1'));
+      // New sessions of this database start read-only; the pool's open ones are ended.
+      await admin(url, async (client) => {
+        await client.query(`ALTER DATABASE "${database}" SET default_transaction_read_only = on`);
+        await client.query(
+          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'demoted%'",
+        );
+      });
+      for (const isolation of ['serializable', 'row-locks'] as const) {
+        const error = await storage
+          .transaction(
+            async (tx) => {
+              await tx.meta.set('lost', isolation);
+              await tx.counters.add('lost', 1);
+            },
+            { isolation },
+          )
+          .catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(StorageError);
+        expect(error).toMatchObject({ code: 'storage_unavailable' });
+      }
+      // Reads still work on a read-only server.
+      expect(await storage.read((tx) => tx.meta.get('kept'))).toBe('1');
+      await admin(server.url, (client) =>
+        client.query(`ALTER DATABASE "${database}" RESET default_transaction_read_only`),
+      );
+      await admin(server.url, (client) =>
+        client.query(
+          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'demoted%'",
+        ),
+      );
+      expect(
+        await storage.read(async (tx) => [await tx.meta.get('lost'), await tx.counters.get('lost')]),
+      ).toEqual([undefined, 0]);
+      // Writable again: it works at once.
+      await storage.transaction((tx) => tx.meta.set('back', '1'));
+    } finally {
+      await storage.close();
+    }
+  });
+});
+
+describe('reads requested together', () => {
+  it('share a snapshot; a read that throws does not disturb the others, nor a failing statement', async () => {
+    const url = await server.createDatabase(undefined, { template: TEMPLATE });
+    const storage = await openPostgresStorage({ url, poolSize: 2 });
+    try {
+      await storage.transaction((tx) => tx.meta.set('k', 'v'));
+      const reads = await Promise.allSettled([
+        storage.read((tx) => tx.meta.get('k')),
+        storage.read(async () => {
+          throw new Error('mine');
+        }),
+        // A statement that fails aborts the shared snapshot: the others run again alone.
+        storage.read((tx) => tx.ledger.list({ limit: 1.5 })),
+        storage.read(async (tx) => [await tx.meta.get('k'), await tx.counters.get('none')]),
+        ...Array.from({ length: 20 }, (_, i) => storage.read(async (tx) => `${await tx.meta.get('k')}${i}`)),
+      ]);
+      expect(reads[0]).toEqual({ status: 'fulfilled', value: 'v' });
+      expect(reads[1]).toMatchObject({ status: 'rejected', reason: { message: 'mine' } });
+      expect(reads[2]).toMatchObject({ status: 'rejected', reason: { code: 'invalid_value' } });
+      expect(reads[3]).toEqual({ status: 'fulfilled', value: ['v', 0] });
+      expect(reads.slice(4).map((r) => (r as PromiseFulfilledResult<string>).value)).toEqual(
+        Array.from({ length: 20 }, (_, i) => `v${i}`),
+      );
+      // A write between two reads is seen by the later one (the parked snapshot is ended first).
+      await storage.transaction((tx) => tx.meta.set('k', 'w'));
+      expect(await storage.read((tx) => tx.meta.get('k'))).toBe('w');
     } finally {
       await storage.close();
     }

@@ -66,7 +66,7 @@ describe('SqliteStorage on a file', () => {
       await tx.challenges.insert(challenge(serial));
       const hexSerial = await tx.hexChallenges.nextSerial();
       await tx.hexChallenges.insert(hexChallenge(hexSerial));
-      await tx.blocks.insert(block());
+      await tx.blocks.append(block());
       return [serial, hexSerial];
     });
     await first.close();
@@ -141,15 +141,15 @@ describe('SqliteStorage on a file', () => {
       ),
     ).rejects.toThrow('FOREIGN KEY constraint failed');
     await storage.transaction((tx) => tx.hexChallenges.insert(hexChallenge(0)));
-    await storage.transaction((tx) => tx.blocks.insert(block()));
-    // The same height at a free coordinate is a bug in the caller's height bookkeeping.
+    await storage.transaction((tx) => tx.blocks.append(block()));
+    // The same block hash at a free coordinate is a bug in the caller.
+    await expect(
+      storage.transaction((tx) => tx.blocks.append({ ...block(), coord: { q: 0, r: 1, s: -1 } })),
+    ).rejects.toThrow('UNIQUE constraint failed: blocks.block_hash');
     await expect(
       storage.transaction((tx) =>
-        tx.blocks.insert({ ...block(), coord: { q: 0, r: 1, s: -1 }, blockHash: 'ab'.repeat(32) }),
+        tx.blocks.append({ ...block(), coord: { q: 1, r: 1, s: 1 }, blockHash: 'ab'.repeat(32) }),
       ),
-    ).rejects.toThrow('UNIQUE constraint failed: blocks.height');
-    await expect(
-      storage.transaction((tx) => tx.blocks.insert({ ...block(), coord: { q: 1, r: 1, s: 1 }, height: 2 })),
     ).rejects.toThrow('CHECK constraint failed');
     await expect(storage.transaction((tx) => tx.counters.add('x', 1.5))).rejects.toThrow(
       'counters.add: delta: expected an integer, got 1.5',
@@ -172,7 +172,7 @@ describe('SqliteStorage on a file', () => {
         { type: 'mining_reward', pubkey: KEY, token: 'TMN', amount: 1n, timestamp: T, ref: null },
       ]);
       await tx.hexChallenges.insert(hexChallenge(0));
-      await tx.blocks.insert(block());
+      await tx.blocks.append(block());
     });
     await storage.close();
     const db = new DatabaseSync(path);

@@ -41,6 +41,12 @@ export interface SseHubOptions {
   readonly maxSubscribersPerClient?: number;
   /** The id prefix of this hub's events (default: random); ids are `<epoch>-<seq>`. */
   readonly epoch?: string;
+  /**
+   * The seq of the last event of this epoch published before the hub started (default 0): a
+   * stream whose ids continue a count kept elsewhere (the validator's chain version, the same
+   * on every node), so that a reader already at that id resumes with nothing missed.
+   */
+  readonly startSeq?: number;
 }
 
 /** Why a Last-Event-ID could not be resumed (the stream then starts with a `reset` event). */
@@ -150,6 +156,7 @@ export class SseHub {
     this.#maxSubscribers = options.maxSubscribers ?? 10_000;
     this.#maxPerClient = options.maxSubscribersPerClient ?? Number.POSITIVE_INFINITY;
     this.epoch = options.epoch ?? Math.floor(Math.random() * 36 ** 8).toString(36);
+    this.#seq = options.startSeq ?? 0;
     const every = options.heartbeatMs ?? 15_000;
     if (every > 0) {
       this.#timer = setInterval(() => this.#broadcast(': heartbeat\n\n'), every);
@@ -201,7 +208,12 @@ export class SseHub {
   publish(event: string, data: unknown, id?: string): string {
     const eventId = id ?? `${this.epoch}-${++this.#seq}`;
     const frame = formatSse({ id: eventId, event, data: JSON.stringify(data) });
-    this.#ring.push({ id: eventId, seq: parseId(eventId)?.seq, frame });
+    const parsed = parseId(eventId);
+    // An id of this hub's own epoch given by the caller moves its count on (never back).
+    if (id !== undefined && parsed !== undefined && parsed.epoch === this.epoch && parsed.seq > this.#seq) {
+      this.#seq = parsed.seq;
+    }
+    this.#ring.push({ id: eventId, seq: parsed?.seq, frame });
     if (this.#ring.length > this.#capacity) this.#ring.shift();
     this.#published++;
     this.#broadcast(frame);
@@ -235,26 +247,28 @@ export class SseHub {
     this.#ring.length = 0;
   }
 
+  /** The seq of the last event of this hub's epoch. */
+  get seq(): number {
+    return this.#seq;
+  }
+
   /**
    * The events after `lastEventId`, or why they cannot be given: an id of another epoch, or one
-   * older than the ring.
+   * older than the ring. An id of this epoch at the hub's count is up to date (nothing missed,
+   * even when the ring is empty: a hub that continues a count kept elsewhere).
    */
   since(lastEventId: string): { frames: string[] } | { gap: ResumeGap } {
     const at = this.#ring.findIndex((e) => e.id === lastEventId);
     if (at >= 0) return { frames: this.#ring.slice(at + 1).map((e) => e.frame) };
     const parsed = parseId(lastEventId);
+    if (parsed !== undefined && parsed.epoch === this.epoch) {
+      if (parsed.seq === this.#seq) return { frames: [] };
+      return { gap: parsed.seq < this.#seq ? 'event_id_too_old' : 'unknown_event_id' };
+    }
     const oldest = this.#ring[0];
     const oldestParsed = oldest === undefined ? undefined : parseId(oldest.id);
     if (parsed !== undefined && oldestParsed !== undefined && parsed.epoch === oldestParsed.epoch) {
       if (parsed.seq < oldestParsed.seq) return { gap: 'event_id_too_old' };
-    }
-    if (
-      parsed !== undefined &&
-      oldest === undefined &&
-      parsed.epoch === this.epoch &&
-      parsed.seq <= this.#seq
-    ) {
-      return { frames: [] };
     }
     return { gap: 'unknown_event_id' };
   }

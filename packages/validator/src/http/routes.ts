@@ -158,7 +158,10 @@ export function registerRoutes(
       if (key) options.keyLimiter.take(key, 'public key');
       if (signed && !NONCE_CLAIMED_BY_HANDLER.has(id)) {
         const pair = signed;
-        await ctx.storage.transaction((tx) => claimRequestNonce(tx, pair, ctx.now()));
+        // Row locks: the pair is a unique row, the forgotten ones are expired (docs/storage.md).
+        await ctx.storage.transaction((tx) => claimRequestNonce(tx, pair, ctx.now()), {
+          isolation: 'row-locks',
+        });
         claimed = true;
       }
       const result = await handler(

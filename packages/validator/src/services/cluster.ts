@@ -163,7 +163,7 @@ export class Cluster {
     await this.o.hexchain.catchUp();
     // Read apart from the write: the heartbeat's transaction touches only cluster_nodes, so it
     // never takes part in a serialization conflict with the blocks being accepted.
-    const height = await this.o.storage.read((tx) => tx.blocks.count());
+    const height = await this.o.storage.read(async (tx) => (await tx.blocks.head()).height);
     const applied = this.o.hexchain.appliedHeight();
     await this.o.storage.transaction(async (tx) => {
       await tx.nodes.put(this.#record({ applied, synced: applied >= height, stoppedAtMs: null }));
@@ -186,7 +186,7 @@ export class Cluster {
   async view(): Promise<NetworkView> {
     const { nodes, height } = await this.o.storage.read(async (tx) => ({
       nodes: this.enabled ? await tx.nodes.list() : [],
-      height: await tx.blocks.count(),
+      height: (await tx.blocks.head()).height,
     }));
     const applied = this.o.hexchain.appliedHeight();
     const synced = applied >= height;

@@ -1,14 +1,13 @@
 import { SseHub, type SseHubOptions } from '@tensormine/protocol';
 import type { ValidatorContext } from '../context.js';
 import { challengeHandlers } from './hexchain/challenges.js';
-import { eventHandlers } from './hexchain/events.js';
-import { loadHexchain } from './hexchain/load.js';
+import { eventEpoch, eventHandlers } from './hexchain/events.js';
+import { loadHexchain, SNAPSHOT_EVERY } from './hexchain/load.js';
 import { latticeReadHandlers } from './hexchain/reads.js';
 import { submitHandlers } from './hexchain/submit.js';
 import { ClusterSync } from './hexchain/sync.js';
 import type { HexchainHooks, HexchainService } from './types.js';
 
-export { HEX_DIFFICULTY_META_KEY, HEX_DIFFICULTY_WRITES_COUNTER } from './hexchain/difficulty.js';
 export { HEX_GENESIS_TIME_META_KEY } from './hexchain/load.js';
 export { LATTICE_DEFAULT_LIMIT } from './hexchain/reads.js';
 export { HEX_BLOCK_REWARD, HEX_REWARD_TOKEN } from './hexchain/submit.js';
@@ -34,6 +33,8 @@ export { HEXCHAIN_CHANNEL } from './hexchain/sync.js';
 export interface HexchainServiceOptions {
   /** GET /api/hexchain/events: replay ring, heartbeat and per-reader buffer (tests shorten them). */
   readonly events?: SseHubOptions;
+  /** A lattice snapshot every this many blocks applied (default SNAPSHOT_EVERY). */
+  readonly snapshotEvery?: number;
   /**
    * Lets the pool (services/pool/) add share terms to a member's challenge and pay a member's
    * block by PPLNS, each inside the transaction of the challenge or the block.
@@ -53,15 +54,23 @@ export async function createHexchainService(
 ): Promise<HexchainService> {
   const hooks = options.hooks ?? {};
   const cluster = options.cluster === true;
-  const events = new SseHub(options.events ?? {});
-  const { state, difficulty, genesisTimeMs } = await loadHexchain(ctx);
-  const sync = new ClusterSync(ctx, state, difficulty, events);
+  const { state, difficulty, genesisTimeMs, snapshotHeight } = await loadHexchain(ctx);
+  // Event ids continue the chain's version, the same on every node (hexchain/events.ts).
+  const events = new SseHub({
+    ...options.events,
+    epoch: eventEpoch(genesisTimeMs),
+    startSeq: state.appliedHeight + difficulty.appliedSeq,
+  });
+  const sync = new ClusterSync(ctx, state, difficulty, events, {
+    snapshotHeight,
+    snapshotEvery: options.snapshotEvery ?? SNAPSHOT_EVERY,
+  });
 
   const handlers = {
     ...challengeHandlers({ ctx, state, difficulty, sync, hooks, cluster }),
-    ...submitHandlers({ ctx, state, difficulty, sync, events, hooks, genesisTimeMs }),
+    ...submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTimeMs }),
     ...latticeReadHandlers({ ctx, state, difficulty, cluster }),
-    ...eventHandlers(events),
+    ...eventHandlers(events, () => sync.catchUp()),
   };
   const stopListening = await sync.listen();
 
@@ -69,7 +78,11 @@ export async function createHexchainService(
     handlers,
     events,
     info: () => ({ difficulty: difficulty.value, occupied: state.lattice.size }),
-    isOccupied: (coord) => state.lattice.get(coord) !== undefined,
+    async isOccupied(coord) {
+      const known = state.occupancy(coord);
+      if (known !== 'unknown') return known === 'occupied';
+      return (await ctx.storage.read((tx) => tx.blocks.get(coord))) !== undefined;
+    },
     setDifficulty: (value) => sync.setDifficulty(value),
     catchUp: () => sync.catchUp(),
     appliedHeight: () => state.appliedHeight,

@@ -110,19 +110,23 @@ export class Metrics {
   }
 
   /** Counts a rejected proof, block or pool share by reason, in its own transaction. */
-  async recordRejection(code: ErrorCode, kind: ResultKind): Promise<void> {
+  async recordRejection(code: ErrorCode, kind: 'proof' | 'block' | 'share'): Promise<void> {
     this.#countRejected(kind, code);
-    await this.storage.transaction(async (tx) => {
-      await tx.counters.add(
-        kind === 'proof'
-          ? COUNTERS.proofsRejected
-          : kind === 'block'
-            ? COUNTERS.blocksRejected
-            : COUNTERS.sharesRejected,
-        1,
-      );
-      await tx.counters.add(`${COUNTERS.rejectedPrefix}${code}`, 1);
-    });
+    await this.storage.transaction(
+      async (tx) => {
+        await tx.counters.add(
+          kind === 'proof'
+            ? COUNTERS.proofsRejected
+            : kind === 'block'
+              ? COUNTERS.blocksRejected
+              : COUNTERS.sharesRejected,
+          1,
+        );
+        await tx.counters.add(`${COUNTERS.rejectedPrefix}${code}`, 1);
+      },
+      // Nothing is read: additions only.
+      { isolation: 'row-locks' },
+    );
   }
 
   /** The persisted counters, read together (GET /status and GET /admin/metrics). */

@@ -72,7 +72,8 @@ export function createPoolService(ctx: ValidatorContext): PoolService {
   const hooks: HexchainHooks = {
     async challengeTerms(tx, challenge) {
       if (!pooled() || challenge.minerPubkey === null) return undefined;
-      const member = await tx.pool.getMember(challenge.minerPubkey);
+      // Locked: the member is read, then written (row-locks transactions, docs/storage.md).
+      const member = await tx.pool.getMember(challenge.minerPubkey, { lock: true });
       if (!isMember(member)) return undefined;
       const next = await advanceVardiff(member, {
         nowMs: ctx.now(),
@@ -90,6 +91,14 @@ export function createPoolService(ctx: ValidatorContext): PoolService {
       };
     },
 
+    async poolMember(tx, pubkey, challengeId) {
+      const [challengeTerms, member] = await Promise.all([
+        tx.pool.getChallengeTerms(challengeId),
+        tx.pool.getMember(pubkey),
+      ]);
+      return challengeTerms?.pubkey === pubkey || (pooled() && isMember(member));
+    },
+
     async rewardBlock(tx, block, reward) {
       // What binds a block to the pool (protocol 4.15): its challenge was issued to the finder
       // with the pool's share terms (pool work), whatever the finder's membership now (a member
@@ -97,7 +106,7 @@ export function createPoolService(ctx: ValidatorContext): PoolService {
       // finder is a member while the pool is on.
       const challengeTerms = await tx.pool.getChallengeTerms(block.challengeId);
       const poolWork = challengeTerms !== undefined && challengeTerms.pubkey === block.minerPubkey;
-      const member = await tx.pool.getMember(block.minerPubkey);
+      const member = await tx.pool.getMember(block.minerPubkey, { lock: true });
       if (!poolWork && !(pooled() && isMember(member))) return undefined;
       if (member === undefined) throw new Error(`pool: share terms for ${block.minerPubkey}, never a member`);
       // The block is also the finder's share (when its challenge carried share terms), counted

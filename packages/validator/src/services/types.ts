@@ -24,8 +24,11 @@ export interface HexchainService extends Service {
   catchUp(): Promise<void>;
   /** Every block up to this height is in the in-memory lattice. */
   appliedHeight(): number;
-  /** Whether a block occupies `coord` (committed blocks only). */
-  isOccupied(coord: Coord): boolean;
+  /**
+   * Whether a block occupies `coord` (committed blocks only): from memory for a cell next to
+   * the applied lattice, else from the storage.
+   */
+  isOccupied(coord: Coord): Promise<boolean>;
 }
 
 /** What another service adds to the hexchain paths, inside their transactions. */
@@ -35,6 +38,12 @@ export interface HexchainHooks {
     tx: StorageTx,
     challenge: HexChallengeRecord,
   ): Promise<Pick<HexChallenge, 'share_difficulty' | 'share_target'> | undefined>;
+  /**
+   * Whether a block by this key answering this challenge would be a pool block (pool work, or
+   * a member's while the pool is on; read without a lock, before the chain head is locked: a
+   * solo block's reward is then written before it). `rewardBlock` decides.
+   */
+  poolMember?(tx: StorageTx, pubkey: string, challengeId: string): Promise<boolean>;
   /**
    * Pays an accepted block's reward when it is a pool block (then returns what it paid);
    * undefined leaves it to the solo rule.

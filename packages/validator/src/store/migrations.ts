@@ -456,6 +456,59 @@ ALTER TABLE devices ADD COLUMN hashrate ${d.int} CHECK (hashrate IS NULL OR hash
 CREATE INDEX devices_callback_address ON devices (callback_address) WHERE callback_address IS NOT NULL;
 `;
 
+/**
+ * Issue 24: the head of the hexchain, one row, written by every block and difficulty change.
+ * `height` is the height of the newest block (0: genesis only), so a block takes the next
+ * height from here instead of counting the blocks; `difficulty` (NULL: the configured one) and
+ * `difficulty_seq` (the number of difficulty writes, which orders them across nodes) were the
+ * meta key `hexchain.difficulty` and the counter `hexchain_difficulty_writes`, moved here;
+ * `hex_difficulty_writes` keeps each write (the history of the old ones is not known);
+ * `lattice_snapshots` keeps a node's in-memory lattice state every so many blocks, so that a start
+ * does not replay every block; the devices per type become counters. On
+ * PostgreSQL a block locks this row until it commits: blocks of all nodes are appended one at a
+ * time, and nothing else ever conflicts with them (docs/storage.md).
+ */
+const CHAIN_HEAD = (d: Dialect) => `
+CREATE TABLE hex_chain (
+  id ${d.int} PRIMARY KEY CHECK (id = 1),
+  height ${d.int} NOT NULL CHECK (height >= 0),
+  difficulty TEXT ${d.positiveOrNull('difficulty')},
+  difficulty_seq ${d.int} NOT NULL CHECK (difficulty_seq >= 0)
+)${d.strict};
+INSERT INTO hex_chain (id, height, difficulty, difficulty_seq) VALUES (
+  1,
+  (SELECT count(*) FROM blocks),
+  (SELECT value FROM meta WHERE key = 'hexchain.difficulty'),
+  (SELECT coalesce(sum(value), 0) FROM counters
+    WHERE name = 'hexchain_difficulty_writes' OR name LIKE 'hexchain\\_difficulty\\_writes_%' ESCAPE '\\')
+);
+DELETE FROM meta WHERE key = 'hexchain.difficulty';
+-- Every difficulty write from now on (a retarget, an admin change), numbered like
+-- hex_chain.difficulty_seq, at the chain's height then: what each node publishes on the event
+-- stream, in the same order and with the same ids on every node (docs/cluster.md).
+CREATE TABLE hex_difficulty_writes (
+  seq ${d.int} PRIMARY KEY CHECK (seq >= 1),
+  height ${d.int} NOT NULL CHECK (height >= 0),
+  kind TEXT NOT NULL CHECK (kind IN ('retarget', 'admin')),
+  previous TEXT ${d.positiveOrNull('previous')},
+  value TEXT NOT NULL ${d.unsigned('value')},
+  at_ms ${d.int} NOT NULL
+)${d.clustered};
+DELETE FROM counters
+  WHERE name = 'hexchain_difficulty_writes' OR name LIKE 'hexchain\\_difficulty\\_writes_%' ESCAPE '\\';
+-- The in-memory lattice state of a node at a height (services/hexchain/lattice-state.ts, JSON):
+-- a node starts from the newest and replays only the blocks above it.
+CREATE TABLE lattice_snapshots (
+  height ${d.int} PRIMARY KEY CHECK (height >= 0),
+  state TEXT NOT NULL ${d.json('state')},
+  created_at_ms ${d.int} NOT NULL
+)${d.clustered};
+-- GET /devices counts the devices per type from counters kept by each registration (the count
+-- of the rows, per page, was not flat in the number of devices).
+INSERT INTO counters (name, value)
+  SELECT 'devices.by_type.' || device_type, count(*) FROM devices GROUP BY device_type;
+`;
+
 /** Every step, in order. */
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial schema', sql: V1 },
@@ -473,6 +526,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   { version: 6, name: 'cluster nodes', sql: CLUSTER_NODES },
   { version: 7, name: 'device callbacks: address, mode, reported hash rate', sql: DEVICE_CALLBACKS },
+  { version: 8, name: 'hexchain head', sql: CHAIN_HEAD },
 ];
 
 /** The schema version this code writes. */

@@ -5,10 +5,17 @@ import { nestedTransactionError, StorageError } from './errors.js';
 import type { MigrateResult } from './migrations.js';
 import { PostgresListener } from './postgres-listen.js';
 import { migratePostgres } from './postgres-migrations.js';
+import { writeCounters } from './sql/counters.js';
 import type { Row, SqlExecutor, SqlStatement, SqlValue } from './sql/executor.js';
 import { Scope } from './sql/scope.js';
 import { SqlTx } from './sql/tx.js';
-import type { Storage, StorageTx } from './types.js';
+import {
+  checkIsolation,
+  type Storage,
+  type StorageTx,
+  type TransactionIsolation,
+  type TransactionOptions,
+} from './types.js';
 
 export interface PostgresStorageOptions {
   /** `postgres://user:password@host:port/database` (libpq-style query parameters allowed, e.g. `?sslmode=require`). */
@@ -47,24 +54,24 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
 /**
  * The storage on PostgreSQL, for several validator processes sharing one database.
  *
- * Isolation: every `transaction` runs at SERIALIZABLE, so the outcome of concurrent
- * transactions, from this process or any other, is that of some serial order: the economy's
- * read-check-write sequences (a balance read then debited, a stake read open then closed, a
- * coordinate read free then taken) need no explicit row locks. A transaction that loses a
- * conflict (SQLSTATE 40001, or a deadlock, 40P01) is rolled back and its callback re-run, with
- * a growing random pause, up to `maxAttempts` times: callbacks must act only through `tx`
- * (docs/storage.md lists how the validator's callbacks keep to that). A transaction whose
- * connection is lost before its COMMIT was sent is re-run on another connection; one lost
- * during COMMIT is not (its outcome is unknown) and rejects.
+ * Isolation (docs/storage.md, "Isolation"): a `transaction` runs SERIALIZABLE by default, so
+ * the outcome of concurrent transactions, from this process or any other, is that of some
+ * serial order; the hot paths (a proof, a block, a share, a transfer, a challenge) run
+ * `row-locks` (READ COMMITTED): they take the row locks their decisions depend on, in one order,
+ * and wait for each other instead of failing. A transaction that loses a serialization conflict
+ * (SQLSTATE 40001) or a deadlock (40P01) is rolled back and its callback re-run, with a growing
+ * random pause, up to `maxAttempts` times: callbacks must act only through `tx`. A transaction
+ * whose connection is lost (or whose server turned read-only, as a demoted primary does) before
+ * its COMMIT was sent is re-run on another connection; one lost during COMMIT is not (its
+ * outcome is unknown) and rejects.
  *
- * `read` runs at REPEATABLE READ, READ ONLY: one consistent snapshot, never a conflict.
- * Reads of this process run concurrently, up to `poolSize` at once; its write transactions run
- * one at a time (a second writer of the same node would only conflict with the first on the
- * validator's hot rows and be re-run: with ten at once a node committed half the blocks per
- * second, at four times the p99; docs/storage.md),
- * so conflicts come only from other nodes. Notifications
- * queued by `tx.notify` are sent with `pg_notify` just before COMMIT; `listen` uses a
- * dedicated connection ({@link PostgresListener}).
+ * `read` runs at REPEATABLE READ, READ ONLY: one consistent snapshot, never a conflict; its
+ * value is returned as soon as the callback has it (the COMMIT that ends the snapshot follows).
+ * Transactions and reads of this process run concurrently, up to `poolSize` at once, each on
+ * its own connection. The connections pipeline: statements a callback issues together (and the
+ * BEGIN before them, the notifications and COMMIT after) travel in one round trip.
+ * Notifications queued by `tx.notify` are sent with `pg_notify` just before COMMIT; `listen`
+ * uses a dedicated connection ({@link PostgresListener}).
  *
  * Failover (docs/cluster.md): a connection that breaks, and a write refused because the server
  * is not (or no longer) a primary (SQLSTATE 25006 read_only_sql_transaction, or a hot standby's
@@ -84,8 +91,12 @@ export class PostgresStorage implements Storage {
   readonly #maxAttempts: number;
   readonly #unavailableRetryMs: number;
   readonly #slots: Semaphore;
-  /** Write transactions of this node, one at a time (see the class comment). */
-  readonly #writer = new Semaphore(1);
+  readonly #stats: TransactionStats = { committed: 0, reruns: 0 };
+  /** Reads requested in this turn of the event loop, not started yet (see `read`). */
+  #reads: PendingRead[] | undefined;
+  #readsRunning = 0;
+  /** The connection of the last read batch, its transaction not ended yet (see #runReads). */
+  #warm: { readonly client: pg.PoolClient; readonly timer: ReturnType<typeof setTimeout> } | undefined;
   #running = 0;
   #idle: (() => void) | undefined;
   #closed = false;
@@ -127,7 +138,9 @@ export class PostgresStorage implements Storage {
       }
     }
     const config = clientConfig(options);
-    const pool = new pg.Pool({ ...config, max: poolSize });
+    // Pipeline mode: a query is sent when issued, without waiting for the answer to the one
+    // before (answers still come back in order, each query has its own Sync).
+    const pool = new pg.Pool({ ...config, max: poolSize, pipeline: true } as pg.PoolConfig);
     // An idle connection that breaks (the server restarted, an administrator terminated it)
     // is discarded by the pool, which opens another when needed; without a listener the
     // pool's 'error' event would end the process.
@@ -159,14 +172,134 @@ export class PostgresStorage implements Storage {
     }
   }
 
-  transaction<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T> {
+  transaction<T>(fn: (tx: StorageTx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     this.#checkOutside('transaction');
-    return this.#track(() => this.#run(false, fn));
+    const isolation = checkIsolation(options);
+    return this.#track(() => this.#run(isolation, fn));
   }
 
+  /**
+   * Reads requested together (in one turn of the event loop, while reads are running) share one
+   * connection and one snapshot: one BEGIN, their statements in the same writes, one COMMIT. A
+   * snapshot shared by reads is as consistent as one each. A read whose batch failed (its
+   * connection lost, or another read's failing statement aborted the snapshot) runs again alone.
+   */
   read<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T> {
     this.#checkOutside('read');
-    return this.#track(() => this.#run(true, fn));
+    return this.#track(
+      () =>
+        new Promise<T>((resolve, reject) => {
+          let batch = this.#reads;
+          if (batch === undefined) {
+            batch = [];
+            this.#reads = batch;
+            const start = () => {
+              this.#reads = undefined;
+              void this.#runReads(batch as PendingRead[]);
+            };
+            if (this.#readsRunning > 0) setImmediate(start);
+            else queueMicrotask(start);
+          }
+          batch.push({ fn, resolve: resolve as (value: unknown) => void, reject });
+        }),
+    );
+  }
+
+  async #runReads(batch: readonly PendingRead[]): Promise<void> {
+    this.#readsRunning++;
+    // Counted as running (close waits for it), even when close() came in between.
+    this.#running++;
+    try {
+      // The connection of the last batch, its snapshot still open: ending it travels with this
+      // batch's BEGIN (one write less per read).
+      const warm = this.#warm;
+      this.#warm = undefined;
+      let client: pg.PoolClient;
+      if (warm !== undefined) {
+        clearTimeout(warm.timer);
+        client = warm.client;
+      } else {
+        await this.#slots.acquire();
+        try {
+          client = await this.#pool.connect();
+        } catch {
+          this.#slots.release();
+          // Each read alone, which tries again for unavailableRetryMs (a failover) before it
+          // is storage_unavailable.
+          for (const item of batch) void this.#run('read', item.fn).then(item.resolve, item.reject);
+          return;
+        }
+      }
+      const executor = new PostgresExecutor(client, true);
+      const onError = () => {
+        executor.lost = true;
+      };
+      client.on('error', onError);
+      const begin = executor.exec(warm === undefined ? BEGIN.read : `COMMIT; ${BEGIN.read}`);
+      begin.catch(() => undefined);
+      const runs = batch.map(async (item) => {
+        const scope = new Scope(executor, true);
+        try {
+          const value = await this.#inside.run(scope, () => item.fn(new SqlTx(scope)));
+          scope.active = false;
+          await begin;
+          item.resolve(value);
+        } catch (error) {
+          scope.active = false;
+          if (executor.lost || isConnectionError(error) || isAborted(error)) {
+            // Not this read's fault: it runs again, alone.
+            await this.#run('read', item.fn).then(item.resolve, item.reject);
+          } else {
+            item.reject(error);
+          }
+        }
+      });
+      await Promise.all(runs);
+      client.off('error', onError);
+      if (executor.lost) {
+        client.release(new Error('the connection was lost'));
+        this.#slots.release();
+      } else if (this.#warm === undefined && !this.#closed) {
+        // The snapshot's values are final: its COMMIT waits for the next batch (or a moment).
+        this.#warm = { client, timer: setTimeout(() => this.#coolDown(), WARM_MS) };
+        this.#warm.timer.unref?.();
+      } else {
+        await this.#endRead(client);
+      }
+    } finally {
+      this.#readsRunning--;
+      this.#end();
+    }
+  }
+
+  /** Ends the parked read of the warm connection and gives the connection back. */
+  async #coolDown(): Promise<void> {
+    const warm = this.#warm;
+    if (warm === undefined) return;
+    this.#warm = undefined;
+    clearTimeout(warm.timer);
+    this.#running++;
+    try {
+      await this.#endRead(warm.client);
+    } finally {
+      this.#end();
+    }
+  }
+
+  async #endRead(client: pg.PoolClient): Promise<void> {
+    await client.query('COMMIT').then(
+      () => client.release(),
+      (error: unknown) => client.release(error instanceof Error ? error : new Error(String(error))),
+    );
+    this.#slots.release();
+  }
+
+  /**
+   * Transactions of this storage since it opened: committed, and runs that were rolled back
+   * and run again (a conflict, a deadlock, a lost connection). For benches and logs.
+   */
+  get stats(): Readonly<TransactionStats> {
+    return { ...this.#stats };
   }
 
   listen(channel: string, handler: (payload: string) => void): Promise<() => Promise<void>> {
@@ -192,38 +325,47 @@ export class PostgresStorage implements Storage {
     this.#checkOutside('close');
     this.#closing ??= (async () => {
       this.#closed = true;
+      await this.#coolDown();
       if (this.#running > 0) await new Promise<void>((resolve) => (this.#idle = resolve));
+      await this.#coolDown();
       await this.#listener.close();
       await this.#pool.end();
     })();
     return this.#closing;
   }
 
-  async #track<T>(fn: () => Promise<T>): Promise<T> {
+  #begin(): void {
     if (this.#closed)
       throw new StorageError('storage_closed', `storage used after close() of ${this.location}`);
     this.#running++;
+  }
+
+  #end(): void {
+    this.#running--;
+    if (this.#running === 0) this.#idle?.();
+  }
+
+  async #track<T>(fn: () => Promise<T>): Promise<T> {
+    this.#begin();
     try {
       return await fn();
     } finally {
-      this.#running--;
-      if (this.#running === 0) this.#idle?.();
+      this.#end();
     }
   }
 
-  async #run<T>(readOnly: boolean, fn: (tx: StorageTx) => Promise<T>): Promise<T> {
+  async #run<T>(kind: 'read' | TransactionIsolation, fn: (tx: StorageTx) => Promise<T>): Promise<T> {
+    const readOnly = kind === 'read';
     const giveUpAt = Date.now() + this.#unavailableRetryMs;
     for (let attempt = 1; ; attempt++) {
       // At most poolSize transactions hold a connection; the others wait here (without the
       // pool's connection timeout, which is for reaching the server).
-      if (!readOnly) await this.#writer.acquire();
       await this.#slots.acquire();
       let client: pg.PoolClient;
       try {
         client = await this.#pool.connect();
       } catch (error) {
         this.#slots.release();
-        if (!readOnly) this.#writer.release();
         // (Through a proxy during a failover, connecting fails at once: try again for a while.)
         if (Date.now() < giveUpAt && !this.#pool.ended && !this.#closed) {
           await pause(attempt);
@@ -239,35 +381,59 @@ export class PostgresStorage implements Storage {
         executor.lost = true;
       };
       client.on('error', onError);
+      const release = (error?: Error) => {
+        client.off('error', onError);
+        client.release(error);
+        this.#slots.release();
+      };
       const scope = new Scope(executor, readOnly);
       let commitSent = false;
       try {
-        await executor.exec(
-          readOnly
-            ? 'BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY'
-            : 'BEGIN ISOLATION LEVEL SERIALIZABLE',
-        );
+        // Sent with the callback's first statements. BEGIN fails only with its connection,
+        // and then so does every statement after it: nothing runs outside the transaction.
+        const begin = executor.exec(BEGIN[kind]);
+        begin.catch(() => undefined);
         const value = await this.#inside.run(scope, () => fn(new SqlTx(scope)));
+        // The counters' additions go out with the notifications and COMMIT (one round trip).
+        const counted = readOnly ? [] : writeCounters(scope);
         scope.active = false;
-        for (const { channel, payload } of scope.notifications) {
-          await executor.prepare('SELECT pg_notify(?, ?)').run(channel, payload);
+        // Awaited with COMMIT below; marked handled now, so that none is an unhandled rejection meanwhile.
+        for (const statement of counted) statement.catch(() => undefined);
+        await begin;
+        if (readOnly) {
+          // The snapshot's values are final: answer now, end the transaction behind.
+          this.#begin();
+          executor
+            .exec('COMMIT')
+            .then(
+              () => release(),
+              (error: unknown) => release(error instanceof Error ? error : new Error(String(error))),
+            )
+            .finally(() => this.#end());
+          return value;
         }
+        const notified = scope.notifications.map(({ channel, payload }) =>
+          executor.prepare('SELECT pg_notify(?, ?)').run(channel, payload),
+        );
+        for (const statement of notified) statement.catch(() => undefined);
         if (executor.lost) throw new Error('the connection was lost before COMMIT');
         commitSent = true;
-        await executor.exec('COMMIT');
-        client.off('error', onError);
-        client.release();
+        const commit = executor.commit();
+        await Promise.all([...counted, ...notified, commit]);
+        // A statement failed unseen (the callback caught its error): the server rolled back.
+        if ((await commit) === 'ROLLBACK') throw executor.failure ?? new Error('the transaction was aborted');
+        release();
+        this.#stats.committed++;
         return value;
       } catch (error) {
         scope.active = false;
         const lost = executor.lost || isConnectionError(error);
         if (lost) {
-          client.release(error instanceof Error ? error : new Error(String(error)));
+          release(error instanceof Error ? error : new Error(String(error)));
         } else {
           await client.query('ROLLBACK').catch(() => undefined);
-          client.release();
+          release();
         }
-        client.off('error', onError);
         // A conflict seen by any statement makes the attempt void, whatever the callback
         // made of the error (it may have caught it and thrown something else). A COMMIT that
         // a broken connection refused to send ("not queryable") was never sent.
@@ -288,13 +454,11 @@ export class PostgresStorage implements Storage {
                 'storage_unavailable',
                 commitSent && !unsent
                   ? 'the connection to the database broke during COMMIT: the outcome is unknown'
-                  : 'the connection to the database broke; nothing was written',
+                  : 'the connection to the database broke (or the server is read-only); nothing was written',
                 { cause: error },
               );
         }
-      } finally {
-        this.#slots.release();
-        if (!readOnly) this.#writer.release();
+        this.#stats.reruns++;
       }
       await pause(attempt);
     }
@@ -306,6 +470,32 @@ export class PostgresStorage implements Storage {
     }
   }
 }
+
+interface PendingRead {
+  readonly fn: (tx: StorageTx) => Promise<unknown>;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** 25P02: a statement of the transaction failed before, the transaction is aborted. */
+function isAborted(error: unknown): boolean {
+  return sqlState(error) === '25P02';
+}
+
+/** Commits and re-runs of a storage (see `PostgresStorage.stats`). */
+export interface TransactionStats {
+  committed: number;
+  reruns: number;
+}
+
+/** How long the connection of a finished read batch waits for the next batch before its COMMIT. */
+const WARM_MS = 20;
+
+const BEGIN = {
+  read: 'BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY',
+  serializable: 'BEGIN ISOLATION LEVEL SERIALIZABLE',
+  'row-locks': 'BEGIN ISOLATION LEVEL READ COMMITTED',
+} as const;
 
 /** A counting semaphore: at most `size` holders at once, the others wait in order. */
 class Semaphore {
@@ -331,6 +521,12 @@ class Semaphore {
   }
 }
 
+/** The part of a socket the executor corks. */
+interface Corkable {
+  cork?: () => void;
+  uncork?: () => void;
+}
+
 /** The repositories' executor on one pooled connection, inside one transaction. */
 class PostgresExecutor implements SqlExecutor {
   readonly dialect = postgresDialect;
@@ -341,11 +537,19 @@ class PostgresExecutor implements SqlExecutor {
    * standby): either way the connection is discarded and the transaction may be re-run.
    */
   lost = false;
+  /** The first statement that failed, if any (to say why a COMMIT rolled back). */
+  failure: unknown;
+
+  readonly #stream: Corkable | undefined;
+  #corked = false;
 
   constructor(
     private readonly client: pg.PoolClient,
     private readonly readOnly: boolean,
-  ) {}
+  ) {
+    // The driver's socket (pg keeps it as client.connection.stream).
+    this.#stream = (client as unknown as { connection?: { stream?: Corkable } }).connection?.stream;
+  }
 
   #classify(error: unknown): void {
     if (isConflict(error)) this.conflict = true;
@@ -354,13 +558,9 @@ class PostgresExecutor implements SqlExecutor {
 
   prepare(sql: string): SqlStatement {
     const { name, text } = translate(sql);
-    const query = async (params: SqlValue[]) => {
-      try {
-        return await this.client.query<Row>({ name, text, values: params.map(toParam) });
-      } catch (error) {
-        this.#classify(error);
-        throw error;
-      }
+    const query = (params: SqlValue[]) => {
+      this.#cork();
+      return this.#watch(this.client.query<Row>({ name, text, values: params.map(toParam) }));
     };
     return {
       get: async (...params) => (await query(params)).rows[0],
@@ -370,9 +570,35 @@ class PostgresExecutor implements SqlExecutor {
   }
 
   async exec(sql: string): Promise<void> {
+    this.#cork();
+    await this.#watch(this.client.query(sql));
+  }
+
+  /** Sends COMMIT; resolves with the command the server answered (ROLLBACK for an aborted transaction). */
+  async commit(): Promise<string | null> {
+    this.#cork();
+    return (await this.#watch(this.client.query('COMMIT'))).command;
+  }
+
+  /**
+   * Holds the socket's writes until the end of this turn of the event loop: the statements a
+   * callback issues together (and BEGIN, COMMIT) leave in one write, not one system call each.
+   */
+  #cork(): void {
+    if (this.#corked || this.#stream?.cork === undefined) return;
+    this.#corked = true;
+    this.#stream.cork();
+    process.nextTick(() => {
+      this.#corked = false;
+      this.#stream?.uncork?.();
+    });
+  }
+
+  async #watch<R>(query: Promise<R>): Promise<R> {
     try {
-      await this.client.query(sql);
+      return await query;
     } catch (error) {
+      this.failure ??= error;
       this.#classify(error);
       throw error;
     }

@@ -6,10 +6,11 @@ import { sqliteDialect } from './dialect.js';
 import { nestedTransactionError, StorageError } from './errors.js';
 import { migrate, rollback } from './migrations.js';
 import { Mutex } from './mutex.js';
+import { writeCounters } from './sql/counters.js';
 import type { Row, SqlExecutor, SqlStatement } from './sql/executor.js';
 import { checkNotification, type QueuedNotification, Scope } from './sql/scope.js';
 import { SqlTx } from './sql/tx.js';
-import type { Storage, StorageTx } from './types.js';
+import { checkIsolation, type Storage, type StorageTx, type TransactionOptions } from './types.js';
 
 export interface SqliteStorageOptions {
   /** A file path (its directory is created, mode 0700), or ':memory:' for a private in-memory database. */
@@ -117,8 +118,10 @@ export class SqliteStorage implements Storage {
    * error is rethrown to its caller), isolation (callbacks still run one at a time) and
    * durability (each promise resolves only after the COMMIT of its group).
    */
-  transaction<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T> {
+  transaction<T>(fn: (tx: StorageTx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     this.#checkOutside('transaction');
+    // One writer at a time: every isolation is the same here (checked all the same).
+    checkIsolation(options);
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({ fn, resolve: resolve as (value: unknown) => void, reject });
       this.#schedule();
@@ -238,6 +241,7 @@ export class SqliteStorage implements Storage {
       this.#db.exec('SAVEPOINT group_item');
       try {
         const value = await this.#inside.run(scope, () => item.fn(new SqlTx(scope)));
+        await Promise.all(writeCounters(scope));
         scope.active = false;
         this.#db.exec('RELEASE group_item');
         done.push({ item, value });

@@ -1,3 +1,5 @@
+import { StorageError } from './errors.js';
+
 /**
  * The storage interface of the validator. Every method is asynchronous so that a PostgreSQL
  * adapter can implement it; the embedded implementation is node:sqlite (sqlite.ts).
@@ -15,12 +17,13 @@
 export interface Storage {
   /**
    * Runs `fn` in one atomic, isolated transaction: the outcome is as if transactions ran one at
-   * a time (SQLite runs them one at a time; PostgreSQL runs them SERIALIZABLE and re-runs a
-   * callback that lost a serialization conflict, so `fn` may run more than once: it must only
-   * act through `tx` and return a value, never change memory or the world outside, see
+   * a time. SQLite runs them one at a time. PostgreSQL runs them concurrently, isolated as
+   * `options.isolation` says, and runs a callback again after a serialization conflict, a
+   * deadlock or a connection lost before COMMIT, so `fn` may run more than once: it must only
+   * act through `tx` and return a value, never change memory or the world outside (see
    * docs/storage.md).
    */
-  transaction<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: StorageTx) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** Runs read-only `fn` against a consistent view (it must not write). */
   read<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T>;
   /**
@@ -39,6 +42,39 @@ export interface Storage {
   /** Where the data lives, for logs: a file path, ':memory:' or a postgres:// URL without its password. */
   readonly location: string;
   close(): Promise<void>;
+}
+
+/**
+ * How a write transaction is isolated from concurrent ones on PostgreSQL (SQLite runs
+ * transactions one at a time: both are the same there). docs/storage.md gives the argument.
+ *
+ * - `serializable` (the default): SERIALIZABLE. Any read-check-write is safe without thinking
+ *   about locks; a transaction that conflicts with a concurrent one is rolled back and re-run.
+ * - `row-locks`: READ COMMITTED, for the hot paths written for it. Each statement sees what is
+ *   committed when it starts, and a statement that writes a row another transaction holds
+ *   waits for it, then acts on the committed row, instead of failing: nothing is re-run but a
+ *   deadlock. The callback must therefore (1) read a row whose value decides a write only
+ *   after locking it (`ledger.apply` locks its accounts, `pool.getMember(key, { lock: true })`,
+ *   `chain.append` the chain head), (2) decide existence by a constraint (an insert that may
+ *   conflict) rather than by reading first, and (3) read otherwise only rows that never change.
+ */
+export type TransactionIsolation = 'serializable' | 'row-locks';
+
+export interface TransactionOptions {
+  /** Default `serializable`. */
+  readonly isolation?: TransactionIsolation;
+}
+
+/** The isolation asked for. @throws StorageError `invalid_value` for an unknown one. */
+export function checkIsolation(options: TransactionOptions): TransactionIsolation {
+  const isolation = options.isolation ?? 'serializable';
+  if (isolation !== 'serializable' && isolation !== 'row-locks') {
+    throw new StorageError(
+      'invalid_value',
+      `transaction: unknown isolation ${JSON.stringify(String(isolation))}`,
+    );
+  }
+  return isolation;
 }
 
 export interface StorageTx {
@@ -203,8 +239,19 @@ export interface DeviceRepo {
   upsert(device: DeviceRecord): Promise<DeviceRecord>;
   get(pubkey: string): Promise<DeviceRecord | undefined>;
   touch(pubkey: string, lastSeen: number): Promise<void>;
-  /** Ordered by registeredAt, then pubkey. */
-  list(filter: { deviceType?: string; limit: number; offset: number }): Promise<DeviceRecord[]>;
+  /**
+   * Ordered by registeredAt, then pubkey; with `after`, only the devices after that one in this
+   * order (keyset paging: the cost of a page does not grow with the devices before it).
+   */
+  list(filter: {
+    deviceType?: string;
+    limit: number;
+    after?: { readonly registeredAt: number; readonly pubkey: string };
+  }): Promise<DeviceRecord[]>;
+  /**
+   * Registered devices per type (the types with at least one): counters kept by `upsert`, so
+   * reading them does not count the devices.
+   */
   countByType(): Promise<Record<string, number>>;
   /** Devices other than `exceptPubkey` called back at `address`. */
   countAtAddress(address: string, exceptPubkey: string): Promise<number>;
@@ -336,16 +383,87 @@ export interface BlockRecord {
   readonly height: number;
 }
 
+/** A block before it is appended: its height is the next one of the chain. */
+export type NewBlockRecord = Omit<BlockRecord, 'height'>;
+
+/** The head of the hexchain: the newest height and the live difficulty. */
+export interface ChainHead {
+  /** The height of the newest block (0: only the genesis). */
+  readonly height: number;
+  /** The live difficulty; null until a retarget or an admin change (the configured one then). */
+  readonly difficulty: bigint | null;
+  /**
+   * How many times the difficulty was written (retargets, admin changes), across every node
+   * sharing the database: a node applies a difficulty only if its number is newer than the one
+   * it holds, so it follows the commit order whatever order it learns them in.
+   */
+  readonly difficultySeq: number;
+}
+
+/** Why the difficulty was written: the retarget rule at a block, or an operator. */
+export type DifficultyWriteKind = 'retarget' | 'admin';
+
+/** One write of the live difficulty. */
+export interface DifficultyWrite {
+  /** Its number (ChainHead.difficultySeq after it). */
+  readonly seq: number;
+  /** The chain's height when it was written (a retarget: its block's). */
+  readonly height: number;
+  readonly kind: DifficultyWriteKind;
+  /** The difficulty it replaced (null: the configured one). */
+  readonly previous: bigint | null;
+  readonly value: bigint;
+  /** Unix ms (a retarget: its block's acceptance time). */
+  readonly atMs: number;
+}
+
+export interface AppendedBlock {
+  readonly block: BlockRecord;
+  /** The head after the block (its height is the block's). */
+  readonly head: ChainHead;
+}
+
+/** The blocks of the lattice and the head of the chain. */
 export interface BlockRepo {
-  /** False (and nothing written) when the coordinate is already occupied. */
-  insert(block: BlockRecord): Promise<boolean>;
+  /**
+   * Stores the block at the next height; undefined (nothing written) when its coordinate is
+   * occupied. PostgreSQL: locks the chain head until the transaction ends, so blocks and
+   * difficulty writes of every node are appended one at a time (the one intended hot row,
+   * docs/storage.md).
+   */
+  append(block: NewBlockRecord): Promise<AppendedBlock | undefined>;
+  /** The head as committed (read without a lock). */
+  head(): Promise<ChainHead>;
+  /**
+   * Writes the live difficulty, numbers the write and records it (`difficultyWrites`); locks the
+   * head like `append`. Returns the value it replaced (null: the configured one) and the head
+   * after.
+   */
+  setDifficulty(
+    value: bigint,
+    write: { readonly kind: DifficultyWriteKind; readonly atMs: number },
+  ): Promise<{ readonly previous: bigint | null; readonly head: ChainHead }>;
+  /** The difficulty writes numbered above `afterSeq`, in order (at most `limit`). */
+  difficultyWrites(afterSeq: number, limit: number): Promise<DifficultyWrite[]>;
+  /**
+   * Keeps a node's lattice state at `height` (JSON; services/hexchain/lattice-state.ts) and
+   * forgets all but the newest `keep`. A snapshot already kept at that height is left as it is
+   * (any node writes the same one).
+   */
+  putSnapshot(
+    snapshot: { readonly height: number; readonly state: string; readonly createdAtMs: number },
+    keep: number,
+  ): Promise<void>;
+  /** The newest snapshot at or below `atMostHeight`. */
+  latestSnapshot(
+    atMostHeight: number,
+  ): Promise<{ readonly height: number; readonly state: string } | undefined>;
   get(coord: CoordRecord): Promise<BlockRecord | undefined>;
   /** Blocks in height order with height > afterHeight. */
   list(afterHeight: number, limit: number): Promise<BlockRecord[]>;
   /** Every block in height order (to rebuild the lattice at start). */
   all(): Promise<BlockRecord[]>;
   byHeight(height: number): Promise<BlockRecord | undefined>;
-  count(): Promise<number>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -423,7 +541,11 @@ export interface PoolBackoffRecord {
 }
 
 export interface PoolRepo {
-  getMember(pubkey: string): Promise<PoolMemberRecord | undefined>;
+  /**
+   * `lock`: locks the member's row until the transaction ends (PostgreSQL; a `row-locks`
+   * transaction that writes the member after reading it must lock it). Refused in `read`.
+   */
+  getMember(pubkey: string, options?: { readonly lock?: boolean }): Promise<PoolMemberRecord | undefined>;
   putMember(member: PoolMemberRecord): Promise<void>;
   /** Current members and the sum of their stakes. */
   totals(): Promise<{ readonly members: number; readonly stake: bigint }>;

@@ -12,7 +12,7 @@ import { nowSeconds } from '../../context.js';
 import { ApiError } from '../../http/errors.js';
 import { routeHandlers } from '../../http/handlers.js';
 import type { DeviceRecord } from '../../store/types.js';
-import { decodeCursor, encodeCursor } from '../mining/cursor.js';
+import { decodeDeviceCursor, encodeDeviceCursor } from '../mining/cursor.js';
 import { deviceIdFor } from '../mining/rules.js';
 import type { DeviceCallbackService } from './callbacks.js';
 
@@ -82,16 +82,23 @@ export function deviceHandlers(callbacks: DeviceCallbackService) {
       };
     },
 
-    /** Oldest registration first; the cursor counts the devices already served. */
+    /** Oldest registration first; the cursor is the last device served (keyset paging). */
     async listDevices({ query }, ctx) {
       const limit = query.limit ?? DEFAULT_PAGE_LIMIT;
-      const offset = query.cursor === undefined ? 0 : decodeCursor('devices', query.cursor, 'GET /devices');
+      const after = query.cursor === undefined ? undefined : decodeDeviceCursor(query.cursor, 'GET /devices');
       const filter = query.device_type;
-      const { rows, counts } = await ctx.storage.read(async (tx) => ({
-        rows: await tx.devices.list({ ...(filter ? { deviceType: filter } : {}), limit: limit + 1, offset }),
-        counts: await tx.devices.countByType(),
-      }));
+      const [rows, counts] = await ctx.storage.read((tx) =>
+        Promise.all([
+          tx.devices.list({
+            ...(filter ? { deviceType: filter } : {}),
+            limit: limit + 1,
+            ...(after === undefined ? {} : { after }),
+          }),
+          tx.devices.countByType(),
+        ]),
+      );
       const page = rows.slice(0, limit);
+      const last = page.at(-1);
       const byType = Object.fromEntries(DEVICE_TYPES.map((t) => [t, counts[t] ?? 0])) as Record<
         DeviceType,
         number
@@ -113,7 +120,7 @@ export function deviceHandlers(callbacks: DeviceCallbackService) {
             callback: callbacks.health(d),
           };
         }),
-        next_cursor: rows.length > limit ? encodeCursor('devices', offset + limit) : null,
+        next_cursor: rows.length > limit && last !== undefined ? encodeDeviceCursor(last) : null,
         by_type: byType,
         total: Object.values(counts).reduce((sum, n) => sum + n, 0),
       };

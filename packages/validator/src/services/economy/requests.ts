@@ -3,7 +3,7 @@ import { EXACTLY_ONCE_OPERATIONS, formatAmount, SIGNED_REQUEST_HEADERS } from '@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { nowSeconds, type ValidatorContext } from '../../context.js';
 import { ApiError } from '../../http/errors.js';
-import { InsufficientBalanceError, type StorageTx } from '../../store/types.js';
+import { InsufficientBalanceError, type StorageTx, type TransactionOptions } from '../../store/types.js';
 
 /**
  * Exactly-once execution of signed economy requests.
@@ -80,6 +80,11 @@ export async function executeOnce<T extends object>(
   claimNonce: (tx: StorageTx) => Promise<void>,
   operation: string,
   fn: (tx: StorageTx, now: number, key: SignedRequestKey) => Promise<T>,
+  /**
+   * `row-locks` for an operation whose `fn` keeps the rules of such transactions (a transfer:
+   * ledger.apply locks what it reads); the stored result and the nonce are keyed, unique rows.
+   */
+  options: TransactionOptions = {},
 ): Promise<T> {
   const key = signedRequestKey(request);
   if (key === undefined) {
@@ -88,21 +93,34 @@ export async function executeOnce<T extends object>(
   }
   try {
     return await ctx.storage.transaction(async (tx) => {
-      const stored = await tx.economy.requests.get(key.pubkey, key.nonce);
-      if (stored !== undefined) {
-        if (stored.requestHash === key.requestHash) {
-          // A copy racing the original: request_replayed while the nonce is recorded.
-          await claimNonce(tx);
-          return JSON.parse(stored.result) as T;
-        }
-        throw new ApiError(
-          'idempotency_conflict',
-          `x-tm-nonce ${key.nonce} was already used by ${key.pubkey} for another ${stored.operation} request; sign each new request with a fresh nonce`,
-          { nonce: key.nonce, operation: stored.operation },
-        );
+      // The stored result is read and the nonce claimed together (one round trip on
+      // PostgreSQL). The nonce is recorded with the effect: a refused request records nothing.
+      // The claim fails when the nonce is recorded: by this request's original (a copy racing
+      // it gets request_replayed), by another request (idempotency_conflict), or by a request
+      // committed meanwhile (row-locks: the claim waited for it; read again below).
+      const [stored, claim] = await Promise.all([
+        tx.economy.requests.get(key.pubkey, key.nonce),
+        claimNonce(tx).then(
+          () => undefined,
+          (error: unknown) => ({ error }),
+        ),
+      ]);
+      if (stored !== undefined && stored.requestHash !== key.requestHash) {
+        throw reusedNonce(key, stored.operation);
       }
-      // The nonce is recorded with the effect: a refused request records nothing.
-      await claimNonce(tx);
+      if (claim !== undefined) {
+        const { error } = claim;
+        if (stored === undefined && error instanceof ApiError && error.code === 'request_replayed') {
+          const committed = await tx.economy.requests.get(key.pubkey, key.nonce);
+          if (committed !== undefined && committed.requestHash !== key.requestHash) {
+            throw reusedNonce(key, committed.operation);
+          }
+        }
+        throw error;
+      }
+      // Unreachable in practice (a stored result keeps its nonce claimed for the whole replay
+      // window, and an older retry is refused as expired before it gets here): the result.
+      if (stored !== undefined) return JSON.parse(stored.result) as T;
       const now = nowSeconds(ctx);
       const result = await fn(tx, now, key);
       await tx.economy.requests.insert({
@@ -114,11 +132,20 @@ export async function executeOnce<T extends object>(
         createdAt: now,
       });
       return result;
-    });
+    }, options);
   } catch (error) {
     if (error instanceof InsufficientBalanceError) throw insufficient(error);
     throw error;
   }
+}
+
+/** `idempotency_conflict`: the nonce was used by another request of this key. */
+function reusedNonce(key: SignedRequestKey, operation: string): ApiError {
+  return new ApiError(
+    'idempotency_conflict',
+    `x-tm-nonce ${key.nonce} was already used by ${key.pubkey} for another ${operation} request; sign each new request with a fresh nonce`,
+    { nonce: key.nonce, operation },
+  );
 }
 
 /** `insufficient_balance`, with what is available and what was needed, in whole tokens. */

@@ -35,38 +35,45 @@ export function transferHandlers() {
       }
       const amount = parseAmount(body.amount, body.token);
       if (amount === 0n) throw new ApiError('amount_too_small', 'amount: expected more than 0');
-      return executeOnce(ctx, raw, claimNonce, 'transfer', async (tx, now, key) => {
-        const record: TransferRecord = {
-          // Computable by the client from what it signed (protocol transferId).
-          id: transferId({ from: body.from, nonce: key.nonce, timestamp: key.timestamp }),
-          from: body.from,
-          to: body.to,
-          token: body.token,
-          amount,
-          memo: body.memo ?? null,
-          timestamp: now,
-        };
-        await tx.ledger.apply([
-          {
-            type: 'transfer',
-            pubkey: record.from,
-            token: record.token,
-            amount: -amount,
-            timestamp: now,
-            ref: record.id,
-          },
-          {
-            type: 'transfer',
-            pubkey: record.to,
-            token: record.token,
+      return executeOnce(
+        ctx,
+        raw,
+        claimNonce,
+        'transfer',
+        async (tx, now, key) => {
+          const record: TransferRecord = {
+            // Computable by the client from what it signed (protocol transferId).
+            id: transferId({ from: body.from, nonce: key.nonce, timestamp: key.timestamp }),
+            from: body.from,
+            to: body.to,
+            token: body.token,
             amount,
+            memo: body.memo ?? null,
             timestamp: now,
-            ref: record.id,
-          },
-        ]);
-        await tx.economy.transfers.insert(record);
-        return transferWire(record);
-      });
+          };
+          await tx.ledger.apply([
+            {
+              type: 'transfer',
+              pubkey: record.from,
+              token: record.token,
+              amount: -amount,
+              timestamp: now,
+              ref: record.id,
+            },
+            {
+              type: 'transfer',
+              pubkey: record.to,
+              token: record.token,
+              amount,
+              timestamp: now,
+              ref: record.id,
+            },
+          ]);
+          await tx.economy.transfers.insert(record);
+          return transferWire(record);
+        },
+        { isolation: 'row-locks' },
+      );
     },
 
     async getTransfer({ params }, ctx) {

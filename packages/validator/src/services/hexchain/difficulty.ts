@@ -4,23 +4,14 @@ import {
   RETARGET_WINDOW_BLOCKS,
   shouldRetarget,
 } from '@tensormine/protocol';
-import type { StorageTx } from '../../store/types.js';
+import type { ChainHead, DifficultyWrite, StorageTx } from '../../store/types.js';
 import type { LatticeState } from './lattice-state.js';
-
-/** Meta key of the live difficulty (decimal). Absent until a retarget or an admin change. */
-export const HEX_DIFFICULTY_META_KEY = 'hexchain.difficulty';
-
-/**
- * Counter numbering the difficulty writes (retargets, admin changes), across every node sharing
- * the database: a node applies a difficulty read or committed only if its number is newer than
- * the one it holds, so that it follows the commit order whatever order it learns them in.
- */
-export const HEX_DIFFICULTY_WRITES_COUNTER = 'hexchain_difficulty_writes';
 
 /**
  * The difficulty this node holds in memory, and the number of the write it came from.
- * Difficulty writes (retargets, admin changes) are numbered inside their transaction by a
- * shared counter, so that the in-memory value follows the commit order across nodes.
+ * Difficulty writes (retargets, admin changes) are numbered in the chain head inside their
+ * transaction (`ChainHead.difficultySeq`), so that the in-memory value follows the commit order
+ * across nodes.
  */
 export class LiveDifficulty {
   #value: bigint;
@@ -33,11 +24,10 @@ export class LiveDifficulty {
   constructor(
     readonly configured: bigint,
     private readonly state: LatticeState,
-    stored: string | undefined,
-    storedSeq: number,
+    head: ChainHead,
   ) {
-    this.#value = this.fromStored(stored);
-    this.#appliedSeq = storedSeq;
+    this.#value = this.of(head);
+    this.#appliedSeq = head.difficultySeq;
   }
 
   get value(): bigint {
@@ -54,21 +44,15 @@ export class LiveDifficulty {
     return changed;
   }
 
-  /** The difficulty a stored meta value stands for (the configured one when absent). */
-  fromStored(value: string | undefined): bigint {
-    return value === undefined ? this.configured : parseStoredDifficulty(value);
+  /** The number of the write the value held came from. */
+  get appliedSeq(): number {
+    return this.#appliedSeq;
   }
 
-  /** The difficulty committed as seen from `tx`. */
-  async committedIn(tx: StorageTx): Promise<bigint> {
-    return this.fromStored(await tx.meta.get(HEX_DIFFICULTY_META_KEY));
+  /** The live difficulty of a chain head (the configured one until the first write). */
+  of(head: ChainHead): bigint {
+    return head.difficulty === null ? this.configured : parseHexDifficulty(head.difficulty);
   }
-}
-
-/** Numbers a difficulty write inside its transaction (see HEX_DIFFICULTY_WRITES_COUNTER). */
-export async function numberDifficultyWrite(tx: StorageTx): Promise<number> {
-  await tx.counters.add(HEX_DIFFICULTY_WRITES_COUNTER, 1);
-  return tx.counters.get(HEX_DIFFICULTY_WRITES_COUNTER);
 }
 
 /** What the retarget rule did at an accepted block's height. */
@@ -77,49 +61,47 @@ export interface RetargetOutcome {
   readonly old: bigint;
   /** The difficulty after it (old unless the height retargets). */
   readonly next: bigint;
-  /** The number of the difficulty write (0: the height does not retarget, nothing written). */
-  readonly seq: number;
+  /** The write, when the height retargets (its number is ChainHead.difficultySeq after it). */
+  readonly write: DifficultyWrite | undefined;
 }
 
 /**
- * The retarget rule (protocol 4.6) at the height of a block just inserted, in the block's own
- * transaction so that a crash cannot keep the block and lose the new difficulty.
+ * The retarget rule (protocol 4.6) at the height of a block just appended, in the block's own
+ * transaction (which holds the chain head) so that a crash cannot keep the block and lose the
+ * new difficulty.
  */
 export async function retargetIn(
   tx: StorageTx,
   live: LiveDifficulty,
   at: {
-    readonly height: number;
+    /** The head after the block (its height is the block's). */
+    readonly head: ChainHead;
     readonly blockTimeMs: number;
     /** t[0]: the window start of the first retarget. */
     readonly genesisTimeMs: bigint;
     readonly intervalMs: bigint;
   },
 ): Promise<RetargetOutcome> {
-  const old = await live.committedIn(tx);
-  if (!shouldRetarget(at.height, RETARGET_WINDOW_BLOCKS)) return { old, next: old, seq: 0 };
-  const start = at.height - RETARGET_WINDOW_BLOCKS;
+  const old = live.of(at.head);
+  const height = at.head.height;
+  if (!shouldRetarget(height, RETARGET_WINDOW_BLOCKS)) return { old, next: old, write: undefined };
+  const start = height - RETARGET_WINDOW_BLOCKS;
   const startBlock = start === 0 ? undefined : await tx.blocks.byHeight(start);
   if (start !== 0 && startBlock === undefined) {
     throw new Error(`hexchain: block at height ${start} is missing; cannot retarget`);
   }
   const next = difficultyAfterBlock({
     difficulty: old,
-    height: at.height,
+    height,
     blockTimeMs: BigInt(at.blockTimeMs),
     windowStartTimeMs: startBlock === undefined ? at.genesisTimeMs : BigInt(startBlock.timestampMs),
     windowBlocks: RETARGET_WINDOW_BLOCKS,
     intervalMs: at.intervalMs,
   });
-  await tx.meta.set(HEX_DIFFICULTY_META_KEY, next.toString());
-  return { old, next, seq: await numberDifficultyWrite(tx) };
-}
-
-function parseStoredDifficulty(value: string): bigint {
-  if (!/^[0-9]{1,16}$/.test(value)) {
-    throw new Error(
-      `hexchain: stored ${HEX_DIFFICULTY_META_KEY} is not a decimal integer: ${JSON.stringify(value)}`,
-    );
-  }
-  return parseHexDifficulty(BigInt(value));
+  const { previous, head } = await tx.blocks.setDifficulty(next, { kind: 'retarget', atMs: at.blockTimeMs });
+  return {
+    old,
+    next,
+    write: { seq: head.difficultySeq, height, kind: 'retarget', previous, value: next, atMs: at.blockTimeMs },
+  };
 }

@@ -1,34 +1,43 @@
-import { type Coord, fromHex, type HexBlock, Lattice } from '@tensormine/protocol';
+import { type Coord, fromHex } from '@tensormine/protocol';
 import type { BlockRecord } from '../../store/types.js';
-import { blockToWire } from './wire.js';
+import { CompactLattice, type CompactLatticeSnapshot } from './compact-lattice.js';
 
 /**
- * The node's in-memory lattice state: every committed block (by height and by coordinate, in
- * wire form), the depth histogram, and the expiry times of the open challenges. Loaded from the
- * storage at start and updated only after a transaction commits, so that GET
- * /api/hexchain/status and the lattice reads never wait for the database.
+ * The node's in-memory lattice state: what issuing challenges and the status need, and nothing
+ * that grows with the blocks (issue 24: a node holds a million blocks). The frontier and the
+ * boundary blocks ({@link CompactLattice}), the depth histogram, the newest block's time, the
+ * applied height, and the expiry times of the open challenges. The blocks themselves are read
+ * from the storage (the lattice pages, a block by coordinate). Updated only after a transaction
+ * commits, in height order; saved as a snapshot in the storage every SNAPSHOT_EVERY blocks, so
+ * that a start replays at most that many blocks.
  */
 export class LatticeState {
-  readonly lattice = new Lattice();
-  readonly depthCounts = new Map<number, number>([[0, 1]]);
-  maxDepth = 0;
-  lastBlockAtMs: number | null = null;
-  /** Mined blocks in height order (height = index + 1 when heights are contiguous). */
-  readonly #byHeight: { readonly height: number; readonly wire: HexBlock }[] = [];
-  readonly #byCoord = new Map<string, HexBlock>();
+  readonly lattice: CompactLattice;
+  readonly depthCounts: Map<number, number>;
+  maxDepth: number;
+  lastBlockAtMs: number | null;
   /** Min-heap of the open challenges' expiry times (Unix seconds). */
   readonly #expiries: number[] = [];
   /** Bumped on every change that the status shows (a block, a difficulty change). */
   version = 0;
-  /** Every block of height 1 to this one is applied (blocks may commit out of height order). */
-  #contiguous = 0;
+
+  constructor(snapshot?: LatticeSnapshot) {
+    this.lattice = snapshot === undefined ? new CompactLattice() : CompactLattice.restore(snapshot.lattice);
+    this.depthCounts = new Map(snapshot?.depthCounts ?? [[0, 1]]);
+    this.maxDepth = snapshot?.maxDepth ?? 0;
+    this.lastBlockAtMs = snapshot?.lastBlockAtMs ?? null;
+  }
 
   /**
-   * Adds a committed block; false (nothing changed) when its coordinate is already applied:
-   * a block may come twice, from this node's commit and from the notification of it.
+   * Applies the committed block of the next height; false (nothing changed) for a block
+   * already applied (a block may come twice, from this node's commit and from a catch-up).
+   * @throws Error for a block beyond the next height (the catch-up applies them in order).
    */
   add(block: BlockRecord): boolean {
-    if (this.#byCoord.has(key(block.coord))) return false;
+    if (block.height <= this.appliedHeight) return false;
+    if (block.height !== this.appliedHeight + 1) {
+      throw new Error(`hexchain: block of height ${block.height} applied after ${this.appliedHeight}`);
+    }
     this.lattice.add({
       coord: block.coord,
       blockHash: fromHex(block.blockHash, 32, 'block_hash'),
@@ -39,56 +48,18 @@ export class LatticeState {
     if (this.lastBlockAtMs === null || block.timestampMs > this.lastBlockAtMs) {
       this.lastBlockAtMs = block.timestampMs;
     }
-    const wire = blockToWire(block);
-    this.#byCoord.set(key(block.coord), wire);
-    // Commits arrive in height order; insert in place should one ever come late.
-    let at = this.#byHeight.length;
-    while (at > 0 && this.#byHeight[at - 1]!.height > block.height) at--;
-    this.#byHeight.splice(at, 0, { height: block.height, wire });
-    while (
-      this.#contiguous < this.#byHeight.length &&
-      this.#byHeight[this.#contiguous]!.height === this.#contiguous + 1
-    ) {
-      this.#contiguous++;
-    }
     this.version++;
     return true;
   }
 
-  /** The height up to which every block is applied: the catch-up reads the blocks above it. */
+  /** The height of the newest applied block: every block up to it is applied. */
   get appliedHeight(): number {
-    return this.#contiguous;
+    return this.lattice.height;
   }
 
-  /** The newest applied height (above appliedHeight while an older block is still missing). */
-  get topHeight(): number {
-    return this.#byHeight.at(-1)?.height ?? 0;
-  }
-
-  get blockCount(): number {
-    return this.#byHeight.length;
-  }
-
-  /** The block at a coordinate (the genesis block has no record). */
-  block(coord: Coord): HexBlock | undefined {
-    return this.#byCoord.get(key(coord));
-  }
-
-  /** Up to `limit` blocks after height `after`, and whether more follow. */
-  page(after: number, limit: number): { blocks: HexBlock[]; lastHeight: number | undefined; more: boolean } {
-    let lo = 0;
-    let hi = this.#byHeight.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.#byHeight[mid]!.height <= after) lo = mid + 1;
-      else hi = mid;
-    }
-    const slice = this.#byHeight.slice(lo, lo + limit);
-    return {
-      blocks: slice.map((e) => e.wire),
-      lastHeight: slice.at(-1)?.height,
-      more: lo + limit < this.#byHeight.length,
-    };
+  /** Whether a cell is occupied, when this state knows (see CompactLattice.occupancy). */
+  occupancy(coord: Coord): 'occupied' | 'free' | 'unknown' {
+    return this.lattice.occupancy(coord);
   }
 
   /** The depth histogram, ascending depth. */
@@ -96,6 +67,17 @@ export class LatticeState {
     return [...this.depthCounts.entries()]
       .sort(([a], [b]) => a - b)
       .map(([depth, count]) => ({ depth, count }));
+  }
+
+  /** What a start continues from instead of replaying the blocks up to its height. */
+  snapshot(): LatticeSnapshot {
+    return {
+      height: this.appliedHeight,
+      lattice: this.lattice.snapshot(),
+      depthCounts: [...this.depthCounts.entries()],
+      maxDepth: this.maxDepth,
+      lastBlockAtMs: this.lastBlockAtMs,
+    };
   }
 
   /** Records an issued challenge (after its transaction committed). */
@@ -134,6 +116,33 @@ export class LatticeState {
   }
 }
 
-function key(coord: Coord): string {
-  return `${coord.q},${coord.r},${coord.s}`;
+/** The lattice state at a height, as the storage keeps it (JSON in `lattice_snapshots`). */
+export interface LatticeSnapshot {
+  readonly height: number;
+  readonly lattice: CompactLatticeSnapshot;
+  readonly depthCounts: readonly (readonly [number, number])[];
+  readonly maxDepth: number;
+  readonly lastBlockAtMs: number | null;
+}
+
+/**
+ * A snapshot read back from the storage.
+ * @throws Error when the text is not a snapshot of `height` (a corrupt row).
+ */
+export function parseSnapshot(height: number, text: string): LatticeSnapshot {
+  const value = JSON.parse(text) as LatticeSnapshot;
+  if (
+    typeof value !== 'object' ||
+    value === null ||
+    value.height !== height ||
+    typeof value.lattice !== 'object' ||
+    !Array.isArray(value.lattice.frontier) ||
+    !Array.isArray(value.lattice.boundary) ||
+    value.lattice.size !== height + 1 ||
+    !Array.isArray(value.depthCounts) ||
+    !Number.isSafeInteger(value.maxDepth)
+  ) {
+    throw new Error(`hexchain: the stored lattice snapshot at height ${height} is not one`);
+  }
+  return value;
 }

@@ -16,7 +16,7 @@ import { ApiError } from '../../http/errors.js';
 import { routeHandlers } from '../../http/handlers.js';
 import type { LiveDifficulty } from './difficulty.js';
 import type { LatticeState } from './lattice-state.js';
-import { latticeCursor, parseLatticeCursor } from './wire.js';
+import { blockToWire, latticeCursor, parseLatticeCursor } from './wire.js';
 
 /** Page size of GET /api/hexchain/lattice when the query has no limit. */
 export const LATTICE_DEFAULT_LIMIT = 100;
@@ -37,8 +37,10 @@ export interface ReadDeps {
 }
 
 /**
- * GET /api/hexchain/status, /lattice and /block/:q/:r/:s, served from the in-memory lattice
- * (never waiting for the database), kept serialized until the lattice or the difficulty changes.
+ * GET /api/hexchain/status, /lattice and /block/:q/:r/:s. The status comes from the in-memory
+ * lattice state (never waiting for the database); the lattice pages and a block from the
+ * storage (the node does not keep the blocks in memory); the status and the pages are kept
+ * serialized until the lattice or the difficulty changes.
  */
 export function latticeReadHandlers({ ctx, state, difficulty, cluster }: ReadDeps) {
   const lattice = state.lattice;
@@ -116,17 +118,29 @@ export function latticeReadHandlers({ ctx, state, difficulty, cluster }: ReadDep
       const key = `${after} ${limit}`;
       let kept = pages.bodies.get(key);
       if (kept === undefined) {
-        const page = state.page(after, limit);
+        // From the storage, up to the height this node has applied (the page and `total` agree).
+        const version = state.version;
+        const applied = state.appliedHeight;
+        const rows = (await ctx.storage.read((tx) => tx.blocks.list(after, limit))).filter(
+          (b) => b.height <= applied,
+        );
+        const lastHeight = rows.at(-1)?.height;
         const body: LatticePage = {
-          blocks: page.blocks,
-          next_cursor: page.more && page.lastHeight !== undefined ? latticeCursor(page.lastHeight) : null,
-          total: state.blockCount,
+          blocks: rows.map(blockToWire),
+          next_cursor:
+            rows.length === limit && lastHeight !== undefined && lastHeight < applied
+              ? latticeCursor(lastHeight)
+              : null,
+          total: applied,
         };
         // The route's own response serializer (the lattice page schema), like any answer.
         const text = request.reply.serializeInput(body, '200') as string;
         kept = keptBody(text);
-        pages.bodies.set(key, kept);
-        pages.size += text.length;
+        // Kept only if no block was applied while it was read.
+        if (pages.version === version) {
+          pages.bodies.set(key, kept);
+          pages.size += text.length;
+        }
       }
       request.reply.header('content-type', 'application/json; charset=utf-8');
       return kept as unknown as LatticePage;
@@ -141,14 +155,14 @@ export function latticeReadHandlers({ ctx, state, difficulty, cluster }: ReadDep
           { genesis_hash: GENESIS_BLOCK_HASH },
         );
       }
-      const block = state.block(coord);
+      const block = await ctx.storage.read((tx) => tx.blocks.get(coord));
       if (block === undefined) {
         throw new ApiError(
           'block_not_found',
           `coordinate ${formatCoord(coord)}: no block occupies it${lattice.isFrontier(coord) ? ' (it is on the frontier: a challenge may target it)' : ''}`,
         );
       }
-      return block;
+      return blockToWire(block);
     },
   });
 }

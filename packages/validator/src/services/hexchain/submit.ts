@@ -5,7 +5,6 @@ import {
   fromHex,
   type HexSubmitRequest,
   type HexSubmitResult,
-  type SseHub,
   targetFromHex,
   toHex,
   verifyBlock,
@@ -16,9 +15,8 @@ import { routeHandlers } from '../../http/handlers.js';
 import type { BlockRecord, HexChallengeRecord } from '../../store/types.js';
 import { COUNTERS } from '../metrics.js';
 import type { HexchainHooks, PoolBlockPay } from '../types.js';
-import { notRegistered } from './challenges.js';
+import { notRegistered, ROW_LOCKS } from './challenges.js';
 import { type LiveDifficulty, retargetIn } from './difficulty.js';
-import { publishBlock } from './events.js';
 import type { LatticeState } from './lattice-state.js';
 import type { ClusterSync } from './sync.js';
 
@@ -34,7 +32,6 @@ export interface SubmitDeps {
   readonly state: LatticeState;
   readonly difficulty: LiveDifficulty;
   readonly sync: ClusterSync;
-  readonly events: SseHub;
   readonly hooks: HexchainHooks;
   /** t[0], the window start of the first retarget. */
   readonly genesisTimeMs: bigint;
@@ -45,9 +42,7 @@ export interface SubmitDeps {
  * coordinate wins) with its reward and the retarget its height runs, in one transaction; the
  * lattice and the event stream change after the commit.
  */
-export function submitHandlers({ ctx, state, difficulty, sync, events, hooks, genesisTimeMs }: SubmitDeps) {
-  const lattice = state.lattice;
-
+export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTimeMs }: SubmitDeps) {
   /** The consensus check of a submission against the challenge it answers (docs/protocol.md 4.9). */
   const verify = (challenge: HexChallengeRecord, body: HexSubmitRequest) =>
     verifyBlock(
@@ -76,15 +71,14 @@ export function submitHandlers({ ctx, state, difficulty, sync, events, hooks, ge
 
   /**
    * The acceptance of this very block when it was accepted before: the block at the
-   * challenge's cell answers this challenge, by this key, with this nonce and pow_hash, and the
-   * submission verifies (its signature too). Only when the cell is taken (no read otherwise).
+   * challenge's cell (`stored`) answers this challenge, by this key, with this nonce and
+   * pow_hash, and the submission verifies (its signature too).
    */
   const acceptedBefore = async (
     challenge: HexChallengeRecord,
     body: HexSubmitRequest,
+    stored: BlockRecord | undefined,
   ): Promise<HexSubmitResult | undefined> => {
-    if (lattice.get(challenge.coord) === undefined) return undefined;
-    const stored = await ctx.storage.read((tx) => tx.blocks.get(challenge.coord));
     const b = body.block;
     if (
       stored === undefined ||
@@ -102,7 +96,11 @@ export function submitHandlers({ ctx, state, difficulty, sync, events, hooks, ge
   return routeHandlers({
     async hexSubmit(request) {
       const body = request.body;
-      const challenge = await ctx.storage.read((tx) => tx.hexChallenges.get(body.challenge_id));
+      const pubkey = body.block.miner_pubkey;
+      // Issued together: one round trip on PostgreSQL.
+      const [challenge, device] = await ctx.storage.read((tx) =>
+        Promise.all([tx.hexChallenges.get(body.challenge_id), tx.devices.get(pubkey)]),
+      );
       if (challenge === undefined) {
         return rejectBlock(
           new ApiError(
@@ -111,9 +109,15 @@ export function submitHandlers({ ctx, state, difficulty, sync, events, hooks, ge
           ),
         );
       }
+      // The block at the cell, read only when this node does not know the cell to be free (a
+      // cell it knows taken, or one its lattice does not reach yet).
+      const holder =
+        state.occupancy(challenge.coord) === 'free'
+          ? undefined
+          : await ctx.storage.read((tx) => tx.blocks.get(challenge.coord));
       // The same block again by the same key (a client retrying after a lost answer): the
       // original acceptance, also after the challenge expired; never coordinate_occupied.
-      const earlier = await acceptedBefore(challenge, body);
+      const earlier = await acceptedBefore(challenge, body, holder);
       if (earlier !== undefined) return earlier;
       // One expiry rule for v4.0 and v4.1: accepted through the second expires_at, in whole
       // Unix seconds (docs/validator.md).
@@ -127,12 +131,9 @@ export function submitHandlers({ ctx, state, difficulty, sync, events, hooks, ge
           ),
         );
       }
-      const holder = lattice.get(challenge.coord);
-      if (holder !== undefined) {
-        return rejectBlock(occupied(challenge.coord, toHex(holder.blockHash), holder.depth));
-      }
-      const pubkey = body.block.miner_pubkey;
-      const device = await ctx.storage.read((tx) => tx.devices.get(pubkey));
+      // A taken cell is refused before the proof of work is checked; for a cell taken since,
+      // the storage decides (the first block appended wins).
+      if (holder !== undefined) return rejectBlock(occupied(challenge.coord, holder.blockHash, holder.depth));
       if (device === undefined) return rejectBlock(notRegistered('block.miner_pubkey', pubkey));
       if (challenge.minerPubkey !== null && challenge.minerPubkey !== pubkey) {
         return rejectBlock(
@@ -149,80 +150,92 @@ export function submitHandlers({ ctx, state, difficulty, sync, events, hooks, ge
       }
 
       const blockHash = toHex(verdict.blockHash);
-      const outcome = await ctx.storage.transaction(async (tx) => {
-        const acceptedAtMs = ctx.now();
-        const acceptedAt = Math.floor(acceptedAtMs / 1000);
-        const height = (await tx.blocks.count()) + 1;
-        const block: BlockRecord = {
-          coord: challenge.coord,
-          blockHash,
-          powHash: toHex(verdict.powHash),
-          depth: challenge.depth,
-          parents: challenge.parents.map((p) => p.coord),
-          minerPubkey: pubkey,
-          nonce: verdict.nonce,
-          challengeId: challenge.id,
-          slot: challenge.slot,
-          difficulty: challenge.difficulty,
-          timestampMs: acceptedAtMs,
-          height,
-        };
-        if (!(await tx.blocks.insert(block))) {
-          const winner = await tx.blocks.get(challenge.coord);
-          return { accepted: false as const, winner };
-        }
-        // A block of the pool (pool work, or a member's) is paid by the pool; any other solo.
-        const pool = await hooks.rewardBlock?.(tx, block, HEX_BLOCK_REWARD);
-        if (pool === undefined) {
-          await tx.ledger.apply([
-            {
-              type: 'mining_reward',
-              pubkey,
-              token: HEX_REWARD_TOKEN,
-              amount: HEX_BLOCK_REWARD,
-              timestamp: acceptedAt,
-              ref: blockHash,
-              idempotencyKey: `block:${blockHash}`,
-            },
-          ]);
-        }
-        await tx.counters.add(COUNTERS.blocksAccepted, 1);
-        await tx.miners.record(pubkey, { blocksAccepted: 1, seenAt: acceptedAt });
-        await tx.devices.touch(pubkey, acceptedAt);
-        const retarget = await retargetIn(tx, difficulty, {
-          height,
-          blockTimeMs: acceptedAtMs,
-          genesisTimeMs,
-          intervalMs: ctx.config.blockIntervalMs,
+      const outcome = await ctx.storage
+        .transaction(async (tx) => {
+          const acceptedAtMs = ctx.now();
+          const acceptedAt = Math.floor(acceptedAtMs / 1000);
+          const reward = {
+            type: 'mining_reward' as const,
+            pubkey,
+            token: HEX_REWARD_TOKEN,
+            amount: HEX_BLOCK_REWARD,
+            timestamp: acceptedAt,
+            ref: blockHash,
+            idempotencyKey: `block:${blockHash}`,
+          };
+          // What does not need the height first, so that the chain head, the one lock every
+          // block takes (blocks commit one after the other), is held only for the end of the
+          // transaction (docs/storage.md). A pool block is paid after (its payout records the
+          // height); one whose miner left the pool meanwhile falls back to the solo rule. Row
+          // locks in the order of every hot path: accounts, then the miner's rows.
+          const solo = !(await hooks.poolMember?.(tx, pubkey, challenge.id));
+          const stats = () =>
+            Promise.all([
+              tx.counters.add(COUNTERS.blocksAccepted, 1),
+              tx.miners.record(pubkey, { blocksAccepted: 1, seenAt: acceptedAt }),
+              tx.devices.touch(pubkey, acceptedAt),
+            ]);
+          if (solo) await Promise.all([tx.ledger.apply([reward]), stats()]);
+          const appended = await tx.blocks.append({
+            coord: challenge.coord,
+            blockHash,
+            powHash: toHex(verdict.powHash),
+            depth: challenge.depth,
+            parents: challenge.parents.map((p) => p.coord),
+            minerPubkey: pubkey,
+            nonce: verdict.nonce,
+            challengeId: challenge.id,
+            slot: challenge.slot,
+            difficulty: challenge.difficulty,
+            timestampMs: acceptedAtMs,
+          });
+          // Someone else's block holds the cell (or this very block, sent twice at once): the
+          // reward written above is rolled back with the transaction.
+          if (appended === undefined) throw new CellTaken();
+          const { block } = appended;
+          const pool = solo ? undefined : await hooks.rewardBlock?.(tx, block, HEX_BLOCK_REWARD);
+          if (!solo) await (pool === undefined ? tx.ledger.apply([reward]) : undefined);
+          if (!solo) await stats();
+          const retarget = await retargetIn(tx, difficulty, {
+            head: appended.head,
+            blockTimeMs: acceptedAtMs,
+            genesisTimeMs,
+            intervalMs: ctx.config.blockIntervalMs,
+          });
+          await sync.notify(tx, block.height);
+          return {
+            accepted: true as const,
+            block,
+            pool,
+            seqBefore: appended.head.difficultySeq,
+            write: retarget.write,
+          };
+        }, ROW_LOCKS)
+        .catch((error: unknown) => {
+          if (error instanceof CellTaken) return { accepted: false as const };
+          throw error;
         });
-        await sync.notify(tx, height);
-        return { accepted: true as const, block, pool, ...retarget };
-      });
 
       if (!outcome.accepted) {
-        const winner = outcome.winner;
+        const winner = await ctx.storage.read((tx) => tx.blocks.get(challenge.coord));
         if (winner !== undefined && winner.blockHash === blockHash) return storedAcceptance(winner);
         return rejectBlock(occupied(challenge.coord, winner?.blockHash, winner?.depth));
       }
+      // Applied (and published) in the chain's order: at once when nothing of another node came
+      // before it, else after the writes that did (their notification is on its way, and this
+      // block may rest on their blocks), before answering.
       ctx.metrics.recordAccepted('block');
-      if (outcome.block.height > state.appliedHeight + 1) {
-        // Blocks of other nodes committed before this one are not applied yet (their
-        // notification is on its way), and this block may rest on them: apply them all in
-        // height order, this one included, before answering.
-        await sync.catchUp();
-      } else if (state.add(outcome.block)) {
-        publishBlock(events, state, outcome.block, outcome.old, outcome.next);
-      }
-      difficulty.apply(outcome.seq, outcome.next);
-      if (outcome.next !== outcome.old) {
-        ctx.log.info(
-          { height: outcome.block.height, from: outcome.old.toString(), to: outcome.next.toString() },
-          'hexchain difficulty retargeted',
-        );
-      }
+      await sync.committedBlock(outcome.block, outcome.seqBefore, outcome.write);
       return acceptance(outcome.block, outcome.pool);
     },
   });
+}
+
+/** The coordinate of a block being appended is taken: its transaction rolls back. */
+class CellTaken extends Error {
+  constructor() {
+    super('the coordinate is occupied');
+  }
 }
 
 /** The answer to an accepted block. */

@@ -1,21 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import {
-  parseHexDifficulty,
-  RETARGET_WINDOW_BLOCKS,
-  type SseHub,
-  shouldRetarget,
-  toHex,
-} from '@tensormine/protocol';
-import { nowSeconds, type ValidatorContext } from '../../context.js';
-import type { StorageTx } from '../../store/types.js';
-import {
-  HEX_DIFFICULTY_META_KEY,
-  HEX_DIFFICULTY_WRITES_COUNTER,
-  type LiveDifficulty,
-  numberDifficultyWrite,
-} from './difficulty.js';
-import { publishBlock, publishDifficulty } from './events.js';
+import { parseHexDifficulty, type SseHub, toHex } from '@tensormine/protocol';
+import type { ValidatorContext } from '../../context.js';
+import type { BlockRecord, DifficultyWrite, StorageTx } from '../../store/types.js';
+import type { LiveDifficulty } from './difficulty.js';
+import { eventId, publishBlock, publishDifficultyWrite } from './events.js';
 import type { LatticeState } from './lattice-state.js';
+import { SNAPSHOTS_KEPT } from './load.js';
 
 /**
  * The notification channel of hexchain changes (an accepted block, a difficulty change): every
@@ -23,12 +13,19 @@ import type { LatticeState } from './lattice-state.js';
  */
 export const HEXCHAIN_CHANNEL = 'tensormine_hexchain';
 
-/** Blocks read per catch-up query. */
+/** Blocks (and difficulty writes) read per catch-up query. */
 const CATCH_UP_BATCH = 500;
 
 /**
  * Keeps this node's in-memory lattice and difficulty in step with the commits of every node
- * sharing the database (docs/cluster.md): announces this node's commits, follows the others'.
+ * sharing the database (docs/cluster.md): announces this node's commits, follows the others',
+ * and publishes them all on the event stream in the chain's order.
+ *
+ * The chain's writes are ordered by the chain head: each block takes the next height, each
+ * difficulty write (a retarget, an admin change) the next number. This node applies them in
+ * that order, interleaved as they were committed (a write at height h after block h), so its
+ * version (applied height + applied difficulty writes) counts the chain's writes, the same on
+ * every node: the id of each event (`<epoch>-<version>`, events.ts).
  */
 export class ClusterSync {
   /** Random per process: tells this node's own notifications from the other nodes'. */
@@ -36,12 +33,26 @@ export class ClusterSync {
   #running: Promise<void> | undefined;
   #queued: Promise<void> | undefined;
 
+  /** The height of the newest lattice snapshot this node knows of (see #keepSnapshot). */
+  #snapshotHeight: number;
+  readonly #snapshotEvery: number;
+
   constructor(
     private readonly ctx: ValidatorContext,
     private readonly state: LatticeState,
     private readonly difficulty: LiveDifficulty,
     private readonly events: SseHub,
-  ) {}
+    snapshots: { readonly snapshotHeight: number; readonly snapshotEvery: number },
+  ) {
+    this.#snapshotHeight = snapshots.snapshotHeight;
+    this.#snapshotEvery = snapshots.snapshotEvery;
+    this.#keepSnapshot();
+  }
+
+  /** The chain version this node has applied (and published): height + difficulty writes. */
+  get version(): number {
+    return this.state.appliedHeight + this.difficulty.appliedSeq;
+  }
 
   /** Announces, on commit of `tx`, a change made by this node (a block at `height`, or a difficulty). */
   notify(tx: StorageTx, height?: number): Promise<void> {
@@ -68,8 +79,27 @@ export class ClusterSync {
   }
 
   /**
-   * Catches the lattice up with the committed blocks (of any node) and the difficulty. Runs one
-   * at a time; a call during a run is served by one more run after it.
+   * Applies a block this node committed (and the retarget write of its height, if any): at
+   * once when it is the next write of the chain, else by catching up (another node's writes
+   * came before it and are not applied yet).
+   * @param seqBefore the difficulty writes committed when the block was appended
+   */
+  async committedBlock(
+    block: BlockRecord,
+    seqBefore: number,
+    retarget: DifficultyWrite | undefined,
+  ): Promise<void> {
+    if (block.height !== this.state.appliedHeight + 1 || seqBefore !== this.difficulty.appliedSeq) {
+      await this.catchUp();
+      return;
+    }
+    this.#applyBlock(block);
+    if (retarget !== undefined) this.#applyWrite(retarget);
+  }
+
+  /**
+   * Catches the lattice up with the committed blocks and difficulty writes (of any node). Runs
+   * one at a time; a call during a run is served by one more run after it.
    */
   catchUp(): Promise<void> {
     if (this.#queued !== undefined) return this.#queued;
@@ -89,47 +119,105 @@ export class ClusterSync {
   }
 
   /**
-   * Sets the difficulty (an admin change), numbered and announced in its transaction, then
-   * applied and published.
+   * Sets the difficulty (an admin change): written, numbered and announced in its transaction,
+   * which locks the chain head, then applied and published in the chain's order.
    */
   async setDifficulty(value: bigint): Promise<void> {
     const next = parseHexDifficulty(value);
-    const { seq, from } = await this.ctx.storage.transaction(async (tx) => {
-      const from = await this.difficulty.committedIn(tx);
-      await tx.meta.set(HEX_DIFFICULTY_META_KEY, next.toString());
-      await this.notify(tx);
-      return { seq: await numberDifficultyWrite(tx), from };
-    });
-    this.difficulty.apply(seq, next);
-    if (from !== next) publishDifficulty(this.events, from, next, nowSeconds(this.ctx));
+    const atMs = this.ctx.now();
+    const { previous, head } = await this.ctx.storage.transaction(
+      async (tx) => {
+        const written = await tx.blocks.setDifficulty(next, { kind: 'admin', atMs });
+        await this.notify(tx);
+        return written;
+      },
+      { isolation: 'row-locks' },
+    );
+    const write: DifficultyWrite = {
+      seq: head.difficultySeq,
+      height: head.height,
+      kind: 'admin',
+      previous,
+      value: next,
+      atMs,
+    };
+    if (head.height === this.state.appliedHeight && head.difficultySeq === this.difficulty.appliedSeq + 1) {
+      this.#applyWrite(write);
+    } else {
+      await this.catchUp();
+    }
   }
 
   /**
-   * Reads the blocks above the applied height and the difficulty, applies the new ones and
-   * publishes them on the event stream.
+   * Reads the blocks above the applied height and the difficulty writes above the applied
+   * number (one snapshot), and applies them in the chain's order: a write of height h right
+   * after block h, before block h + 1.
    */
   async #catchUpOnce(): Promise<void> {
-    const { ctx, state, difficulty, events } = this;
+    const { ctx, state, difficulty } = this;
     for (;;) {
-      const after = state.appliedHeight;
-      const read = await ctx.storage.read(async (tx) => ({
-        blocks: await tx.blocks.list(after, CATCH_UP_BATCH),
-        value: await tx.meta.get(HEX_DIFFICULTY_META_KEY),
-        seq: await tx.counters.get(HEX_DIFFICULTY_WRITES_COUNTER),
-      }));
-      const next = difficulty.fromStored(read.value);
-      const old = difficulty.value;
-      let retargeted = false;
-      for (const block of read.blocks) {
-        if (!state.add(block)) continue;
-        const retarget = shouldRetarget(block.height, RETARGET_WINDOW_BLOCKS);
-        retargeted ||= retarget;
-        publishBlock(events, state, block, old, retarget ? next : old);
+      const afterHeight = state.appliedHeight;
+      const afterSeq = difficulty.appliedSeq;
+      const { blocks, writes } = await ctx.storage.read(async (tx) => {
+        const [blocks, writes] = await Promise.all([
+          tx.blocks.list(afterHeight, CATCH_UP_BATCH),
+          tx.blocks.difficultyWrites(afterSeq, CATCH_UP_BATCH),
+        ]);
+        return { blocks, writes };
+      });
+      let w = 0;
+      for (const block of blocks) {
+        for (; w < writes.length && (writes[w] as DifficultyWrite).height < block.height; w++) {
+          this.#applyWrite(writes[w] as DifficultyWrite);
+        }
+        this.#applyBlock(block);
       }
-      if (difficulty.apply(read.seq, next) && !retargeted) {
-        publishDifficulty(events, old, next, nowSeconds(ctx));
+      for (; w < writes.length && (writes[w] as DifficultyWrite).height <= state.appliedHeight; w++) {
+        this.#applyWrite(writes[w] as DifficultyWrite);
       }
-      if (read.blocks.length < CATCH_UP_BATCH) return;
+      if (blocks.length < CATCH_UP_BATCH && writes.length < CATCH_UP_BATCH) return;
+    }
+  }
+
+  #applyBlock(block: BlockRecord): void {
+    if (!this.state.add(block)) return;
+    publishBlock(this.events, this.state, block, eventId(this.events.epoch, this.version));
+    this.#keepSnapshot();
+  }
+
+  /**
+   * Every `snapshotEvery` blocks applied (SNAPSHOT_EVERY by default), writes the lattice state in the storage (in its own
+   * transaction, after the block's): a start then replays at most that many blocks. Any node
+   * may write one; at a height already kept, the first stays (they are the same).
+   */
+  #keepSnapshot(): void {
+    const height = this.state.appliedHeight;
+    if (height - this.#snapshotHeight < this.#snapshotEvery) return;
+    this.#snapshotHeight = height;
+    const state = JSON.stringify(this.state.snapshot());
+    this.ctx.storage
+      .transaction(
+        (tx) => tx.blocks.putSnapshot({ height, state, createdAtMs: this.ctx.now() }, SNAPSHOTS_KEPT),
+        { isolation: 'row-locks' },
+      )
+      .catch((error: unknown) =>
+        this.ctx.log.warn({ err: error }, 'hexchain: could not keep a lattice snapshot'),
+      );
+  }
+
+  #applyWrite(write: DifficultyWrite): void {
+    const changed = this.difficulty.apply(write.seq, write.value);
+    const id = eventId(this.events.epoch, this.version);
+    publishDifficultyWrite(this.events, write, this.difficulty.configured, id);
+    if (changed && write.kind === 'retarget') {
+      this.ctx.log.info(
+        {
+          height: write.height,
+          from: String(write.previous ?? this.difficulty.configured),
+          to: String(write.value),
+        },
+        'hexchain difficulty retargeted',
+      );
     }
   }
 }

@@ -91,40 +91,44 @@ export function challengeHandlers() {
 
       const issuedAt = nowSeconds(ctx);
       const expiresAt = issuedAt + challengeTtlS;
-      const { challenge, record } = await ctx.storage.transaction(async (tx) => {
-        const serial = await tx.challenges.nextSerial();
-        // Deriving is a few hashes (no proof work), cheap enough inside the transaction; the
-        // serial is only used when the challenge is stored.
-        const challenge = deriveChallenge({
-          validatorSeed: ctx.seed,
-          slot: body.slot,
-          slotHash: body.slot_hash,
-          serial,
-          deviceType,
-          difficulty,
-          maxTensorDim,
-        });
-        const record: ChallengeRecord = {
-          id: challengeIdFor(challenge.challengeHash),
-          serial,
-          slot: body.slot,
-          slotHash: body.slot_hash,
-          deviceType,
-          difficulty,
-          dim: challenge.dim,
-          entropy: toHex(challenge.entropy),
-          challengeHash: toHex(challenge.challengeHash),
-          issuedAt,
-          expiresAt,
-        };
-        await tx.challenges.insert(record);
-        await tx.counters.add(COUNTERS.challengesIssued, 1);
-        if (minerPubkey !== undefined) {
-          await tx.miners.record(minerPubkey, { seenAt: issuedAt });
-          await tx.devices.touch(minerPubkey, issuedAt);
-        }
-        return { challenge, record };
-      });
+      const { challenge, record } = await ctx.storage.transaction(
+        async (tx) => {
+          const serial = await tx.challenges.nextSerial();
+          // Deriving is a few hashes (no proof work), cheap enough inside the transaction; the
+          // serial is only used when the challenge is stored.
+          const challenge = deriveChallenge({
+            validatorSeed: ctx.seed,
+            slot: body.slot,
+            slotHash: body.slot_hash,
+            serial,
+            deviceType,
+            difficulty,
+            maxTensorDim,
+          });
+          const record: ChallengeRecord = {
+            id: challengeIdFor(challenge.challengeHash),
+            serial,
+            slot: body.slot,
+            slotHash: body.slot_hash,
+            deviceType,
+            difficulty,
+            dim: challenge.dim,
+            entropy: toHex(challenge.entropy),
+            challengeHash: toHex(challenge.challengeHash),
+            issuedAt,
+            expiresAt,
+          };
+          await Promise.all([
+            tx.challenges.insert(record),
+            tx.counters.add(COUNTERS.challengesIssued, 1),
+            minerPubkey === undefined ? undefined : tx.miners.record(minerPubkey, { seenAt: issuedAt }),
+            minerPubkey === undefined ? undefined : tx.devices.touch(minerPubkey, issuedAt),
+          ]);
+          return { challenge, record };
+          // Row locks: nothing is read; the serial is a sequence (docs/storage.md).
+        },
+        { isolation: 'row-locks' },
+      );
       ctx.metrics.recordIssued('tensor');
       remember(record, challenge);
       return challengeToWire(challenge, {

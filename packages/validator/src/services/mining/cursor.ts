@@ -2,8 +2,10 @@ import { ApiError } from '../../http/errors.js';
 
 /**
  * Opaque page cursors: base64url of `<listing>:<position>`, where the position is the ledger
- * id to continue before (GET /ledger/entries) or the number of items already served
- * (GET /devices). Clients must pass next_cursor back unchanged; the encoding may change.
+ * id to continue before (GET /ledger/entries), or the registration time and key of the last
+ * device served (GET /devices, `<registered_at>:<pubkey>`): keyset pages, whose cost does not
+ * grow with the items before them. Clients must pass next_cursor back unchanged; the encoding
+ * may change.
  */
 export function encodeCursor(listing: string, position: number): string {
   return Buffer.from(`${listing}:${position}`, 'utf8').toString('base64url');
@@ -27,4 +29,31 @@ export function decodeCursor(listing: string, cursor: string, endpoint: string):
   const position = Number(match[2]);
   if (!Number.isSafeInteger(position)) fail();
   return position;
+}
+
+/** The position after a device in the order of GET /devices. */
+export interface DeviceKey {
+  readonly registeredAt: number;
+  readonly pubkey: string;
+}
+
+export function encodeDeviceCursor(last: DeviceKey): string {
+  return Buffer.from(`devices:${last.registeredAt}:${last.pubkey}`, 'utf8').toString('base64url');
+}
+
+/**
+ * Decodes a cursor of GET /devices.
+ * @throws ApiError validation_failed when it was not made by {@link encodeDeviceCursor}.
+ */
+export function decodeDeviceCursor(cursor: string, endpoint: string): DeviceKey {
+  const text = /^[A-Za-z0-9_-]+$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
+  const match = /^devices:(0|[1-9][0-9]{0,15}):([0-9a-f]{64})$/.exec(text);
+  const registeredAt = match === null ? Number.NaN : Number(match[1]);
+  if (match === null || !Number.isSafeInteger(registeredAt)) {
+    throw new ApiError(
+      'validation_failed',
+      `cursor: expected the next_cursor of a previous ${endpoint} page, got ${JSON.stringify(cursor.length > 40 ? `${cursor.slice(0, 40)}...` : cursor)}`,
+    );
+  }
+  return { registeredAt, pubkey: match[2] as string };
 }

@@ -11,7 +11,7 @@ import {
 import { nowSeconds, type ValidatorContext } from '../../context.js';
 import { ApiError, verdictError } from '../../http/errors.js';
 import { routeHandlers } from '../../http/handlers.js';
-import type { ChallengeRecord } from '../../store/types.js';
+import type { AcceptedProof, ChallengeRecord, TransactionOptions } from '../../store/types.js';
 import { COUNTERS } from '../metrics.js';
 import { challengeFromRecord, notRegistered } from './challenges.js';
 import type { InvalidProofBudgets } from './invalid-budget.js';
@@ -70,11 +70,14 @@ async function submit(
   // Before any storage read or verification: a key in back-off costs one map lookup.
   budgets.check(pubkey, ip);
 
-  const { record, device, previous } = await ctx.storage.read(async (tx) => ({
-    record: await tx.challenges.get(proof.challenge_id),
-    device: await tx.devices.get(pubkey),
-    previous: await tx.proofs.get(proof.challenge_id, pubkey),
-  }));
+  // Issued together: one round trip on PostgreSQL.
+  const [record, device, previous] = await ctx.storage.read((tx) =>
+    Promise.all([
+      tx.challenges.get(proof.challenge_id),
+      tx.devices.get(pubkey),
+      tx.proofs.get(proof.challenge_id, pubkey),
+    ]),
+  );
   if (!record) {
     throw new ApiError(
       'challenge_not_found',
@@ -145,48 +148,64 @@ async function submit(
 
   const reward = rewardFor(challenge);
   const acceptedAt = nowSeconds(ctx);
-  const accepted = await ctx.storage.transaction(async (tx) => {
-    const earlier = await tx.proofs.get(record.id, pubkey);
-    if (earlier?.nonce === proof.computation_nonce) return { earlier, fresh: false };
-    if (earlier) throw replayed(record, pubkey, earlier.acceptedAt, earlier.ledgerEntryId);
-    const [entry] = await tx.ledger.apply([
-      {
-        type: 'mining_reward',
-        pubkey,
-        token: REWARD_TOKEN,
-        amount: reward,
-        timestamp: acceptedAt,
-        ref: record.id,
-        idempotencyKey: rewardIdempotencyKey(record.id, pubkey),
-      },
-    ]);
-    if (!entry) throw new Error('ledger.apply returned no entry');
-    const txSig = signReceipt(
-      {
-        challengeId: record.id,
-        minerPubkey: pubkey,
-        computationHash: proof.computation_hash,
-        ledgerEntryId: entry.id,
-        rewardMinor: reward,
-        acceptedAt,
-      },
-      ctx.identity.secretKey,
-    );
-    const inserted = await tx.proofs.insert({
-      challengeId: record.id,
-      pubkey,
-      nonce: proof.computation_nonce,
-      acceptedAt,
-      ledgerEntryId: entry.id,
-      txSig,
+  // Row locks (docs/storage.md): the reward's account is locked by ledger.apply, and the proof's
+  // (challenge, key) is unique: a copy accepted meanwhile, through any node, is found below.
+  const accepted = await ctx.storage
+    .transaction(async (tx) => {
+      const [entry] = await tx.ledger.apply([
+        {
+          type: 'mining_reward',
+          pubkey,
+          token: REWARD_TOKEN,
+          amount: reward,
+          timestamp: acceptedAt,
+          ref: record.id,
+          idempotencyKey: rewardIdempotencyKey(record.id, pubkey),
+        },
+      ]);
+      if (!entry) throw new Error('ledger.apply returned no entry');
+      const txSig = signReceipt(
+        {
+          challengeId: record.id,
+          minerPubkey: pubkey,
+          computationHash: proof.computation_hash,
+          ledgerEntryId: entry.id,
+          rewardMinor: reward,
+          acceptedAt,
+        },
+        ctx.identity.secretKey,
+      );
+      // Issued together (one round trip on PostgreSQL); a conflict below rolls them all back.
+      const [inserted] = await Promise.all([
+        tx.proofs.insert({
+          challengeId: record.id,
+          pubkey,
+          nonce: proof.computation_nonce,
+          acceptedAt,
+          ledgerEntryId: entry.id,
+          txSig,
+        }),
+        tx.counters.add(COUNTERS.proofsValid, 1),
+        tx.miners.record(pubkey, { proofsAccepted: 1, seenAt: acceptedAt }),
+        tx.devices.touch(pubkey, acceptedAt),
+      ]);
+      if (!inserted) {
+        // Accepted meanwhile (the reward's idempotency key answered that entry): the same nonce
+        // gets that acceptance, another nonce is a replay. Nothing of this run is kept.
+        const earlier = await tx.proofs.get(record.id, pubkey);
+        if (earlier === undefined)
+          throw new Error(`proof of ${record.id} by ${pubkey}: conflict without a row`);
+        if (earlier.nonce !== proof.computation_nonce) {
+          throw replayed(record, pubkey, earlier.acceptedAt, earlier.ledgerEntryId);
+        }
+        throw new AcceptedMeanwhile(earlier);
+      }
+      return { earlier: { acceptedAt, ledgerEntryId: entry.id, txSig }, fresh: true };
+    }, ROW_LOCKS)
+    .catch((error: unknown) => {
+      if (error instanceof AcceptedMeanwhile) return { earlier: error.proof, fresh: false };
+      throw error;
     });
-    // Unreachable while transactions run one at a time (checked above); kept as the rule.
-    if (!inserted) throw replayed(record, pubkey, acceptedAt, entry.id);
-    await tx.counters.add(COUNTERS.proofsValid, 1);
-    await tx.miners.record(pubkey, { proofsAccepted: 1, seenAt: acceptedAt });
-    await tx.devices.touch(pubkey, acceptedAt);
-    return { earlier: { acceptedAt, ledgerEntryId: entry.id, txSig }, fresh: true };
-  });
   if (accepted.fresh) ctx.metrics.recordAccepted('proof');
   budgets.recordValid(pubkey, ip);
   return acceptance(record, pubkey, accepted.earlier);
@@ -246,9 +265,19 @@ async function recordRejection(
       const seenAt = nowSeconds(ctx);
       await ctx.storage.transaction(async (tx) => {
         if (await tx.devices.get(pubkey)) await tx.miners.record(pubkey, { proofsRejected: 1, seenAt });
-      });
+      }, ROW_LOCKS);
     }
   } catch (countError) {
     ctx.log.warn({ err: countError }, 'could not count a rejected proof');
   }
 }
+
+/** The proof was accepted by a concurrent transaction: this one rolls back and answers that acceptance. */
+class AcceptedMeanwhile extends Error {
+  constructor(readonly proof: AcceptedProof) {
+    super('the same proof was accepted meanwhile');
+  }
+}
+
+/** The submission's transactions take row locks instead of SERIALIZABLE (docs/storage.md). */
+const ROW_LOCKS: TransactionOptions = { isolation: 'row-locks' };

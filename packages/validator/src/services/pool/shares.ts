@@ -15,7 +15,7 @@ import {
 import type { ValidatorContext } from '../../context.js';
 import { ApiError, verdictError } from '../../http/errors.js';
 import { routeHandlers } from '../../http/handlers.js';
-import type { HexChallengeRecord, StorageTx } from '../../store/types.js';
+import type { HexChallengeRecord, StorageTx, TransactionOptions } from '../../store/types.js';
 import { COUNTERS } from '../metrics.js';
 import type { HexchainService } from '../types.js';
 import { backoffKey, type ShareBackoff } from './backoff.js';
@@ -58,14 +58,15 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
       }
       const pubkey = body.block.miner_pubkey;
       const key = backoffKey(request.ip, pubkey);
+      // Issued together: one round trip on PostgreSQL (the terms of an unknown challenge are none).
       const found = await ctx.storage.read(async (tx) => {
-        const challenge = await tx.hexChallenges.get(body.challenge_id);
-        return {
-          backoff: await tx.pool.getBackoff(key),
-          challenge,
-          terms: challenge === undefined ? undefined : await tx.pool.getChallengeTerms(challenge.id),
-          member: await tx.pool.getMember(pubkey),
-        };
+        const [challenge, terms, backoff, member] = await Promise.all([
+          tx.hexChallenges.get(body.challenge_id),
+          tx.pool.getChallengeTerms(body.challenge_id),
+          tx.pool.getBackoff(key),
+          tx.pool.getMember(pubkey),
+        ]);
+        return { backoff, challenge, terms: challenge === undefined ? undefined : terms, member };
       });
       const waitMs = backoff.waitOf(found.backoff);
       if (waitMs > 0) {
@@ -95,7 +96,7 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
       if (terms === undefined && ctx.now() > (challenge.expiresAt + PRUNE_EXPIRY_SLACK_S) * 1000) {
         // Its share terms were pruned with the expired challenge: stale, like any share of an
         // expired challenge (no back-off: it may be honest work that came late).
-        await ctx.storage.transaction((tx) => tx.counters.add(COUNTERS.sharesStale, 1));
+        await ctx.storage.transaction((tx) => tx.counters.add(COUNTERS.sharesStale, 1), ROW_LOCKS);
         ctx.metrics.recordStaleShare();
         throw new ApiError(
           'share_stale',
@@ -169,7 +170,7 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
       let stale: 'expired' | 'occupied' | undefined =
         nowMs > challenge.expiresAt * 1000
           ? 'expired'
-          : chain().isOccupied(challenge.coord)
+          : (await chain().isOccupied(challenge.coord))
             ? 'occupied'
             : undefined;
 
@@ -212,7 +213,7 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
           createdAtMs: nowMs,
         });
         if (!inserted) return { duplicate: true as const };
-        const member = await tx.pool.getMember(pubkey);
+        const member = await tx.pool.getMember(pubkey, { lock: true });
         if (member === undefined) throw new Error(`pool: member ${pubkey} vanished`);
         if (stale !== undefined) {
           await tx.pool.putMember({ ...member, sharesStale: member.sharesStale + 1 });
@@ -234,7 +235,8 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
         await tx.counters.add(COUNTERS.sharesAccepted, 1);
         await cleared(tx);
         return { duplicate: false as const, next: advanced.shareDifficulty };
-      });
+        // Row locks: the share's pow hash is unique, the member is locked before it is read.
+      }, ROW_LOCKS);
       if (outcome.duplicate) {
         return refuse(
           new ApiError(
@@ -289,8 +291,11 @@ function signedBy(challenge: HexChallengeRecord, body: HexSubmitRequest): boolea
 
 async function countRejected(ctx: ValidatorContext, pubkey: string): Promise<void> {
   await ctx.storage.transaction(async (tx) => {
-    const member = await tx.pool.getMember(pubkey);
+    const member = await tx.pool.getMember(pubkey, { lock: true });
     if (member !== undefined)
       await tx.pool.putMember({ ...member, sharesRejected: member.sharesRejected + 1 });
-  });
+  }, ROW_LOCKS);
 }
+
+/** The share path's transactions take row locks instead of SERIALIZABLE (docs/storage.md). */
+const ROW_LOCKS: TransactionOptions = { isolation: 'row-locks' };

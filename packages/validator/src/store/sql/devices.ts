@@ -1,8 +1,9 @@
 import { StorageError } from '../errors.js';
 import type { DeviceCallbackMode, DeviceRecord, DeviceRepo } from '../types.js';
-import type { Row } from './executor.js';
+import { SqlCounterRepo } from './counters.js';
+import type { Row, SqlValue } from './executor.js';
 import type { Scope } from './scope.js';
-import { int, nullableInt, text } from './values.js';
+import { checkInteger, int, nullableInt, text } from './values.js';
 
 const DEVICE_COLUMNS =
   'device_id, pubkey, device_type, port, registered_at, last_seen, callback_address, callback_mode, hashrate';
@@ -14,28 +15,41 @@ export class SqlDeviceRepo implements DeviceRepo {
   /**
    * A known pubkey keeps its registeredAt and its deviceId; its type, port, callback, hash rate
    * and lastSeen change.
+   * The count of its type (and of its old type) changes with it, in the transaction's counters.
    */
   async upsert(device: DeviceRecord): Promise<DeviceRecord> {
-    const row = await this.scope
-      .write('devices.upsert')
-      .prepare(
-        `INSERT INTO devices (${DEVICE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ` +
-          'ON CONFLICT (pubkey) DO UPDATE SET device_type = excluded.device_type, port = excluded.port, ' +
-          'last_seen = excluded.last_seen, callback_address = excluded.callback_address, ' +
-          `callback_mode = excluded.callback_mode, hashrate = excluded.hashrate RETURNING ${DEVICE_COLUMNS}`,
-      )
-      .get(
-        device.deviceId,
-        device.pubkey,
-        device.deviceType,
-        device.port,
-        device.registeredAt,
-        device.lastSeen,
-        device.callbackAddress,
-        device.callbackMode,
-        device.hashrate,
-      );
+    const db = this.scope.write('devices.upsert');
+    // Issued together: the type it had (locked, so that the counts follow every change), then the write.
+    const [before, row] = await Promise.all([
+      db
+        .prepare(`SELECT device_type FROM devices WHERE pubkey = ?${db.dialect.forUpdate}`)
+        .get(device.pubkey),
+      db
+        .prepare(
+          `INSERT INTO devices (${DEVICE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ` +
+            'ON CONFLICT (pubkey) DO UPDATE SET device_type = excluded.device_type, port = excluded.port, ' +
+            'last_seen = excluded.last_seen, callback_address = excluded.callback_address, ' +
+            `callback_mode = excluded.callback_mode, hashrate = excluded.hashrate RETURNING ${DEVICE_COLUMNS}`,
+        )
+        .get(
+          device.deviceId,
+          device.pubkey,
+          device.deviceType,
+          device.port,
+          device.registeredAt,
+          device.lastSeen,
+          device.callbackAddress,
+          device.callbackMode,
+          device.hashrate,
+        ),
+    ]);
     if (row === undefined) throw new StorageError('corrupt_row', 'INSERT ... RETURNING returned no row');
+    const previous = before === undefined ? undefined : text(before, 'device_type');
+    if (previous !== device.deviceType) {
+      const counters = new SqlCounterRepo(this.scope);
+      if (previous !== undefined) await counters.add(`${BY_TYPE}${previous}`, -1);
+      await counters.add(`${BY_TYPE}${device.deviceType}`, 1);
+    }
     return toDevice(row);
   }
 
@@ -54,27 +68,46 @@ export class SqlDeviceRepo implements DeviceRepo {
       .run(lastSeen, pubkey);
   }
 
-  async list(filter: { deviceType?: string; limit: number; offset: number }): Promise<DeviceRecord[]> {
-    const db = this.scope.read();
-    const rows =
-      filter.deviceType === undefined
-        ? await db
-            .prepare(`SELECT ${DEVICE_COLUMNS} FROM devices ORDER BY registered_at, pubkey LIMIT ? OFFSET ?`)
-            .all(filter.limit, filter.offset)
-        : await db
-            .prepare(
-              `SELECT ${DEVICE_COLUMNS} FROM devices WHERE device_type = ? ORDER BY registered_at, pubkey LIMIT ? OFFSET ?`,
-            )
-            .all(filter.deviceType, filter.limit, filter.offset);
-    return rows.map(toDevice);
+  async list(filter: {
+    deviceType?: string;
+    limit: number;
+    after?: { readonly registeredAt: number; readonly pubkey: string };
+  }): Promise<DeviceRecord[]> {
+    checkInteger('devices.list: limit', filter.limit);
+    if (filter.after !== undefined)
+      checkInteger('devices.list: after.registeredAt', filter.after.registeredAt);
+    const where: string[] = [];
+    const params: SqlValue[] = [];
+    if (filter.deviceType !== undefined) {
+      where.push('device_type = ?');
+      params.push(filter.deviceType);
+    }
+    if (filter.after !== undefined) {
+      // Row values compare in order: after (registered_at, pubkey). Both engines use the
+      // (device_type,) registered_at, pubkey index for it.
+      where.push('(registered_at, pubkey) > (?, ?)');
+      params.push(filter.after.registeredAt, filter.after.pubkey);
+    }
+    const sql =
+      `SELECT ${DEVICE_COLUMNS} FROM devices` +
+      (where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '') +
+      ' ORDER BY registered_at, pubkey LIMIT ?';
+    params.push(filter.limit);
+    return (
+      await this.scope
+        .read()
+        .prepare(sql)
+        .all(...params)
+    ).map(toDevice);
   }
 
   async countByType(): Promise<Record<string, number>> {
-    const rows = await this.scope
-      .read()
-      .prepare('SELECT device_type, count(*) AS n FROM devices GROUP BY device_type ORDER BY device_type')
-      .all();
-    return Object.fromEntries(rows.map((row) => [text(row, 'device_type'), int(row, 'n')]));
+    const counts = await new SqlCounterRepo(this.scope).list(BY_TYPE);
+    return Object.fromEntries(
+      Object.entries(counts)
+        .filter(([, n]) => n > 0)
+        .map(([name, n]) => [name.slice(BY_TYPE.length), n]),
+    );
   }
 
   async countAtAddress(address: string, exceptPubkey: string): Promise<number> {
@@ -97,6 +130,9 @@ export class SqlDeviceRepo implements DeviceRepo {
 }
 
 const MODES: ReadonlySet<string> = new Set<DeviceCallbackMode>(['none', 'on', 'relayed', 'off']);
+
+/** The prefix of the counters of registered devices per type (`devices.by_type.esp32`...). */
+export const BY_TYPE = 'devices.by_type.';
 
 function toDevice(row: Row): DeviceRecord {
   const mode = text(row, 'callback_mode');

@@ -37,73 +37,113 @@ const ENTRY_COLUMNS = 'id, type, pubkey, token, amount, timestamp, ref, idempote
 export class SqlLedgerRepo implements LedgerRepo {
   constructor(private readonly scope: Scope) {}
 
+  /**
+   * Few statements, the same on both engines, whatever the number of entries: (1) the accounts
+   * are locked and read in one upsert, in (pubkey, token) order, with the existing entries of the
+   * idempotency keys and the totals; (2) the new balances, totals and entries are written, one
+   * multi-row statement each. Every check happens in between, in memory, entry by entry in
+   * order, so a refused debit writes nothing. Issued together, each group is one round trip on
+   * PostgreSQL (the connection pipelines; docs/storage.md).
+   *
+   * Locks (PostgreSQL): the upsert takes the row lock of every account of the call, in one
+   * order shared by every writer, before anything is read; a concurrent call over the same
+   * accounts waits for it and then reads what it committed (at READ COMMITTED each statement
+   * sees the latest commits). So the balances, the totals (one account's rows) and the
+   * idempotency keys (of that account's entries) read here cannot change before the commit.
+   */
   async apply(entries: readonly NewLedgerEntry[]): Promise<LedgerEntry[]> {
     const db = this.scope.write('ledger.apply');
     entries.forEach(checkEntry);
     if (entries.length === 0) return [];
-    // A savepoint, so that a refused debit takes back this call's earlier entries while the
-    // enclosing transaction stays usable. Nothing else runs on this transaction meanwhile: the
-    // callback awaits this call.
-    await db.exec('SAVEPOINT ledger_apply');
+    const accounts = unique(entries.map((e) => [e.pubkey, e.token] as const)).sort(compareKeys);
+    const keys = [
+      ...new Set(entries.flatMap((e) => (e.idempotencyKey === undefined ? [] : [e.idempotencyKey]))),
+    ];
+    const typed = unique(entries.map((e) => [e.pubkey, e.token, e.type] as const));
+    // The lock upsert creates a missing account at 0: a call that may be refused (it debits)
+    // runs in a savepoint, so that a refusal takes that back and the transaction stays usable.
+    const mayRefuse = entries.some((e) => e.amount < 0n);
+    const [, locked, existing, totals] = await Promise.all([
+      mayRefuse ? db.exec('SAVEPOINT ledger_apply') : undefined,
+      chunked(accounts, (rows) =>
+        db
+          .prepare(
+            `INSERT INTO balances (pubkey, token, amount) VALUES ${tuples(rows.length, "(?, ?, '0')")} ` +
+              'ON CONFLICT (pubkey, token) DO UPDATE SET amount = balances.amount RETURNING pubkey, token, amount',
+          )
+          .all(...rows.flat()),
+      ),
+      keys.length === 0
+        ? []
+        : chunked(keys, (rows) =>
+            db
+              .prepare(
+                `SELECT ${ENTRY_COLUMNS} FROM ledger_entries WHERE idempotency_key IN (${tuples(rows.length, '?')})`,
+              )
+              .all(...rows),
+          ),
+      chunked(typed, (rows) =>
+        db
+          .prepare(
+            'SELECT pubkey, token, type, credited, debited FROM ledger_totals ' +
+              `WHERE (pubkey, token, type) IN (VALUES ${tuples(rows.length, '(?, ?, ?)')})`,
+          )
+          .all(...rows.flat()),
+      ),
+    ]);
+    let plan: Plan;
     try {
-      if (db.dialect.concurrentWriters) await lockAccounts(db, entries);
-      const applied: LedgerEntry[] = [];
-      for (const entry of entries) applied.push(await this.#applyOne(db, entry));
-      await db.exec('RELEASE ledger_apply');
-      return applied;
+      plan = planApply(entries, locked, existing, totals);
     } catch (error) {
-      await db.exec('ROLLBACK TO ledger_apply');
-      await db.exec('RELEASE ledger_apply');
+      if (mayRefuse) await db.exec('ROLLBACK TO ledger_apply; RELEASE ledger_apply');
       throw error;
     }
-  }
-
-  async #applyOne(db: SqlExecutor, entry: NewLedgerEntry): Promise<LedgerEntry> {
-    if (entry.idempotencyKey !== undefined) {
-      const existing = await db
-        .prepare(`SELECT ${ENTRY_COLUMNS} FROM ledger_entries WHERE idempotency_key = ?`)
-        .get(entry.idempotencyKey);
-      if (existing !== undefined) return toEntry(existing);
-    }
-    const balance = await readBalance(db, entry.pubkey, entry.token);
-    const next = balance + entry.amount;
-    if (next < 0n) throw new InsufficientBalanceError(entry.pubkey, entry.token, balance, -entry.amount);
-    await db
-      .prepare(
-        'INSERT INTO balances (pubkey, token, amount) VALUES (?, ?, ?) ON CONFLICT (pubkey, token) DO UPDATE SET amount = excluded.amount',
-      )
-      .run(entry.pubkey, entry.token, next.toString());
-
-    const totals = await db
-      .prepare('SELECT credited, debited FROM ledger_totals WHERE pubkey = ? AND token = ? AND type = ?')
-      .get(entry.pubkey, entry.token, entry.type);
-    const credited =
-      (totals === undefined ? 0n : bigintOf(totals, 'credited')) + (entry.amount > 0n ? entry.amount : 0n);
-    const debited =
-      (totals === undefined ? 0n : bigintOf(totals, 'debited')) + (entry.amount < 0n ? -entry.amount : 0n);
-    await db
-      .prepare(
-        'INSERT INTO ledger_totals (pubkey, token, type, credited, debited) VALUES (?, ?, ?, ?, ?) ' +
-          'ON CONFLICT (pubkey, token, type) DO UPDATE SET credited = excluded.credited, debited = excluded.debited',
-      )
-      .run(entry.pubkey, entry.token, entry.type, credited.toString(), debited.toString());
-
-    const row = await db
-      .prepare(
-        'INSERT INTO ledger_entries (type, pubkey, token, amount, timestamp, ref, idempotency_key) ' +
-          `VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING ${ENTRY_COLUMNS}`,
-      )
-      .get(
-        entry.type,
-        entry.pubkey,
-        entry.token,
-        entry.amount.toString(),
-        entry.timestamp,
-        entry.ref,
-        entry.idempotencyKey ?? null,
-      );
-    if (row === undefined) throw new StorageError('corrupt_row', 'INSERT ... RETURNING returned no row');
-    return toEntry(row);
+    const [inserted] = await Promise.all([
+      plan.inserts.length === 0
+        ? []
+        : chunked(plan.inserts, (rows) =>
+            db
+              .prepare(
+                'INSERT INTO ledger_entries (type, pubkey, token, amount, timestamp, ref, idempotency_key) ' +
+                  `VALUES ${tuples(rows.length, '(?, ?, ?, ?, ?, ?, ?)')} RETURNING ${ENTRY_COLUMNS}`,
+              )
+              .all(
+                ...rows.flatMap((e) => [
+                  e.type,
+                  e.pubkey,
+                  e.token,
+                  e.amount.toString(),
+                  e.timestamp,
+                  e.ref,
+                  e.idempotencyKey ?? null,
+                ]),
+              ),
+          ),
+      plan.balances.length === 0
+        ? undefined
+        : chunked(plan.balances, (rows) =>
+            db
+              .prepare(
+                `INSERT INTO balances (pubkey, token, amount) VALUES ${tuples(rows.length, '(?, ?, ?)')} ` +
+                  'ON CONFLICT (pubkey, token) DO UPDATE SET amount = excluded.amount',
+              )
+              .run(...rows.flat()),
+          ),
+      plan.totals.length === 0
+        ? undefined
+        : chunked(plan.totals, (rows) =>
+            db
+              .prepare(
+                `INSERT INTO ledger_totals (pubkey, token, type, credited, debited) VALUES ${tuples(rows.length, '(?, ?, ?, ?, ?)')} ` +
+                  'ON CONFLICT (pubkey, token, type) DO UPDATE SET credited = excluded.credited, debited = excluded.debited',
+              )
+              .run(...rows.flat()),
+          ),
+      mayRefuse ? db.exec('RELEASE ledger_apply') : undefined,
+    ]);
+    // Rows come back in insertion order on both engines, but only the ids promise it.
+    const written = inserted.map(toEntry).sort((a, b) => a.id - b.id);
+    return plan.result.map((r) => (typeof r === 'number' ? (written[r] as LedgerEntry) : r));
   }
 
   async balance(pubkey: string, token: string): Promise<bigint> {
@@ -163,19 +203,111 @@ export class SqlLedgerRepo implements LedgerRepo {
   }
 }
 
+/** At most this many rows per multi-row statement, so that few distinct statements are prepared. */
+const CHUNK = 8;
+
+/** `n` copies of `tuple`, comma-separated (the placeholders of a multi-row statement). */
+function tuples(n: number, tuple: string): string {
+  return Array.from({ length: n }, () => tuple).join(', ');
+}
+
+/** Runs `run` on chunks of at most CHUNK items, issued together, and concatenates the rows. */
+async function chunked<I, R>(
+  items: readonly I[],
+  run: (chunk: I[]) => Promise<R[] | { changes: number }>,
+): Promise<R[]> {
+  const parts: Promise<R[] | { changes: number }>[] = [];
+  for (let i = 0; i < items.length; i += CHUNK) parts.push(run(items.slice(i, i + CHUNK)));
+  return (await Promise.all(parts)).flatMap((p) => (Array.isArray(p) ? p : []));
+}
+
+/** Distinct tuples of strings, first occurrence first. */
+function unique<K extends readonly string[]>(keys: readonly K[]): K[] {
+  const seen = new Map<string, K>();
+  for (const k of keys) seen.set(JSON.stringify(k), seen.get(JSON.stringify(k)) ?? k);
+  return [...seen.values()];
+}
+
+/** Code-unit order of (pubkey, token) (the same on every node, unlike a locale's). */
+function compareKeys(a: readonly [string, string], b: readonly [string, string]): number {
+  return a[0] === b[0] ? compare(a[1], b[1]) : compare(a[0], b[0]);
+}
+
+/** What `apply` writes: the final balances and totals, the new entries, and the answer. */
+interface Plan {
+  readonly balances: [string, string, string][];
+  readonly totals: [string, string, string, string, string][];
+  readonly inserts: NewLedgerEntry[];
+  /** Per entry of the call: an existing entry, or the index of its row among `inserts`. */
+  readonly result: (LedgerEntry | number)[];
+}
+
 /**
- * Locks the balance rows of the entries' accounts in (pubkey, token) order, creating missing
- * ones at 0 (the entries write them anyway; a refused call rolls them back with the rest). A
- * no-op upsert, because it locks an existing row and a new one alike.
+ * Applies the entries in memory, in order, to the balances and totals read: an entry whose
+ * idempotency key exists (stored, or earlier in this call) is answered with that entry and
+ * changes nothing; a debit below zero throws InsufficientBalanceError (nothing is written).
  */
-async function lockAccounts(db: SqlExecutor, entries: readonly NewLedgerEntry[]): Promise<void> {
-  const accounts = [...new Set(entries.map((e) => JSON.stringify([e.pubkey, e.token])))]
-    .map((key) => JSON.parse(key) as [string, string])
-    .sort(([p1, t1], [p2, t2]) => (p1 === p2 ? compare(t1, t2) : compare(p1, p2)));
-  const lock = db.prepare(
-    "INSERT INTO balances (pubkey, token, amount) VALUES (?, ?, '0') ON CONFLICT (pubkey, token) DO UPDATE SET amount = balances.amount",
-  );
-  for (const [pubkey, token] of accounts) await lock.run(pubkey, token);
+function planApply(
+  entries: readonly NewLedgerEntry[],
+  locked: readonly Row[],
+  existing: readonly Row[],
+  totalRows: readonly Row[],
+): Plan {
+  const balances = new Map<string, bigint>();
+  for (const row of locked)
+    balances.set(JSON.stringify([text(row, 'pubkey'), text(row, 'token')]), bigintOf(row, 'amount'));
+  const totals = new Map<string, { credited: bigint; debited: bigint }>();
+  for (const row of totalRows) {
+    totals.set(JSON.stringify([text(row, 'pubkey'), text(row, 'token'), text(row, 'type')]), {
+      credited: bigintOf(row, 'credited'),
+      debited: bigintOf(row, 'debited'),
+    });
+  }
+  const byKey = new Map<string, LedgerEntry | number>();
+  for (const row of existing) {
+    const found = toEntry(row);
+    if (found.idempotencyKey !== undefined) byKey.set(found.idempotencyKey, found);
+  }
+  const changedBalances = new Set<string>();
+  const changedTotals = new Set<string>();
+  const inserts: NewLedgerEntry[] = [];
+  const result: (LedgerEntry | number)[] = [];
+  for (const entry of entries) {
+    const earlier = entry.idempotencyKey === undefined ? undefined : byKey.get(entry.idempotencyKey);
+    if (earlier !== undefined) {
+      result.push(earlier);
+      continue;
+    }
+    const account = JSON.stringify([entry.pubkey, entry.token]);
+    const balance = balances.get(account) ?? 0n;
+    const next = balance + entry.amount;
+    if (next < 0n) throw new InsufficientBalanceError(entry.pubkey, entry.token, balance, -entry.amount);
+    balances.set(account, next);
+    changedBalances.add(account);
+    const typeKey = JSON.stringify([entry.pubkey, entry.token, entry.type]);
+    const total = totals.get(typeKey) ?? { credited: 0n, debited: 0n };
+    totals.set(typeKey, {
+      credited: total.credited + (entry.amount > 0n ? entry.amount : 0n),
+      debited: total.debited + (entry.amount < 0n ? -entry.amount : 0n),
+    });
+    changedTotals.add(typeKey);
+    if (entry.idempotencyKey !== undefined) byKey.set(entry.idempotencyKey, inserts.length);
+    result.push(inserts.length);
+    inserts.push(entry);
+  }
+  return {
+    balances: [...changedBalances].map((k) => {
+      const [pubkey, token] = JSON.parse(k) as [string, string];
+      return [pubkey, token, (balances.get(k) as bigint).toString()];
+    }),
+    totals: [...changedTotals].map((k) => {
+      const [pubkey, token, type] = JSON.parse(k) as [string, string, string];
+      const t = totals.get(k) as { credited: bigint; debited: bigint };
+      return [pubkey, token, type, t.credited.toString(), t.debited.toString()];
+    }),
+    inserts,
+    result,
+  };
 }
 
 /** Code-unit order (the same on every node, unlike a locale's). */

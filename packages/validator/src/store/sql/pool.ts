@@ -23,10 +23,12 @@ const BLOCK_COLUMNS =
 export class SqlPoolRepo implements PoolRepo {
   constructor(private readonly scope: Scope) {}
 
-  async getMember(pubkey: string): Promise<PoolMemberRecord | undefined> {
-    const row = await this.scope
-      .read()
-      .prepare(`SELECT ${MEMBER_COLUMNS} FROM pool_members WHERE pubkey = ?`)
+  async getMember(pubkey: string, options: { lock?: boolean } = {}): Promise<PoolMemberRecord | undefined> {
+    const db = options.lock === true ? this.scope.write('pool.getMember with lock') : this.scope.read();
+    const row = await db
+      .prepare(
+        `SELECT ${MEMBER_COLUMNS} FROM pool_members WHERE pubkey = ?${options.lock === true ? db.dialect.forUpdate : ''}`,
+      )
       .get(pubkey);
     return row === undefined ? undefined : toMember(row);
   }

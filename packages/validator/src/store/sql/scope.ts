@@ -12,6 +12,8 @@ export class Scope {
   active = true;
   /** Notifications queued by this transaction, in order (see StorageTx.notify). */
   readonly notifications: QueuedNotification[] = [];
+  /** Counter additions of this transaction by counter name, written just before COMMIT (counters.ts). */
+  readonly counterDeltas = new Map<string, number>();
 
   constructor(
     private readonly statements: SqlExecutor,
