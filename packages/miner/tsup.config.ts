@@ -4,12 +4,18 @@ import { packageConfig } from '../../tsup.config.base.ts';
 import { copyNativeSources } from './src/kernels/native/build.ts';
 
 /**
- * The worker entry is its own file: the engine starts it with `new Worker(dist/worker.js)`.
+ * The worker entry is its own file: the engine starts it with `new Worker(dist/worker.js)`. The
+ * control API is its own entry too (it loads Fastify; the engine does not), and its page is in
+ * public/control.
  * The native kernels' C sources go to dist/c: they are compiled on the user's machine on first
  * use (src/kernels/native/build.ts), never shipped prebuilt.
  */
 export default defineConfig({
-  ...packageConfig({ index: 'src/index.ts', worker: 'src/worker/entry.ts' }),
+  ...packageConfig({
+    index: 'src/index.ts',
+    worker: 'src/worker/entry.ts',
+    'control-api': 'src/control-api.ts',
+  }),
   onSuccess: async () => {
     copyNativeSources(
       fileURLToPath(new URL('./dist/', import.meta.url)),

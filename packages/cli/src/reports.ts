@@ -44,7 +44,18 @@ export interface Snapshot {
   readonly jobLabel: string | undefined;
   /** `mine --pool`: share counts and earnings. */
   readonly pool?: PoolView | undefined;
+  /** Solo mining: the key's balance and what this run earned (read periodically). */
+  readonly wallet?: SoloWallet | undefined;
+  /** `--dashboard`: where the live lattice is served. */
+  readonly dashboardUrl?: string | undefined;
   readonly nowMs: number;
+}
+
+/** The key's PTM balance as last read, and its increase since the run started (decimal strings). */
+export interface SoloWallet {
+  readonly balance: string;
+  readonly earned: string;
+  readonly checkedAtMs: number;
 }
 
 /** `pool shares 41/2/0 (accepted/stale/rejected), share diff 4.10K, blocks 3, est 0.12 PTM, paid 1.5 PTM, last block 1204 (12s ago)` */

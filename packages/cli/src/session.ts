@@ -1,9 +1,11 @@
 import { EventEmitter } from 'node:events';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { createClient, type Signer, type TensormineClient } from '@tensormine/client';
+import type { Signer, TensormineClient } from '@tensormine/client';
 import {
-  type ControlApi,
+  applyCpuChange,
+  ControlRefusal,
+  type ControlTarget,
   type DeviceBackend,
   type DeviceNoticeKind,
   formatLogEvent,
@@ -11,20 +13,21 @@ import {
   type MinerLogEvent,
   MiningEngine,
   selectKernel,
-  startControlApi,
 } from '@tensormine/miner';
-import { formatCoord } from '@tensormine/protocol';
+import type { ControlApi } from '@tensormine/miner/control-api';
+import type { MinerConfig, MinerConfigChange, MinerConfigResult } from '@tensormine/protocol';
+import { formatAmount, formatCoord, parseAmount } from '@tensormine/protocol';
 import type { StatusProxy } from '@tensormine/status-proxy';
 import { compactCounters } from './board-counters.js';
+import { connect } from './connection.js';
 import { type DataLock, takeLock } from './data-lock.js';
-import { CliError, describeError, failureReason, isUnreachable } from './errors.js';
+import { CliError, describeError } from './errors.js';
 import { loadOrCreateSigner, loadSigner } from './key-file.js';
 import type { LocalValidator } from './local-validator.js';
-import { shellQuote } from './paths.js';
-import type { DeviceRow, Snapshot } from './reports.js';
+import type { DeviceRow, Snapshot, SoloWallet } from './reports.js';
 import type { SerialBoards } from './serial-boards.js';
 import type { MinerSettings } from './settings.js';
-import { ClientWorkSource, type PoolEvent } from './work-source.js';
+import type { ClientWorkSource, PoolEvent } from './work-source.js';
 
 /**
  * One mining run (`miner mine`): the key, the client on the validators (or a validator started
@@ -108,12 +111,14 @@ const NOTICE_TONES: Record<DeviceNoticeKind, LineTone> = {
 
 const QUIET_STATES = new Set(['ok', 'idle', 'starting', 'paused', 'stopped']);
 
-export class MiningSession extends EventEmitter<SessionEvents> implements SessionView {
-  readonly settings: MinerSettings;
+export class MiningSession extends EventEmitter<SessionEvents> implements SessionView, ControlTarget {
+  /** The settings in force: as started, then as the control API changed them. */
+  settings: MinerSettings;
   readonly signer: Signer;
-  readonly client: TensormineClient;
-  readonly source: ClientWorkSource;
-  readonly miner: Miner;
+  /** The network side and the Miner of the current mining run (a restart replaces them). */
+  client: TensormineClient;
+  source: ClientWorkSource;
+  miner: Miner;
   readonly engine: MiningEngine | undefined;
   readonly boards: SerialBoards | undefined;
   readonly local: LocalValidator | undefined;
@@ -126,6 +131,13 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
   dashboardUrl: string | undefined;
   private readonly lastFound = new Map<string, number>();
   private readonly locks: DataLock[];
+  private readonly backends: readonly DeviceBackend[];
+  private readonly retryDelayMs: number | undefined;
+  private detachRun: (() => void) | undefined;
+  /** Solo mining: the key's PTM balance, read every WALLET_REFRESH_MS (not per block). */
+  private wallet: SoloWallet | undefined;
+  private walletBaseline: bigint | undefined;
+  private walletTimer: NodeJS.Timeout | undefined;
   private backlog: SessionLine[] = [];
   private started = false;
   private closing: Promise<void> | undefined;
@@ -142,9 +154,13 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
     version: string;
     banner: string[];
     locks: DataLock[];
+    backends: readonly DeviceBackend[];
+    retryDelayMs: number | undefined;
   }) {
     super();
     this.locks = parts.locks;
+    this.backends = parts.backends;
+    this.retryDelayMs = parts.retryDelayMs;
     this.settings = parts.settings;
     this.signer = parts.signer;
     this.client = parts.client;
@@ -213,31 +229,17 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
         cleanup.push(() => started.validator.close());
         urls = [local.url];
         banner.push(` * validator  ${local.url} (local, in this process; data in ${local.dataDir})`);
+        if (local.note !== undefined) banner.push(` * difficulty ${local.note}`);
       } else {
         signer = await loadSigner(settings.key);
         banner.push(` * key        ${signer.publicKeyHex} (${settings.key})`);
         banner.push(` * validator  ${urls.join(', ')}${urls.length > 1 ? ' (failover in this order)' : ''}`);
       }
-      const client = createClient({ urls: [...urls], signer, protocol: settings.protocol });
+      const connection = await connect(settings, signer, urls, local !== undefined);
+      const { client, source } = connection;
       cleanup.push(() => client.close());
-      const registerCommand = (to: readonly string[]) =>
-        `miner register ${to.map((u) => `--url ${shellQuote(u)}`).join(' ')} --key ${shellQuote(settings.key)}${settings.deviceType === 'native' ? '' : ` --device-type ${settings.deviceType}`}`;
-      const source = new ClientWorkSource({
-        client,
-        signer,
-        urls,
-        deviceType: settings.deviceType,
-        registerCommand,
-        pool: settings.pool,
-      });
       cleanup.push(async () => source.close());
-      if (local) {
-        await client.miners.register({ device_type: settings.deviceType });
-      } else {
-        banner.push(...(await checkRegistered(client, source, signer, urls, registerCommand)));
-      }
-
-      if (settings.pool) banner.push(await ensurePoolMember(client, signer, settings, urls));
+      banner.push(...connection.notes);
 
       await mkdir(dirname(settings.journal), { recursive: true, mode: 0o700 });
       const journalLock = await takeLock(
@@ -268,21 +270,17 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
         if (notice !== undefined) banner.push(` * ${notice}`);
       }
       let boards: SerialBoards | undefined;
-      let miner: Miner | undefined;
+      let session: MiningSession | undefined;
       if (settings.devices.length > 0) {
         const { openSerialBoards } = await import('./serial-boards.js');
-        boards = await openSerialBoards({ devices: settings.devices, journal: () => miner?.journal });
+        // The journal of the current mining run (a restart replaces the Miner).
+        boards = await openSerialBoards({ devices: settings.devices, journal: () => session?.miner.journal });
         backends.push(boards);
         banner.push(` * boards     ${settings.devices.join(', ')}`);
       }
-      miner = new Miner({
-        source,
-        backends,
-        journal: settings.journal,
-        ...(options.retryDelayMs === undefined ? {} : { retryDelayMs: options.retryDelayMs }),
-      });
+      const miner = newMiner(source, backends, settings, options.retryDelayMs, false);
       banner.push(` * journal    ${settings.journal}`);
-      return new MiningSession({
+      session = new MiningSession({
         settings,
         signer,
         client,
@@ -294,7 +292,10 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
         version,
         banner,
         locks,
+        backends,
+        retryDelayMs: options.retryDelayMs,
       });
+      return session;
     } catch (error) {
       for (const c of cleanup.reverse()) await c().catch(() => {});
       throw error;
@@ -326,8 +327,7 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
-    this.miner.on('log', (event) => this.onLog(event));
-    this.source.on('pool', (event) => this.send(poolLine(event)));
+    this.attachRun();
     try {
       await this.miner.start();
     } catch (error) {
@@ -349,12 +349,14 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
     const pending = this.miner.journal?.size ?? 0;
     if (pending > 0)
       this.line(`journal holds ${pending} result${pending === 1 ? '' : 's'} from an earlier run`, 'info');
-    const { apiPort, apiToken } = this.settings;
+    const { apiPort, apiToken, apiHost } = this.settings;
     if (apiPort !== undefined && apiToken !== undefined) {
       try {
+        const { startControlApi } = await import('@tensormine/miner/control-api');
         this.api = await startControlApi({
-          target: this.miner,
+          target: this,
           token: apiToken,
+          host: apiHost,
           port: apiPort,
           version: this.version,
         });
@@ -369,7 +371,10 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
           { cause: error },
         );
       }
-      this.line(`control API on ${this.api.url} (Authorization: Bearer <token>)`, 'info');
+      this.line(
+        `control API and page on ${this.api.url}/ (GET /metrics for Prometheus; changes need the token)`,
+        'info',
+      );
     }
     if (this.settings.dashboard) {
       const { createStatusProxy } = await import('@tensormine/status-proxy');
@@ -378,6 +383,7 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
       this.dashboardUrl = `${await this.dashboard.listen({ host: '127.0.0.1', port: 0 })}/`;
       this.line(`dashboard on ${this.dashboardUrl} (live lattice of ${validators.join(', ')})`, 'info');
     }
+    this.watchWallet();
   }
 
   pause(): void {
@@ -388,9 +394,178 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
     this.miner.resume();
   }
 
+  /**
+   * Solo mining: reads the key's PTM balance now and every WALLET_REFRESH_MS; the first reading
+   * is the baseline of what this run earned. A failed read keeps the last one.
+   */
+  private watchWallet(): void {
+    if (this.settings.pool || this.walletTimer !== undefined) return;
+    const read = async () => {
+      if (this.settings.pool) return;
+      try {
+        const { balances } = await this.client.economy.balances(this.signer.publicKeyHex, { retries: 0 });
+        const ptm = balances.find((b) => b.token === 'PTM');
+        if (ptm === undefined) return;
+        const total = parseAmount(ptm.total, 'PTM');
+        this.walletBaseline ??= total;
+        this.wallet = {
+          balance: ptm.total,
+          earned: formatAmount(total - this.walletBaseline, 'PTM'),
+          checkedAtMs: Date.now(),
+        };
+      } catch {
+        // the validator is busy or away: the last reading stays on screen with its age
+      }
+    };
+    void read();
+    this.walletTimer = setInterval(() => void read(), WALLET_REFRESH_MS);
+    this.walletTimer.unref();
+  }
+
+  /** The control API's view of the miner (ControlTarget). */
+  stats() {
+    return this.miner.stats();
+  }
+
+  /** The settings in force (GET /api/config). */
+  config(): MinerConfig {
+    const s = this.settings;
+    return {
+      cpu: s.cpu,
+      threads: this.engine?.threads ?? s.threads,
+      intensity: this.engine?.intensity ?? s.intensity,
+      kernel: this.engine?.kernelChoice ?? s.kernel,
+      kernelInUse: this.engine === undefined ? null : this.engine.kernel,
+      validators: this.local ? [this.local.url] : [...s.urls],
+      local: this.local !== undefined,
+      pool: s.pool,
+      protocol: s.protocol,
+      devices: [...s.devices],
+      paused: this.miner.paused,
+    };
+  }
+
+  /**
+   * POST /api/config: threads, intensity and kernel on the CPU engine; validators and pool
+   * membership by a new mining run (rerun). In memory: the next start reads the settings again.
+   */
+  async configure(change: MinerConfigChange): Promise<MinerConfigResult> {
+    const s = this.settings;
+    if (change.validators !== undefined && this.local) {
+      throw new ControlRefusal(
+        'validators: this miner mines against its --local validator (start it without --local)',
+      );
+    }
+    const cpuChange =
+      change.threads !== undefined || change.intensity !== undefined || change.kernel !== undefined;
+    if (cpuChange && this.engine === undefined) {
+      throw new ControlRefusal('threads, intensity, kernel: this miner does not mine on the CPU (--no-cpu)');
+    }
+    const validators = change.validators === undefined ? undefined : normalizeUrls(change.validators);
+    const network =
+      (validators !== undefined && validators.join(' ') !== s.urls.join(' ')) ||
+      (change.pool !== undefined && change.pool !== s.pool);
+    const before = this.config();
+    let result: MinerConfigResult = { config: before, applied: [], restarted: 'none' };
+    if (network) {
+      await this.rerun({
+        ...s,
+        ...(validators === undefined ? {} : { urls: validators }),
+        ...(change.pool === undefined ? {} : { pool: change.pool }),
+        ...(change.stake === undefined ? {} : { stake: change.stake }),
+      });
+    }
+    if (cpuChange && this.engine !== undefined) {
+      result = await applyCpuChange(this.engine, change, () => this.config());
+      this.settings = {
+        ...this.settings,
+        threads: this.engine.threads,
+        intensity: this.engine.intensity,
+        kernel: this.engine.kernelChoice,
+      };
+      const notice = this.engine.kernelSelection?.notice;
+      if (notice !== undefined && change.kernel !== undefined) this.line(notice, 'warn');
+    }
+    const applied = [
+      ...(network && validators !== undefined ? ['validators'] : []),
+      ...(network && change.pool !== undefined && change.pool !== s.pool ? ['pool'] : []),
+      ...result.applied,
+    ];
+    const after = this.config();
+    if (applied.length > 0) {
+      const shown = (name: string) => {
+        const v = (c: MinerConfig) =>
+          name === 'validators' ? c.validators.join(', ') : String(c[name as keyof MinerConfig]);
+        return `${name} ${v(before)} -> ${v(after)}`;
+      };
+      this.line(
+        `control API: ${applied.map(shown).join(', ')}${network ? ' (new mining run)' : result.restarted === 'workers' ? ' (workers restarted)' : ''}`,
+        'info',
+      );
+    }
+    return { config: after, applied, restarted: network ? 'run' : result.restarted };
+  }
+
+  /** POST /api/system/restart: a new mining run with the settings in force. */
+  async restart(): Promise<void> {
+    await this.rerun(this.settings);
+    this.line('control API: mining run restarted', 'info');
+  }
+
+  /**
+   * Stops the mining run and starts a new one with `next` (the devices, the journal, the control
+   * API and a --local validator are kept). The new connection is made first: when it fails (a
+   * validator that refuses the key, a pool that cannot be joined) the run in progress goes on
+   * and the change is refused.
+   */
+  private async rerun(next: MinerSettings): Promise<void> {
+    let connection: Awaited<ReturnType<typeof connect>>;
+    try {
+      connection = await connect(
+        next,
+        this.signer,
+        this.local ? [this.local.url] : next.urls,
+        this.local !== undefined,
+        true,
+      );
+    } catch (error) {
+      throw new ControlRefusal(describeError(error));
+    }
+    const paused = this.miner.paused;
+    this.detachRun?.();
+    await this.miner.stop();
+    this.source.close();
+    await this.client.close();
+    this.client = connection.client;
+    this.source = connection.source;
+    this.miner = newMiner(connection.source, this.backends, next, this.retryDelayMs, paused);
+    this.settings = next;
+    // Other validators hold another ledger: what the run earned starts again from there.
+    this.wallet = undefined;
+    this.walletBaseline = undefined;
+    this.attachRun();
+    for (const note of connection.notes) this.line(note.replace(/^ \* +/, ''), 'info');
+    await this.miner.start();
+    this.watchWallet();
+  }
+
+  /** Listens to the current run's Miner and WorkSource (lines and pool events). */
+  private attachRun(): void {
+    const onLog = (event: MinerLogEvent) => this.onLog(event);
+    const onPool = (event: PoolEvent) => this.send(poolLine(event));
+    const { miner, source } = this;
+    miner.on('log', onLog);
+    source.on('pool', onPool);
+    this.detachRun = () => {
+      miner.off('log', onLog);
+      source.off('pool', onPool);
+    };
+  }
+
   /** Stops everything, once: the miner (workers, boards; the journal flushed), the API, the client, the local validator. */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      clearInterval(this.walletTimer);
       await this.miner.stop();
       await this.api?.close();
       await this.dashboard?.close();
@@ -485,6 +660,8 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
       jobLabel:
         job === undefined ? undefined : job.kind === 'hexchain' ? formatCoord(job.coord) : job.challengeId,
       pool: this.source.pool(),
+      wallet: this.wallet,
+      dashboardUrl: this.dashboardUrl,
       nowMs,
     };
   }
@@ -526,105 +703,29 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
   }
 }
 
-/**
- * Before mining on remote validators: is the key registered on every one of them? Failover
- * needs the key on each (the SDK moves to the next validator, which refuses an unknown key).
- *   - registered nowhere: an error with the exact `miner register` command (exit 4);
- *   - registered on some: the key is registered on the others too, with the device type it has
- *     where it is registered, and a banner line says so;
- *   - a validator that does not answer: a note; the work source registers the key there when
- *     it answers and refuses the key (see ClientWorkSource's `autoRegister`).
- */
-async function checkRegistered(
-  client: TensormineClient,
+/** How often solo mining reads the key's balance for the screen. */
+const WALLET_REFRESH_MS = 30_000;
+
+/** The Miner of a mining run over these backends. */
+function newMiner(
   source: ClientWorkSource,
-  signer: Signer,
-  urls: readonly string[],
-  registerCommand: (urls: readonly string[]) => string,
-): Promise<string[]> {
-  const checks = await Promise.all(
-    urls.map(async (url) => {
-      try {
-        const account = await client.miners.get(signer.publicKeyHex, { endpoint: url, retries: 0 });
-        return { url, account, reason: undefined };
-      } catch (error) {
-        if (isUnreachable(error)) return { url, account: undefined, reason: failureReason(error) };
-        throw error;
-      }
-    }),
-  );
-  const registered = checks.filter((c) => c.account?.registered === true);
-  const missing = checks.filter((c) => c.account !== undefined && !c.account.registered);
-  const unreachable = checks.filter((c) => c.account === undefined);
-  if (registered.length === 0 && missing.length > 0) {
-    const where = missing.map((c) => c.url);
-    throw new CliError(
-      'not_registered',
-      `key ${signer.publicKeyHex} is not registered on ${where.join(', ')}`,
-      [`register it with: ${registerCommand(urls)}`],
-    );
-  }
-  if (unreachable.length === urls.length) {
-    const tried = await source.probe();
-    return [
-      ` * note       no validator answers yet (tried ${tried.map((t) => `${t.url} (${t.reason})`).join(', ')}); mining starts when one does`,
-    ];
-  }
-  const notes: string[] = [];
-  const reference = registered[0];
-  const deviceType = reference?.account?.device_type ?? undefined;
-  if (deviceType) source.autoRegister = deviceType;
-  for (const m of missing) {
-    await client.miners.register(deviceType ? { device_type: deviceType } : {}, { endpoint: m.url });
-    notes.push(
-      ` * register   the key was registered on ${reference!.url} only: registered it on ${m.url} too (failover needs it on every validator)`,
-    );
-  }
-  if (unreachable.length > 0) {
-    notes.push(
-      ` * note       could not check the key on ${unreachable.map((c) => `${c.url} (${c.reason})`).join(', ')}; it is registered there when that validator answers`,
-    );
-  }
-  return notes;
+  backends: readonly DeviceBackend[],
+  settings: MinerSettings,
+  retryDelayMs: number | undefined,
+  paused: boolean,
+): Miner {
+  return new Miner({
+    source,
+    backends,
+    journal: settings.journal,
+    paused,
+    ...(retryDelayMs === undefined ? {} : { retryDelayMs }),
+  });
 }
 
-/**
- * `mine --pool`: the key must be a member of the validator's pool. A member goes on; a key that
- * is not joins with --stake; without --stake the user is told how.
- */
-async function ensurePoolMember(
-  client: TensormineClient,
-  signer: Signer,
-  settings: MinerSettings,
-  urls: readonly string[],
-): Promise<string> {
-  const url = client.endpoints().find((e) => e.active)?.url ?? urls[0]!;
-  try {
-    const info = await client.pool.info();
-    if (info.type === 'solo') {
-      throw new CliError('usage', `${url} runs no pool (pool_strategy solo)`, [
-        'mine solo: leave out --pool',
-        'or, as its operator: POST /admin/config {"pool_strategy": "pplns"}',
-      ]);
-    }
-    const member = await client.pool.member(signer.publicKeyHex);
-    const terms = `fee ${(info.fee_bps / 100).toFixed(2)} %, PPLNS window ${info.pplns_window_factor} x D`;
-    if (member.member) {
-      return ` * pool       member of ${info.type} pool on ${url} (stake ${member.stake} PTM, paid ${member.paid_total} PTM; ${terms})`;
-    }
-    if (settings.stake === undefined) {
-      throw new CliError('usage', `key ${signer.publicKeyHex} is not a member of the pool on ${url}`, [
-        `join with a stake: miner mine --pool --stake <ptm> (minimum_stake ${info.minimum_stake} PTM)`,
-      ]);
-    }
-    const joined = await client.pool.join({ stake_amount: settings.stake });
-    return ` * pool       joined the ${info.type} pool on ${url} with stake ${joined.stake_amount} PTM (${terms})`;
-  } catch (error) {
-    if (error instanceof CliError) throw error;
-    throw new CliError('failure', `could not join the pool on ${url}: ${describeError(error)}`, [], {
-      cause: error,
-    });
-  }
+/** Validator URLs as the settings keep them (no trailing slash). */
+function normalizeUrls(urls: readonly string[]): string[] {
+  return urls.map((u) => u.replace(/\/+$/, ''));
 }
 
 /** A pool event as a line: a pool block, a payout. */

@@ -49,6 +49,8 @@ export interface MinerSettings {
   readonly journal: string;
   /** The local control API's port (0: any free port); off when unset. */
   readonly apiPort: number | undefined;
+  /** Its address (default 127.0.0.1; another one needs the token for reads too). */
+  readonly apiHost: string;
   readonly apiToken: string | undefined;
   /** Serve the live lattice dashboard (a status proxy in this process) on 127.0.0.1. */
   readonly dashboard: boolean;
@@ -264,10 +266,20 @@ export const SETTINGS: { readonly [K in SettingName]: Setting<MinerSettings[K]> 
   apiPort: {
     flag: '--api-port <port>',
     env: 'MINER_API_PORT',
-    description: 'start the local control API on 127.0.0.1 at this port (0: any free port)',
+    description: 'start the control API (and its page and /metrics) at this port (0: any free port)',
     default: () => undefined,
     defaultText: 'off',
     parse: integer(0, 65535),
+  },
+  apiHost: {
+    flag: '--api-host <address>',
+    env: 'MINER_API_HOST',
+    description:
+      'the address of the control API; off the loopback (0.0.0.0, a LAN address) every request needs the token',
+    default: () => '127.0.0.1',
+    defaultText: '127.0.0.1',
+    parse: (value, where) =>
+      typeof value === 'string' && value.trim() !== '' ? value.trim() : fail(where, 'an address', value),
   },
   apiToken: {
     flag: '--api-token <token>',

@@ -99,10 +99,13 @@ export async function testValidator(
     genesis?: CreateValidatorOptions['genesis'];
     poolStrategy?: 'solo' | 'pplns';
     poolShareIntervalMs?: bigint;
+    /** Serve GET /metrics behind this token (docs/metrics.md). */
+    metricsToken?: string;
     now?: () => number;
   } = {},
 ): Promise<{ validator: Validator; url: string }> {
   const validator = await createValidator({
+    ...(options.metricsToken === undefined ? {} : { metricsToken: options.metricsToken }),
     ...(options.poolStrategy === undefined ? {} : { poolStrategy: options.poolStrategy }),
     ...(options.poolShareIntervalMs === undefined
       ? {}

@@ -394,21 +394,94 @@ describe('miner mine (plain lines)', () => {
     ]);
   });
 
-  test('serves the control API with --api-port and a token', async () => {
+  test('serves the control API with --api-port and a token: reads open, changes with the token', async () => {
     const { url } = await testValidator();
     const { env } = await tempHome();
     await testKey(join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key'), [url]);
     const token = 'test-token-0123456789abcdef';
-    const m = startMine(['--url', url, '--api-port', '0'], { ...env, MINER_API_TOKEN: token });
-    await waitFor(() => /control API on (http:\S+)/.test(m.io.stdout.text), 'the control API line');
-    const api = /control API on (http:\S+)/.exec(m.io.stdout.text)![1]!;
+    const m = startMine(['--url', url, '--api-port', '0', '--threads', '1'], {
+      ...env,
+      MINER_API_TOKEN: token,
+    });
+    const line = /control API and page on (http:\S+)\//;
+    await waitFor(() => line.test(m.io.stdout.text), 'the control API line');
+    const api = line.exec(m.io.stdout.text)![1]!;
     await waitFor(() => m.io.stdout.text.includes('accepted (1/0)'), 'an accepted result');
-    const res = await fetch(`${api}/api/summary`, { headers: { authorization: `Bearer ${token}` } });
+    const res = await fetch(`${api}/api/summary`);
     expect(res.status).toBe(200);
     const summary = (await res.json()) as { validatorUrl: string; sharesAccepted: number };
     expect(summary.validatorUrl).toBe(url);
     expect(summary.sharesAccepted).toBeGreaterThan(0);
-    expect((await fetch(`${api}/api/summary`)).status).toBe(401);
+    const change = (body: unknown, auth = true) =>
+      fetch(`${api}/api/config`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(auth ? { authorization: `Bearer ${token}` } : {}),
+        },
+        body: JSON.stringify(body),
+      });
+    expect((await change({ threads: 2 }, false)).status).toBe(401);
+    const changed = await change({ threads: 2, intensity: 0.8 });
+    expect(changed.status).toBe(200);
+    expect(await changed.json()).toMatchObject({
+      applied: ['threads', 'intensity'],
+      restarted: 'workers',
+      config: { threads: 2, intensity: 0.8, validators: [url], local: false, pool: false },
+    });
+    await waitFor(
+      () => m.io.stdout.text.includes('control API: threads 1 -> 2, intensity 1 -> 0.8'),
+      'the line',
+    );
+    expect(await m.stop()).toBe(0);
+  });
+
+  test('the control API moves the miner to other validators, and keeps the old ones when the new ones refuse', async () => {
+    const a = await testValidator();
+    const b = await testValidator();
+    const c = await testValidator();
+    const { env } = await tempHome();
+    await testKey(join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key'), [a.url, b.url]);
+    const token = 'test-token-0123456789abcdef';
+    const m = startMine(['--url', a.url, '--api-port', '0', '--threads', '1'], {
+      ...env,
+      MINER_API_TOKEN: token,
+    });
+    const line = /control API and page on (http:\S+)\//;
+    await waitFor(() => line.test(m.io.stdout.text), 'the control API line');
+    const api = line.exec(m.io.stdout.text)![1]!;
+    await waitFor(() => m.io.stdout.text.includes('accepted (1/0)'), 'an accepted result on A');
+    const post = (path: string, body: unknown) =>
+      fetch(`${api}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify(body),
+      });
+    // A validator that does not answer, and one that does not know the key: refused, A kept.
+    for (const validators of [[await closedUrl()], [c.url]]) {
+      const refused = await post('/api/config', { validators });
+      expect(refused.status).toBe(409);
+      expect(await refused.json()).toMatchObject({ code: 'miner_setting_refused' });
+    }
+    expect(await (await fetch(`${api}/api/config`)).json()).toMatchObject({ validators: [a.url] });
+    const moved = await post('/api/config', { validators: [b.url] });
+    expect(moved.status).toBe(200);
+    expect(await moved.json()).toMatchObject({
+      applied: ['validators'],
+      restarted: 'run',
+      config: { validators: [b.url] },
+    });
+    // The old run is stopped before the answer: what is accepted from here on is B's.
+    const mark = m.io.stdout.text.length;
+    await waitFor(() => /accepted \(\d+\/\d+\)/.test(m.io.stdout.text.slice(mark)), 'a block accepted by B');
+    const info = (await (await fetch(`${api}/api/system/info`)).json()) as {
+      validatorUrl: string;
+      sharesAccepted: number;
+    };
+    expect(info.validatorUrl).toBe(b.url);
+    expect(info.sharesAccepted).toBeGreaterThan(0);
+    const restarted = await post('/api/system/restart', {});
+    expect(restarted.status).toBe(200);
     expect(await m.stop()).toBe(0);
   });
 
@@ -422,12 +495,37 @@ describe('miner mine (plain lines)', () => {
       m.io.stdout.text,
     );
     expect(local?.[2]).toBe(dataDir);
+    // Solo: the screen's wallet, read from the validator at start (then every 30 s).
+    await waitFor(() => m.session()?.snapshot().wallet !== undefined, 'the wallet reading');
+    expect(m.session()!.snapshot().wallet).toMatchObject({ balance: expect.stringMatching(/^\d+(\.\d+)?$/) });
     const signer = await Signer.load(keyPath);
     expect(m.io.stdout.text).toContain(
       ` * key        ${signer.publicKeyHex} (new key written to ${keyPath})`,
     );
     expect(await m.stop()).toBe(0);
     await expect(fetch(`${local![1]}/health`)).rejects.toThrow();
+  });
+
+  test('mine --local applies TENSORMINE_HEX_DIFFICULTY to a data directory that holds another', async () => {
+    const { env } = await tempHome();
+    // A data directory whose lattice holds a difficulty of its own (as after retargets).
+    const dataDir = join(env.XDG_DATA_HOME!, 'tensormine', 'miner', 'local-validator');
+    const before = await createValidator({ dataDir, logger: false });
+    const set = await before.inject({
+      method: 'POST',
+      url: '/admin/config',
+      headers: { authorization: `Bearer ${before.adminToken}` },
+      payload: { hexchain_difficulty: 1 << 24 },
+    });
+    expect(set.statusCode, set.body).toBe(200);
+    await before.close();
+
+    const m = startMine(['--local'], { ...env, TENSORMINE_HEX_DIFFICULTY: '4096' });
+    await waitFor(() => m.io.stdout.text.includes('accepted (1/0)'), 'an accepted result');
+    expect(m.io.stdout.text).toContain(
+      ` * difficulty 4096 (TENSORMINE_HEX_DIFFICULTY; the data directory had ${1 << 24}, retargeted by its blocks or set by POST /admin/config)\n`,
+    );
+    expect(await m.stop()).toBe(0);
   });
 
   test('mine --local --dashboard serves the live lattice dashboard and prints its URL', async () => {

@@ -199,7 +199,7 @@ describe.skipIf(unavailable !== undefined)(`serial boards (${unavailable ?? 'soc
       undefined,
       () => io.stdout.text,
     );
-    const api = /control API on http:\/\/127\.0\.0\.1:(\d+)/.exec(io.stdout.text)![1]!;
+    const api = /control API and page on http:\/\/127\.0\.0\.1:(\d+)/.exec(io.stdout.text)![1]!;
     // Between two jobs (a block moves the lattice, new work follows) the board is `idle` for a
     // moment: read again until the row shows it mining.
     const readBoards = async () => {

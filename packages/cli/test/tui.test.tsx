@@ -31,6 +31,7 @@ function stats(overrides: Partial<MinerStats> = {}): MinerStats {
     accepted: 12,
     rejected: 2,
     rejectedReasons: [{ code: 'coordinate_occupied', count: 2 }],
+    stale: 2,
     bestDifficulty: 2e6,
     lastLatencyMs: 103,
     averageLatencyMs: 98,
@@ -170,6 +171,28 @@ describe('the TUI layout', () => {
       /^pool shares 41\/2\/1 \(accepted\/stale\/rejected\), share diff 4096, blocks 3, est 0\.12 PTM, paid 1\.5 PTM, last block 1204 \(yours\) \(1[23]s ago\)$/,
     );
     expect(new FakeSession().snapshot().pool).toBeUndefined();
+  });
+
+  test('solo: the balance and what the run earned; the dashboard and control URLs stay on screen; what q r s means', () => {
+    const session = new FakeSession();
+    const nowMs = Date.now();
+    session.snap = {
+      ...session.snap,
+      wallet: { balance: '12.5', earned: '1.5', checkedAtMs: nowMs - 7000 },
+      dashboardUrl: 'http://127.0.0.1:41234/',
+      connection: { ...session.snap.connection, apiUrl: 'http://127.0.0.1:4048' },
+      nowMs,
+    };
+    const frame = render(<App session={session} onQuit={() => {}} />).lastFrame()!;
+    expect(frame).toMatch(/wallet {4}balance 12\.5 PTM {2}earned \+1\.5 PTM this run {2}\(read [78]s ago\)/);
+    expect(frame).toContain('links     dashboard http://127.0.0.1:41234/  control http://127.0.0.1:4048/');
+    expect(frame).toContain(
+      'q r s: the lattice cell this block claims (hexagonal coordinates, q + r + s = 0)',
+    );
+    // Neither in pool mode (the pool line says it) nor before the first reading.
+    const plain = render(<App session={new FakeSession()} onQuit={() => {}} />).lastFrame()!;
+    expect(plain).not.toContain('wallet ');
+    expect(plain).not.toContain('links ');
   });
 
   test('one row per device and per worker, with state, rate and last valid work', () => {

@@ -48,6 +48,7 @@ const HEALTH_ROUTES: Readonly<Record<Service, OperationId>> = {
   status: 'getStatusHealth',
   terminal: 'getTerminalHealth',
   hub: 'getHubHealth',
+  miner: 'getMinerInfo',
 };
 
 /** Error codes of a connection that was never established: the request cannot have been seen. */

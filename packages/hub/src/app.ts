@@ -45,11 +45,13 @@ export async function createHub(options: CreateHubOptions = {}): Promise<Hub> {
   if (!existsSync(config.staticDir))
     throw new ConfigError(`static directory ${config.staticDir} does not exist`);
   const directory = loadDirectory(config.gamesFile, config.adsFile);
+  let onProbe: ((seconds: number, online: boolean) => void) | undefined;
   const prober = new StatusProber({
     timeoutMs: config.statusTimeoutMs,
     cacheMs: config.statusCacheMs,
     concurrency: config.statusConcurrency,
     now,
+    onProbe: (seconds, online) => onProbe?.(seconds, online),
   });
   const startedAt = now();
   const sitemap = buildSitemap(config.publicUrl, directory.games, directory.gamesModifiedMs);
@@ -61,12 +63,27 @@ export async function createHub(options: CreateHubOptions = {}): Promise<Hub> {
     rateLimit: { burst: config.rateLimitBurst, perSecond: config.rateLimitPerSecond },
     now,
     logger,
+    metrics: { version: HUB_VERSION, ...config },
     // Own scripts only; game icons and ads may come from other https hosts (ads in sandboxed frames).
     headers: {
       'content-security-policy':
         "default-src 'self'; img-src 'self' https: data:; frame-src https:; script-src 'self'; style-src 'self'; frame-ancestors 'self'; base-uri 'none'",
     },
   });
+
+  const probes = app.metrics.histogram({
+    name: 'tensormine_hub_status_probe_duration_seconds',
+    help: "Status probes of the games' URLs (HEAD), by result (online, offline: an error status, a timeout or no answer); _count is the number of probes",
+    labelNames: ['result'],
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  });
+  onProbe = (seconds, online) => probes.observe({ result: online ? 'online' : 'offline' }, seconds);
+  app.metrics.counterFrom(
+    'tensormine_hub_status_cache_hits_total',
+    'Game status asks answered from the cache (or by a probe already in flight) instead of a new probe',
+    () => prober.cacheHits,
+  );
+  app.metrics.gaugeFrom('tensormine_hub_games', 'Games in the directory', () => directory.games.length);
 
   const gameOf = (gameId: string) => {
     const game = directory.game(gameId);

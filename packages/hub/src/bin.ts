@@ -8,7 +8,7 @@
  * Every setting is a flag (kebab-case), an environment variable (HUB_*) and a key of the JSON
  * config file; precedence: flags > environment > config file > defaults.
  */
-import { runServiceBin } from '@tensormine/service-kit';
+import { describeMetrics, runServiceBin } from '@tensormine/service-kit';
 import { createHub } from './app.js';
 import { HUB_SETTINGS } from './config.js';
 
@@ -17,6 +17,7 @@ runServiceBin({
   what: 'the hub',
   specs: HUB_SETTINGS,
   configEnv: 'HUB_CONFIG',
+  secrets: ['metricsToken'],
   hideDefaults: ['gamesFile', 'staticDir'],
   async start(input) {
     const hub = await createHub({
@@ -30,6 +31,7 @@ runServiceBin({
         `tensormine hub listening on ${url}`,
         `  ${hub.directory.games.length} games from ${hub.config.gamesFile}, ${hub.directory.ads.length} ads`,
         `  public URL ${hub.config.publicUrl} (sitemap ${hub.config.publicUrl}/sitemap.xml)`,
+        `  ${describeMetrics(hub.config, url, hub.app.metrics.listenerUrl)}`,
       ],
       close: () => hub.close(),
     };

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import {
   intSetting as int,
   type LogLevel,
+  type MetricsSettings,
   type ResolvedSettings,
   type ResolveSettingsInput,
   resolveSettings,
@@ -17,7 +18,7 @@ import {
  * key of the JSON config file; precedence flags > environment > config file > defaults (the one
  * resolver of the services, from @tensormine/service-kit).
  */
-export interface HubConfig {
+export interface HubConfig extends MetricsSettings {
   readonly host: string;
   readonly port: number;
   /** The games file: JSON `{"games": [Game, ...]}` (or a bare array). */

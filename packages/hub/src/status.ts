@@ -11,6 +11,8 @@ export interface StatusProberOptions {
   readonly cacheMs: number;
   readonly concurrency: number;
   readonly now?: () => number;
+  /** Called after each probe with its duration (seconds) and outcome (the hub's metrics). */
+  readonly onProbe?: (seconds: number, online: boolean) => void;
 }
 
 export class StatusProber {
@@ -21,6 +23,8 @@ export class StatusProber {
   readonly #now: () => number;
   /** Probes actually sent (for tests and metrics). */
   probesSent = 0;
+  /** Asks answered from the cache, or by a probe already in flight (metrics). */
+  cacheHits = 0;
 
   constructor(private readonly options: StatusProberOptions) {
     this.#now = options.now ?? Date.now;
@@ -28,9 +32,15 @@ export class StatusProber {
 
   async status(game: Game): Promise<GameStatus> {
     const cached = this.#cache.get(game.id);
-    if (cached && cached.until > this.#now()) return cached.status;
+    if (cached && cached.until > this.#now()) {
+      this.cacheHits++;
+      return cached.status;
+    }
     const pending = this.#inFlight.get(game.id);
-    if (pending) return pending;
+    if (pending) {
+      this.cacheHits++;
+      return pending;
+    }
     const probe = this.#probe(game).finally(() => this.#inFlight.delete(game.id));
     this.#inFlight.set(game.id, probe);
     return probe;
@@ -39,6 +49,7 @@ export class StatusProber {
   async #probe(game: Game): Promise<GameStatus> {
     await this.#slot();
     let httpStatus: number | null = null;
+    const started = performance.now();
     try {
       this.probesSent++;
       const response = await fetch(game.url, {
@@ -61,6 +72,7 @@ export class StatusProber {
       http_status: httpStatus,
     };
     this.#cache.set(game.id, { status, until: this.#now() + this.options.cacheMs });
+    this.options.onProbe?.((performance.now() - started) / 1000, status.status === 'online');
     return status;
   }
 

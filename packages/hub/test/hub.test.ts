@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectPromtoolClean } from '../../../test-support/prometheus.ts';
 import { testBrowser } from '../../../test-support/services.ts';
 import { WAIT_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
 import { createHub, type Hub, StatusProber } from '../src/index.js';
@@ -152,17 +153,28 @@ describe('hub API', () => {
     expect(gone).toMatchObject({ status: 'offline', http_status: null });
   });
 
-  it('shares one probe between concurrent asks for one game', async () => {
+  it('shares one probe between concurrent asks for one game (and its metrics say so)', async () => {
     const fresh = await createHub({
       gamesFile: join(dir, 'games.json'),
       statusTimeoutMs: 300,
       statusConcurrency: 1,
+      metricsToken: 'hub-metrics-token-000000',
     });
     const answers = await Promise.all(
       Array.from({ length: 20 }, () => fresh.app.inject('/api/status/sleepy').then((r) => r.json())),
     );
     expect(new Set(answers.map((a) => a.status))).toEqual(new Set(['offline']));
     expect(fresh.prober.probesSent).toBe(1);
+    const metrics = (
+      await fresh.app.inject({
+        url: '/metrics',
+        headers: { authorization: 'Bearer hub-metrics-token-000000' },
+      })
+    ).body;
+    expect(metrics).toContain('tensormine_hub_status_probe_duration_seconds_count{result="offline"} 1\n');
+    expect(metrics).toContain('tensormine_hub_status_cache_hits_total 19\n');
+    expect(metrics).toMatch(/^tensormine_hub_games \d+$/m);
+    await expectPromtoolClean(metrics);
     await fresh.close();
   });
 

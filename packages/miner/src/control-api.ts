@@ -1,33 +1,33 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { DeviceUnitInfo } from './device.js';
+import { readFileSync } from 'node:fs';
+import type { MinerConfigResult } from '@tensormine/protocol';
+import {
+  ApiError,
+  bearerRefusal,
+  createServiceApp,
+  registerServiceRoutes,
+  type ServiceRouteHandlers,
+} from '@tensormine/service-kit';
+import { systemInfo } from './control/info.js';
+import { registerMinerSeries } from './control/metrics.js';
+import { ControlRefusal, type ControlTarget } from './control/target.js';
 import { MinerError } from './errors.js';
-import type { HashrateWindows } from './hashrate.js';
-import type { DeviceOutcomes, MinerStats } from './miner.js';
 
 /**
- * The local control API (off by default): node:http on a loopback address, every request
- * authorised by `Authorization: Bearer <token>`. Monitoring uses the AxeOS field names that
- * dashboards read; see the README for the full table.
+ * The miner's local control API (off by default; `miner mine --api-port`), AxeOS and xmrig
+ * style, served by the service kit from the protocol's route table (service `miner`, in
+ * docs/api.md): GET /api/system/info (AxeOS fields), GET and POST /api/config (threads,
+ * intensity, kernel, validators, pool), POST /api/system/restart, /api/pause, /api/resume,
+ * GET /metrics (Prometheus) and a page at /.
  *
- *   GET  /api/system/info   the summary (alias: GET /api/summary)
- *   POST /api/pause         pause every device
- *   POST /api/resume        resume
+ * Who may do what: reads are open on a loopback address, as AxeOS and cgminer's read-only API
+ * are (and answer only Host names of the loopback, against DNS rebinding); every write needs
+ * `Authorization: Bearer <token>`; bound to any other address, reads need the token too.
  */
-
-/** What the API reads and drives: a Miner fits (the CLI may wrap one). */
-export interface ControlTarget {
-  stats(): MinerStats;
-  pause(): void;
-  resume(): void;
-}
-
 export interface ControlApiOptions {
   readonly target: ControlTarget;
-  /** The bearer token, at least 16 characters. */
+  /** The bearer token of writes (and of reads off the loopback), at least 16 characters. */
   readonly token: string;
-  /** A loopback address (default 127.0.0.1). */
+  /** Default 127.0.0.1. Another address needs the token for every request. */
   readonly host?: string;
   /** Default 0: any free port (read it from `url`). */
   readonly port?: number;
@@ -36,18 +36,28 @@ export interface ControlApiOptions {
 }
 
 export interface ControlApi {
-  /** The base URL, e.g. http://127.0.0.1:4048. */
+  /** The base URL, e.g. http://127.0.0.1:4048 (the page is at `${url}/`). */
   readonly url: string;
   readonly port: number;
   close(): Promise<void>;
 }
 
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
-const GIGA = 1e9;
+const GUARD = { realm: 'tensormine-miner', name: 'control API token', what: 'control API changes' } as const;
+const OFF_LOOPBACK_GUARD = {
+  ...GUARD,
+  what: 'control API requests to a miner listening off the loopback',
+} as const;
+
+/** The page and its assets (packages/miner/public/control/). */
+const PAGE_DIR = new URL('../public/control/', import.meta.url);
+const ASSETS: readonly [path: string, file: string, type: string][] = [
+  ['/app.js', 'app.js', 'text/javascript; charset=utf-8'],
+  ['/app.css', 'app.css', 'text/css; charset=utf-8'],
+];
 
 /**
  * Starts the control API.
- * @throws MinerError `invalid_option` for a short token or a non-loopback host.
+ * @throws MinerError `invalid_option` for a token shorter than 16 characters
  */
 export async function startControlApi(options: ControlApiOptions): Promise<ControlApi> {
   if (typeof options.token !== 'string' || options.token.length < 16) {
@@ -56,187 +66,109 @@ export async function startControlApi(options: ControlApiOptions): Promise<Contr
       `control API token: expected at least 16 characters, got ${options.token?.length ?? 0}`,
     );
   }
+  const { target, token } = options;
+  const version = options.version ?? '0.0.0';
   const host = options.host ?? '127.0.0.1';
-  if (!LOOPBACK.has(host) && !host.startsWith('127.')) {
-    throw new MinerError('invalid_option', `control API host: expected a loopback address, got ${host}`);
-  }
-  const expected = digest(options.token);
-  const server = createServer((req, res) => {
+  const loopback = isLoopback(host);
+  const app = createServiceApp({
+    service: 'miner',
+    logLevel: 'silent',
+    // The miner's screen is the terminal's.
+    logger: false,
+    logRequests: false,
+    rateLimit: { burst: 300, perSecond: 50 },
+    now: Date.now,
+    metrics: { version, guardedByService: true },
+    headers: {
+      'cache-control': 'no-store',
+      'x-frame-options': 'DENY',
+      'content-security-policy':
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'none'; base-uri 'none'",
+    },
+  });
+  // Every request: the Host (DNS rebinding), then the token where it is needed.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (loopback && !isLoopbackHostHeader(request.headers.host)) {
+      return done(
+        new ApiError(
+          'host_not_allowed',
+          'this control API listens on the loopback and answers requests for 127.0.0.1, localhost or [::1] only',
+        ),
+      );
+    }
+    const read = request.method === 'GET' || request.method === 'HEAD';
+    if (!read || !loopback) {
+      const refusal = bearerRefusal(request.headers.authorization, token, read ? OFF_LOOPBACK_GUARD : GUARD);
+      if (refusal !== undefined) return done(refusal);
+    }
+    done();
+  });
+  registerMinerSeries(app.metrics, target);
+
+  /** One change at a time: a second one waits for nothing, it is refused. */
+  let changing = false;
+  const exclusive = async <T>(what: string, run: () => Promise<T>): Promise<T> => {
+    if (changing)
+      throw new ApiError('miner_setting_refused', `${what}: another change is in progress; try again`);
+    changing = true;
     try {
-      handle(req, res);
+      return await run();
     } catch (error) {
-      send(res, 500, { code: 'internal_error', message: (error as Error).message });
+      if (error instanceof ControlRefusal || error instanceof MinerError) {
+        throw new ApiError('miner_setting_refused', `${what}: ${error.message}`);
+      }
+      throw error;
+    } finally {
+      changing = false;
     }
-  });
-
-  function handle(req: IncomingMessage, res: ServerResponse): void {
-    const header = req.headers.authorization ?? '';
-    const match = /^Bearer (.+)$/i.exec(header);
-    if (!match || !timingSafeEqual(digest(match[1]!.trim()), expected)) {
-      res.setHeader('www-authenticate', 'Bearer');
-      send(res, 401, { code: 'unauthorized', message: 'expected Authorization: Bearer <control API token>' });
-      return;
-    }
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    const route = ROUTES[path];
-    if (route === undefined) {
-      send(res, 404, { code: 'not_found', message: `no route ${path}` });
-      return;
-    }
-    if (req.method !== route.method) {
-      res.setHeader('allow', route.method);
-      send(res, 405, {
-        code: 'method_not_allowed',
-        message: `${path} takes ${route.method}, got ${req.method}`,
-      });
-      return;
-    }
-    req.resume();
-    if (route.action === 'info') {
-      send(res, 200, systemInfo(options.target.stats(), options.version));
-    } else if (route.action === 'pause') {
-      options.target.pause();
-      send(res, 200, { paused: true });
-    } else {
-      options.target.resume();
-      send(res, 200, { paused: false });
-    }
+  };
+  const page = readFileSync(new URL('index.html', PAGE_DIR), 'utf8');
+  const handlers: ServiceRouteHandlers<'miner'> = {
+    getMinerPage: async (_request, reply) => reply.type('text/html; charset=utf-8').send(page),
+    getMinerInfo: async () => systemInfo(target.stats(), version),
+    getMinerSummary: async () => systemInfo(target.stats(), version),
+    getMinerConfig: async () => target.config(),
+    setMinerConfig: async (request): Promise<MinerConfigResult> =>
+      exclusive('POST /api/config', () => target.configure(request.body)),
+    restartMiner: async () =>
+      exclusive('restart', async () => {
+        await target.restart();
+        return { restarted: true as const, config: target.config() };
+      }),
+    pauseMiner: async () => {
+      target.pause();
+      return { paused: true };
+    },
+    resumeMiner: async () => {
+      target.resume();
+      return { paused: false };
+    },
+  };
+  registerServiceRoutes(app, 'miner', handlers);
+  for (const [path, file, type] of ASSETS) {
+    const body = readFileSync(new URL(file, PAGE_DIR));
+    app.get(path, async (_request, reply) => reply.header('content-type', type).send(body));
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
-  const urlHost = host.includes(':') ? `[${host}]` : host;
-  return { url: `http://${urlHost}:${port}`, port, close: () => closeServer(server) };
-}
-
-const ROUTES: Readonly<Record<string, { method: 'GET' | 'POST'; action: 'info' | 'pause' | 'resume' }>> = {
-  '/api/system/info': { method: 'GET', action: 'info' },
-  '/api/summary': { method: 'GET', action: 'info' },
-  '/api/pause': { method: 'POST', action: 'pause' },
-  '/api/resume': { method: 'POST', action: 'resume' },
-};
-
-/** The GET /api/system/info body: AxeOS fields (GH/s like AxeOS), then ours (H/s). */
-export function systemInfo(stats: MinerStats, version?: string): Record<string, unknown> {
-  const gh = (v: number | undefined) => (v === undefined ? null : v / GIGA);
-  const h = stats.hashrate;
+  const url = await app.listen({ host, port: options.port ?? 0 });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
   return {
-    // AxeOS names and units.
-    hashRate: gh(h['10s']),
-    hashRate_1m: gh(h['60s']),
-    hashRate_10m: gh(h['10m']),
-    hashRate_1h: gh(h['1h']),
-    expectedHashrate: gh(stats.expectedHashrate),
-    sharesAccepted: stats.accepted,
-    sharesRejected: stats.rejected,
-    sharesRejectedReasons: stats.rejectedReasons.map((r) => ({ message: r.code, count: r.count })),
-    bestDiff: stats.bestDifficulty ?? 0,
-    bestSessionDiff: stats.bestDifficulty ?? 0,
-    uptimeSeconds: stats.uptimeSeconds,
-    // Ours.
-    version: version ?? null,
-    protocolVersion: stats.job?.protocolVersion ?? null,
-    validatorUrl: stats.validatorUrl ?? null,
-    paused: stats.paused,
-    connected: stats.connected,
-    hashrateUnit: 'H/s',
-    hashrate: windows(h),
-    job: stats.job
-      ? {
-          challengeId: stats.job.challengeId,
-          difficulty: stats.job.difficulty,
-          expiresAt: new Date(stats.job.expiresAtMs).toISOString(),
-        }
-      : null,
-    latencyMs: { last: stats.lastLatencyMs ?? null, average: stats.averageLatencyMs ?? null },
-    journalPending: stats.journalSize,
-    devices: stats.devices.map((d) => ({
-      id: d.id,
-      kind: d.kind,
-      state: d.state,
-      hashrate: windows(d.hashrate.total),
-      workers: d.hashrate.workers.map(windows),
-      totalHashes: d.totalHashes,
-      expectedHashrate: d.expectedHashrate ?? null,
-      lastFoundAt: d.lastFoundAtMs === undefined ? null : new Date(d.lastFoundAtMs).toISOString(),
-      sharesAccepted: d.accepted,
-      sharesRejected: d.rejected,
-      sharesRejectedReasons: d.rejectedReasons.map((r) => ({ message: r.code, count: r.count })),
-      ...(d.units === undefined ? {} : { boards: d.units.map((u) => unitInfo(u, gh)) }),
-    })),
+    url: url.replace('://localhost:', '://127.0.0.1:'),
+    port,
+    close: () => app.close(),
   };
 }
 
-/**
- * One board of a device (the serial fleet): AxeOS names where AxeOS has them (hashRate in
- * GH/s, sharesAccepted, sharesRejected, sharesRejectedReasons), cgminer's hardware errors
- * (results the reference verifier rejected), then the link's counters.
- */
-function unitInfo(
-  u: DeviceUnitInfo & DeviceOutcomes,
-  gh: (v: number | undefined) => number | null,
-): Record<string, unknown> {
-  return {
-    id: u.id,
-    kind: u.kind,
-    chipId: u.chipId ?? null,
-    port: u.port ?? null,
-    firmware: u.firmware ?? null,
-    board: u.board ?? null,
-    state: u.state,
-    hashRate: gh(u.hashrate['10s']),
-    hashRate_1m: gh(u.hashrate['60s']),
-    expectedHashrate: gh(u.expectedHashrate),
-    sharesAccepted: u.accepted,
-    sharesRejected: u.rejected,
-    sharesRejectedReasons: u.rejectedReasons.map((r) => ({ message: r.code, count: r.count })),
-    hardwareErrors: u.counters.hardwareErrors,
-    hashrate: windows(u.hashrate),
-    totalHashes: u.totalHashes,
-    found: u.counters.found,
-    crcErrors: u.counters.crcErrors,
-    resyncs: u.counters.resyncs,
-    retransmissions: u.counters.retransmissions,
-    reboots: u.counters.reboots,
-    linkLosses: u.counters.linkLosses,
-    lastFoundAt: u.lastFoundAtMs === undefined ? null : new Date(u.lastFoundAtMs).toISOString(),
-  };
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
-function windows(w: HashrateWindows): Record<string, number | null> {
-  return {
-    '10s': w['10s'] ?? null,
-    '60s': w['60s'] ?? null,
-    '15m': w['15m'] ?? null,
-    '10m': w['10m'] ?? null,
-    '1h': w['1h'] ?? null,
-    max: w.max ?? null,
-  };
-}
-
-function send(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
-    'cache-control': 'no-store',
-  });
-  res.end(text);
-}
-
-function digest(token: string): Buffer {
-  return createHash('sha256').update(token).digest();
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.close((error) => (error ? reject(error) : resolve()));
-    server.closeAllConnections();
-  });
+/** A Host header naming the loopback (with or without a port). */
+function isLoopbackHostHeader(header: string | undefined): boolean {
+  if (header === undefined) return false;
+  const name = header.startsWith('[')
+    ? header.slice(0, header.indexOf(']') + 1)
+    : header.replace(/:\d+$/, '');
+  return name === 'localhost' || name === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name);
 }

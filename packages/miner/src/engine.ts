@@ -57,9 +57,6 @@ const CRASH_WINDOW_MS = 60_000;
 export class MiningEngine extends EventEmitter<DeviceEvents> implements DeviceBackend {
   readonly id: string;
   readonly kind = 'cpu';
-  readonly threads: number;
-  /** The kernel setting. */
-  readonly kernelChoice: KernelChoice;
   /** How `start()` chose the kernel (undefined before): the kernel, and why not native. */
   kernelSelection: KernelSelection | undefined;
   /** Results that the reference verifier rejected (or kernel output that disagreed with it). */
@@ -69,12 +66,17 @@ export class MiningEngine extends EventEmitter<DeviceEvents> implements DeviceBa
   lastFoundAtMs: number | undefined;
   lastError: Error | undefined;
 
-  private readonly pool: WorkerPool;
+  private pool: WorkerPool;
+  private threadCount: number;
+  private choice: KernelChoice;
+  private readonly workerUrl: URL | undefined;
   private readonly selectOptions: SelectKernelOptions;
   private readonly batchMs: number;
   private readonly sampleIntervalMs: number;
-  private readonly meters: HashrateMeter[];
+  private meters: HashrateMeter[];
   private readonly totalMeter: HashrateMeter;
+  /** Hashes of the workers a reconfigure() replaced (the totals carry on). */
+  private hashesBefore = 0;
   private best60: number | undefined;
   private current: { readonly job: MiningJob; readonly generation: number } | undefined;
   private pending: MiningJob | undefined;
@@ -89,28 +91,98 @@ export class MiningEngine extends EventEmitter<DeviceEvents> implements DeviceBa
   constructor(options: MiningEngineOptions = {}) {
     super();
     this.id = options.id ?? 'cpu';
-    this.threads = options.threads ?? availableParallelism();
+    this.threadCount = options.threads ?? availableParallelism();
+    this.workerUrl = options.workerUrl;
     this.batchMs = options.batchMs ?? 25;
     this.sampleIntervalMs = options.sampleIntervalMs ?? 1000;
     this.respawnDelayMs = options.respawnDelayMs ?? 1000;
     if (!(this.batchMs > 0))
       throw new MinerError('invalid_option', `batchMs: expected > 0, got ${this.batchMs}`);
-    this.kernelChoice = options.kernel ?? 'auto';
+    this.choice = options.kernel ?? 'auto';
     this.selectOptions = options.select ?? {};
-    checkKernelChoice(this.kernelChoice);
-    if (this.kernelChoice !== 'native') resolveKernel(this.kernelChoice); // wasm without SIMD fails here
-    this.pool = new WorkerPool({
-      threads: this.threads,
-      kernel: this.kernel,
-      ...(options.workerUrl ? { workerUrl: options.workerUrl } : {}),
+    checkKernelChoice(this.choice);
+    if (this.choice !== 'native') resolveKernel(this.choice); // wasm without SIMD fails here
+    this.intensityValue = options.intensity ?? 1;
+    this.pool = this.newPool(this.threadCount, this.kernel);
+    this.meters = this.newMeters(this.threadCount);
+    this.totalMeter = new HashrateMeter({ intervalMs: this.sampleIntervalMs });
+  }
+
+  /** Worker threads (reconfigure() changes them). */
+  get threads(): number {
+    return this.threadCount;
+  }
+
+  /** The kernel setting (reconfigure() changes it). */
+  get kernelChoice(): KernelChoice {
+    return this.choice;
+  }
+
+  /**
+   * Changes the number of worker threads and the kernel while mining: the kernel is selected
+   * first (a build of the native kernels, its self-test; `kernelSelection.notice` says why a
+   * fallback was taken), then the workers stop and new ones start on the job in hand, within a
+   * batch or two. The hash totals and the engine's rate windows carry on; the per-worker windows
+   * start anew. Resolves once the new workers mine (at once when the engine is stopped).
+   * @throws MinerError `invalid_option` for a thread count or kernel that cannot be; nothing changed
+   */
+  async reconfigure(change: { readonly threads?: number; readonly kernel?: KernelChoice }): Promise<void> {
+    const threads = change.threads ?? this.threadCount;
+    const choice = change.kernel ?? this.choice;
+    checkKernelChoice(choice);
+    if (!Number.isInteger(threads) || threads < 1 || threads > 1024) {
+      throw new MinerError('invalid_option', `threads: expected an integer in [1, 1024], got ${threads}`);
+    }
+    if (threads === this.threadCount && choice === this.choice) return;
+    if (choice !== 'native') resolveKernel(choice);
+    const stopped = this.stateValue === 'stopped';
+    const selection = stopped ? undefined : await selectKernel(choice, this.selectOptions);
+    const job = this.current?.job ?? this.pending;
+    if (!stopped) {
+      if (this.timer) clearInterval(this.timer);
+      this.timer = undefined;
+      this.sample();
+      this.setState('starting');
+      this.current = undefined;
+      await this.pool.stop();
+    }
+    for (let i = 0; i < this.threadCount; i++) this.hashesBefore += this.pool.hashes(i);
+    this.threadCount = threads;
+    this.choice = choice;
+    this.kernelSelection = selection;
+    this.pool = this.newPool(threads, selection?.kernel ?? this.kernel, selection?.nativeLibrary);
+    this.meters = this.newMeters(threads);
+    this.exhausted.clear();
+    if (stopped) return;
+    try {
+      await this.pool.start();
+    } catch (error) {
+      this.setState('error');
+      throw error;
+    }
+    this.pool.setPaused(this.pausedValue);
+    this.crashes = [];
+    this.timer = setInterval(() => this.sample(), this.sampleIntervalMs);
+    this.timer.unref();
+    this.setState('idle');
+    this.setJob(job);
+  }
+
+  private newPool(threads: number, kernel: KernelName, nativeLibrary?: string): WorkerPool {
+    const pool = new WorkerPool({
+      threads,
+      kernel,
+      ...(nativeLibrary === undefined ? {} : { nativeLibrary }),
+      ...(this.workerUrl ? { workerUrl: this.workerUrl } : {}),
       onMessage: (m) => this.onWorkerMessage(m),
       onExit: (index, code) => this.onWorkerExit(index, code),
     });
-    this.intensityValue = options.intensity ?? 1;
-    this.pool.setIntensity(this.intensityValue);
-    const meter = () => new HashrateMeter({ intervalMs: this.sampleIntervalMs });
-    this.meters = Array.from({ length: this.threads }, meter);
-    this.totalMeter = meter();
+    pool.setIntensity(this.intensityValue);
+    return pool;
+  }
+
+  private newMeters(threads: number): HashrateMeter[] {
+    return Array.from({ length: threads }, () => new HashrateMeter({ intervalMs: this.sampleIntervalMs }));
   }
 
   get state(): DeviceState {
@@ -135,8 +207,8 @@ export class MiningEngine extends EventEmitter<DeviceEvents> implements DeviceBa
    */
   get kernel(): KernelName {
     if (this.kernelSelection !== undefined) return this.kernelSelection.kernel;
-    if (this.kernelChoice === 'native') return resolveKernel('auto');
-    return resolveKernel(this.kernelChoice);
+    if (this.choice === 'native') return resolveKernel('auto');
+    return resolveKernel(this.choice);
   }
 
   /** The workers' warm-ups of the `js` kernel before they took work (none for the other kernels). */
@@ -153,7 +225,7 @@ export class MiningEngine extends EventEmitter<DeviceEvents> implements DeviceBa
     if (this.stateValue !== 'stopped') return;
     this.setState('starting');
     try {
-      this.kernelSelection = await selectKernel(this.kernelChoice, this.selectOptions);
+      this.kernelSelection = await selectKernel(this.choice, this.selectOptions);
       this.pool.setKernel(this.kernelSelection.kernel, this.kernelSelection.nativeLibrary);
       await this.pool.start();
     } catch (error) {
@@ -234,7 +306,7 @@ export class MiningEngine extends EventEmitter<DeviceEvents> implements DeviceBa
   }
 
   totalHashes(): number {
-    let total = 0;
+    let total = this.hashesBefore;
     for (let i = 0; i < this.threads; i++) total += this.pool.hashes(i);
     return total;
   }
@@ -256,7 +328,7 @@ export class MiningEngine extends EventEmitter<DeviceEvents> implements DeviceBa
 
   private sample(): void {
     const now = Date.now();
-    let total = 0;
+    let total = this.hashesBefore;
     for (let i = 0; i < this.threads; i++) {
       const h = this.pool.hashes(i);
       total += h;

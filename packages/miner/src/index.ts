@@ -2,18 +2,16 @@
  * @tensormine/miner: the CPU mining engine of the proof-of-tensor network. Fast kernels
  * (hexchain SHA-256 with midstate, v4.0 tensor iterations), worker threads driven through
  * shared memory, the mining loop over a WorkSource, a durable journal of results, a local
- * control API and an offline benchmark. Every result is verified with @tensormine/protocol
+ * control API (`@tensormine/miner/control-api`) and an offline benchmark. Every result is verified with @tensormine/protocol
  * before it is reported.
  */
 
 export { type BenchCase, type BenchOptions, type BenchResult, bench, benchJobs } from './bench.js';
-export {
-  type ControlApi,
-  type ControlApiOptions,
-  type ControlTarget,
-  startControlApi,
-  systemInfo,
-} from './control-api.js';
+// The control API's server is `@tensormine/miner/control-api` (it loads Fastify); what it
+// serves is plain data from here.
+export { systemInfo } from './control/info.js';
+export { registerMinerSeries } from './control/metrics.js';
+export { applyCpuChange, ControlRefusal, type ControlTarget, minerControlTarget } from './control/target.js';
 export type {
   DeviceBackend,
   DeviceEvents,

@@ -257,6 +257,7 @@ export class Miner extends EventEmitter<MinerEvents> {
       accepted: s.accepted,
       rejected: s.rejected,
       rejectedReasons: s.rejectedReasons,
+      stale: s.stale,
       bestDifficulty: s.bestDifficulty,
       lastLatencyMs: s.lastLatencyMs,
       averageLatencyMs: s.averageLatencyMs,

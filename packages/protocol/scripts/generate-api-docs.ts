@@ -107,12 +107,13 @@ function fieldRows(s: J, prefix = ''): string[] {
   return rows;
 }
 const out: string[] = [];
-const services = ['validator', 'status', 'terminal', 'hub'] as const;
+const services = ['validator', 'status', 'terminal', 'hub', 'miner'] as const;
 const titles = {
   validator: 'Validator ({base_url})',
   status: 'Status proxy ({status_url})',
   terminal: 'Terminal backend ({terminal_url})',
   hub: 'Hub ({hub_url})',
+  miner: "Miner's control API ({miner_api_url}, `miner mine --api-port`)",
 };
 const ref = (s: J | undefined): string =>
   s ? (s.title ? typeOf(s) : s.type === 'null' ? '302 redirect' : typeOf(s)) : '—';

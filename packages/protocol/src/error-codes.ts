@@ -25,7 +25,11 @@ export const ERROR_CODES = {
   },
 
   // Authentication
-  unauthorized: { status: 401, description: 'The admin bearer token is missing or wrong.' },
+  unauthorized: {
+    status: 401,
+    description:
+      'A bearer token is missing or wrong: the admin token, a metrics token, or the miner control API token.',
+  },
   signature_required: {
     status: 401,
     description: 'The operation acts for a public key and must be signed by it.',
@@ -243,6 +247,18 @@ export const ERROR_CODES = {
   path_forbidden: {
     status: 403,
     description: 'The path of a static file leaves the served directory or names a hidden file.',
+  },
+
+  // The miner's control API (issue 27)
+  host_not_allowed: {
+    status: 403,
+    description:
+      "The Host header names another host than the service answers for: a miner's control API on the loopback answers only 127.0.0.1, localhost and [::1] (against DNS rebinding).",
+  },
+  miner_setting_refused: {
+    status: 409,
+    description:
+      'The miner cannot apply this change now (validators while it mines against its --local validator, pool membership without a stake, another change in progress, ...): the settings in force are unchanged.',
   },
 } as const satisfies Record<string, { status: number; description: string }>;
 

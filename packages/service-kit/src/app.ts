@@ -4,6 +4,8 @@ import { ApiError } from './api-error.js';
 import { installErrorHandling, type TranslateError } from './error-handler.js';
 import { frameworkErrorOptions, longSegment, URI_TOO_LONG } from './framework-errors.js';
 import { acceptJsonBodies } from './json-body.js';
+import { ServiceMetrics } from './metrics.js';
+import { installMetrics, type ServiceMetricsOptions } from './metrics-plugin.js';
 import { addressKey, RateLimiter, type RateLimitRule } from './rate-limit.js';
 import type { LogLevel } from './settings.js';
 import { validatorCompiler } from './validator-compiler.js';
@@ -51,6 +53,11 @@ export interface ServiceAppOptions {
   readonly translateError?: TranslateError;
   /** Service-wide additions, in order (see ServicePlugin). */
   readonly plugins?: readonly ServicePlugin[];
+  /**
+   * Prometheus metrics (docs/metrics.md): the service's metrics settings and version. `app.metrics`
+   * is there either way; `/metrics` is served only as the settings say (off by default).
+   */
+  readonly metrics?: ServiceMetricsOptions;
 }
 
 /** Answer headers of every service. */
@@ -88,6 +95,9 @@ export function createServiceApp(options: ServiceAppOptions): FastifyInstance {
   acceptJsonBodies(app, bodyLimit);
   installErrorHandling(app, options.translateError);
   const limiter = options.rateLimit === false ? undefined : new RateLimiter(options.rateLimit, options.now);
+  const metrics = new ServiceMetrics(options.service, options.metrics?.version ?? '0.0.0');
+  if (limiter !== undefined) metrics.trackRateLimiter('address', limiter);
+  installMetrics(app, metrics, options.metrics);
   // Runs on every request: callback style (no promise, no extra microtask turn). Headers set
   // here are on every answer, errors and 404s included, and a handler may still replace one.
   app.addHook('onRequest', (request, reply, done) => {

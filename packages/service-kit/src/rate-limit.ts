@@ -81,6 +81,8 @@ export class RateLimiter {
   #current = new Map<string, Bucket>();
   #previous = new Map<string, Bucket>();
   readonly #generationSize: number;
+  /** Requests refused so far (the metrics' `tensormine_rate_limited_requests_total`). */
+  refusals = 0;
 
   constructor(
     readonly rule: RateLimitRule,
@@ -123,6 +125,7 @@ export class RateLimiter {
       bucket.tokens -= 1;
       return undefined;
     }
+    this.refusals++;
     const retryAfterS = Math.ceil((1 - bucket.tokens) / this.rule.perSecond);
     return new ApiError(
       'rate_limited',

@@ -212,7 +212,55 @@ export function settingsUsage<C>(
 }
 
 /** The settings every companion service has: where it listens, its per-address limit, its log level. */
-export interface ServiceBaseConfig {
+/** A bearer token setting: at least 16 characters (so that it cannot be guessed), at most 4096. */
+export function tokenSetting(what: string) {
+  return (value: unknown, where: string): string => {
+    if (typeof value !== 'string' || value.length < 16 || value.length > 4096 || /\s/.test(value)) {
+      // Never the value itself: it may be a real token with a typo.
+      throw new ConfigError(`${where}: ${what} needs 16 to 4096 characters without spaces`);
+    }
+    return value;
+  };
+}
+
+/** Where and how a service serves `GET /metrics` (every service's settings, docs/metrics.md). */
+export interface MetricsSettings {
+  /** A listener of its own for `/metrics` (0: any free port); undefined: none. */
+  readonly metricsPort: number | undefined;
+  /** The address of that listener (default 127.0.0.1). */
+  readonly metricsHost: string;
+  /** The bearer token `/metrics` asks for; alone, it serves `/metrics` on the service's own port. */
+  readonly metricsToken: string | undefined;
+}
+
+/** The three metrics settings of a service whose environment variables start with `prefix`. */
+export function metricsSettings(prefix: string): SettingSpecs<MetricsSettings> {
+  return {
+    metricsPort: {
+      env: `${prefix}_METRICS_PORT`,
+      description: 'serve GET /metrics (Prometheus) on a listener of its own at this port (0: any free port)',
+      default: () => undefined,
+      defaultText: 'off',
+      parse: intSetting(0, 65535),
+    },
+    metricsHost: {
+      env: `${prefix}_METRICS_HOST`,
+      description: 'the address of the metrics listener',
+      default: () => '127.0.0.1',
+      parse: textSetting,
+    },
+    metricsToken: {
+      env: `${prefix}_METRICS_TOKEN`,
+      description:
+        'bearer token GET /metrics asks for (16 characters or more); without --metrics-port, /metrics is then on the service port',
+      default: () => undefined,
+      defaultText: 'none',
+      parse: tokenSetting('a metrics token'),
+    },
+  };
+}
+
+export interface ServiceBaseConfig extends MetricsSettings {
   readonly host: string;
   readonly port: number;
   readonly rateLimitPerSecond: number;
@@ -256,5 +304,7 @@ export function serviceBaseSettings(
       default: () => 'info',
       parse: oneOfSetting(LOG_LEVELS),
     },
+    // GET /metrics for Prometheus: off unless a port or a token is set (docs/metrics.md).
+    ...metricsSettings(prefix),
   };
 }

@@ -120,6 +120,9 @@ test('serviceBaseSettings: where a service listens, its limit and its log level,
     rateLimitPerSecond: 5,
     rateLimitBurst: 9,
     logLevel: 'info',
+    metricsHost: '127.0.0.1',
+    metricsPort: undefined,
+    metricsToken: undefined,
   });
   expect(sources.port).toBe('env');
 });

@@ -2,6 +2,36 @@
 // interval chart (uPlot), the figures, the peer topology and the recent blocks. Plain browser
 // JavaScript (no build step); dashboard.js owns the state and calls these.
 /* global uPlot */
+
+/**
+ * The network's hash rate and block time over the time actually mined: the work of the blocks
+ * (their difficulty: expected hashes) over the gaps between them, leaving out the idle gaps,
+ * when nobody mined (longer than 20 times the median gap and than 10 s: continuous mining
+ * gives such a gap with a probability of about 2^-20). `blocks` are in height order with
+ * `timestamp` (seconds) and `difficulty`; undefined for fewer than 2.
+ */
+window.tensormineMinedRate = (blocks) => {
+  if (blocks.length < 2) return undefined;
+  const gaps = blocks.slice(1).map((c, i) => Math.max(0, c.timestamp - blocks[i].timestamp));
+  const sorted = [...gaps].sort((a, b) => a - b);
+  const median = sorted[Math.floor(sorted.length / 2)];
+  const idle = Math.max(20 * median, 10);
+  let span = 0;
+  let work = 0;
+  let counted = 0;
+  gaps.forEach((gap, i) => {
+    if (gap > idle) return;
+    span += gap;
+    work += blocks[i + 1].difficulty;
+    counted++;
+  });
+  return {
+    hashesPerSecond: span > 0 ? work / span : undefined,
+    blockSeconds: counted > 0 ? span / counted : 0,
+    idleGaps: gaps.length - counted,
+  };
+};
+
 window.tensorminePanels = (state) => {
   const $ = (id) => document.getElementById(id);
   const css = (name) => getComputedStyle(document.documentElement).getPropertyValue(name).trim();
@@ -128,12 +158,14 @@ window.tensorminePanels = (state) => {
       $('difficulty').textContent = fmt(s.difficulty);
       $('retarget').textContent = `${fmt(s.blocks_until_retarget)} blocks`;
     }
-    const blocks = state.byHeight.filter((c) => !c.genesis).slice(-64);
-    if (blocks.length >= 2) {
-      const span = blocks[blocks.length - 1].timestamp - blocks[0].timestamp;
-      const work = blocks.slice(1).reduce((sum, c) => sum + c.difficulty, 0);
-      $('hashrate').textContent = span > 0 ? hashrate(work / span) : '–';
-      $('block-time').textContent = `${(span / (blocks.length - 1)).toFixed(1)} s`;
+    const mined = window.tensormineMinedRate(state.byHeight.filter((c) => !c.genesis).slice(-64));
+    if (mined !== undefined) {
+      $('hashrate').textContent = mined.hashesPerSecond === undefined ? '–' : hashrate(mined.hashesPerSecond);
+      $('block-time').textContent = `${mined.blockSeconds.toFixed(1)} s`;
+      $('hashrate').title =
+        mined.idleGaps === 0
+          ? ''
+          : `over the time mined: ${mined.idleGaps} idle gap(s) between blocks left out`;
     }
   }
 

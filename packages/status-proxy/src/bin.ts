@@ -7,11 +7,13 @@
  *                [--callback-key-file PATH] [--device-callbacks private|all|off]
  *
  * Environment: TENSORMINE_VALIDATOR_URLS (comma-separated), TENSORMINE_STATUS_PORT, TENSORMINE_STATUS_HOST,
+ * TENSORMINE_STATUS_METRICS_PORT, TENSORMINE_STATUS_METRICS_HOST, TENSORMINE_STATUS_METRICS_TOKEN,
  * and TENSORMINE_STATUS_<LIMIT> for each limit (docs/status-proxy.md).
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, trustedProxies } from '@tensormine/service-kit';
+import { describeMetrics, trustedProxies } from '@tensormine/service-kit';
 import { watchNpmStopSignals } from '@tensormine/service-kit/npm-signals';
+import { ConfigError, metricsSettings, resolveSettings } from '@tensormine/service-kit/settings';
 import { loadCallbackKey } from './devices.js';
 import { type CreateStatusProxyOptions, createStatusProxy, STATUS_PROXY_LIMITS } from './proxy.js';
 
@@ -63,6 +65,9 @@ const USAGE = `usage: status-proxy [options]
   --port N           the port to listen on; env TENSORMINE_STATUS_PORT, default 8430 (0: any free port)
   --host HOST        the address to listen on; env TENSORMINE_STATUS_HOST, default 127.0.0.1
   --cache-ms N       how long read answers are cached, ms (default 1000; 0: none)
+  --metrics-port N   serve GET /metrics (Prometheus) on a listener of its own at this port; env TENSORMINE_STATUS_METRICS_PORT, default off
+  --metrics-host H   the address of that listener; env TENSORMINE_STATUS_METRICS_HOST, default 127.0.0.1
+  --metrics-token T  the bearer token /metrics asks for (16+ characters; alone: /metrics on --port); env TENSORMINE_STATUS_METRICS_TOKEN
 ${LIMIT_USAGE}
   --trust-proxy LIST reverse proxies in front of this one whose X-Forwarded-For is believed (addresses or CIDR ranges, comma-separated); env TENSORMINE_STATUS_TRUST_PROXY, default none
   --callback-key-file PATH
@@ -86,6 +91,15 @@ function integer(value: string, name: string, min: number, max: number): number 
   return Number(value);
 }
 
+/** The metrics settings, as every service takes them (flags > environment > defaults). */
+function metricsSettingsOf(values: Record<string, unknown>, env: NodeJS.ProcessEnv) {
+  const flags: Record<string, unknown> = {};
+  if (values['metrics-port'] !== undefined) flags.metricsPort = values['metrics-port'];
+  if (values['metrics-host'] !== undefined) flags.metricsHost = values['metrics-host'];
+  if (values['metrics-token'] !== undefined) flags.metricsToken = values['metrics-token'];
+  return resolveSettings(metricsSettings('TENSORMINE_STATUS'), { flags, env }).config;
+}
+
 async function main(): Promise<void> {
   let values: Record<string, string | string[] | boolean | undefined>;
   try {
@@ -96,6 +110,9 @@ async function main(): Promise<void> {
         port: { type: 'string' },
         host: { type: 'string' },
         'cache-ms': { type: 'string' },
+        'metrics-port': { type: 'string' },
+        'metrics-host': { type: 'string' },
+        'metrics-token': { type: 'string' },
         'callback-key-file': { type: 'string' },
         'device-callbacks': { type: 'string' },
         'trust-proxy': { type: 'string' },
@@ -123,6 +140,13 @@ async function main(): Promise<void> {
   const port = integer(String(values.port ?? env.TENSORMINE_STATUS_PORT ?? '8430'), '--port', 0, 65535);
   const host = String(values.host ?? env.TENSORMINE_STATUS_HOST ?? '127.0.0.1');
   const cacheMs = integer(String(values['cache-ms'] ?? '1000'), '--cache-ms', 0, 3_600_000);
+  let metrics: ReturnType<typeof metricsSettingsOf>;
+  try {
+    metrics = metricsSettingsOf(values, env);
+  } catch (error) {
+    if (error instanceof ConfigError) fail(error.message);
+    throw error;
+  }
   const policy = String(values['device-callbacks'] ?? 'private');
   if (policy !== 'private' && policy !== 'all' && policy !== 'off')
     fail(`--device-callbacks: expected private, all or off, got ${JSON.stringify(policy)}`);
@@ -146,12 +170,13 @@ async function main(): Promise<void> {
     logger: { level: 'warn' },
     deviceCallbacks: { policy, ...(keyFile ? { keyPair: loadCallbackKey(keyFile) } : {}) },
     ...limits,
+    metrics,
     ...(trustProxy === undefined ? {} : { trustProxy }),
   };
   const proxy = await createStatusProxy(options);
   const url = await proxy.listen({ host, port });
   process.stdout.write(
-    `status proxy listening on ${url} (dashboard: ${url}/), validators: ${validators.join(', ')}\n`,
+    `status proxy listening on ${url} (dashboard: ${url}/), validators: ${validators.join(', ')}\n  ${describeMetrics(metrics, url, proxy.app.metrics.listenerUrl)}\n`,
   );
   let closing = false;
   const stop = () => {

@@ -28,6 +28,36 @@ interface MirroredBlock {
   readonly blockHash: string;
 }
 
+/**
+ * The hash rate and the block time over the time actually mined: the work of the blocks (their
+ * difficulty: expected hashes) over the gaps between them, leaving out the idle gaps, when
+ * nobody mined: longer than 20 times the median gap and than 10 s (continuous mining gives
+ * such a gap with a probability of about 2^-20). The dashboard's page computes the same
+ * (public/panels.js, tensormineMinedRate). Undefined for fewer than 2 blocks.
+ */
+export function minedRate(
+  blocks: readonly { readonly timestamp: number; readonly difficulty: number }[],
+): { hashesPerSecond: number; blockSeconds: number; idleGaps: number } | undefined {
+  if (blocks.length < 2) return undefined;
+  const gaps = blocks.slice(1).map((b, i) => Math.max(0, b.timestamp - blocks[i]!.timestamp));
+  const sorted = [...gaps].sort((a, b) => a - b);
+  const idle = Math.max(20 * sorted[Math.floor(sorted.length / 2)]!, 10);
+  let span = 0;
+  let work = 0;
+  let counted = 0;
+  gaps.forEach((gap, i) => {
+    if (gap > idle) return;
+    span += gap;
+    work += blocks[i + 1]!.difficulty;
+    counted++;
+  });
+  return {
+    hashesPerSecond: span > 0 ? work / span : 0,
+    blockSeconds: counted > 0 ? span / counted : 0,
+    idleGaps: gaps.length - counted,
+  };
+}
+
 /** Blocks the hashrate and the mean block time are estimated over. */
 export const RATE_WINDOW_BLOCKS = 64;
 
@@ -222,14 +252,9 @@ export class LatticeMirror {
   liveFigures(nowS: number, blockIntervalS: number) {
     const recent = this.#blocks.slice(-20).reverse();
     const window = this.#blocks.slice(-RATE_WINDOW_BLOCKS);
-    let hashrate = 0;
-    let meanBlockTime: number | null = null;
-    if (window.length >= 2) {
-      const span = window.at(-1)!.timestamp - window[0]!.timestamp;
-      meanBlockTime = span / (window.length - 1);
-      const work = window.slice(1).reduce((sum, b) => sum + b.difficulty, 0);
-      hashrate = span > 0 ? work / span : 0;
-    }
+    const mined = minedRate(window);
+    const hashrate = mined?.hashesPerSecond ?? 0;
+    const meanBlockTime = mined === undefined ? null : mined.blockSeconds;
     const last = this.#blocks.at(-1);
     const recentBlocks: RecentBlock[] = recent.map((b) => ({
       coord: { q: b.q, r: b.r, s: -b.q - b.r },

@@ -24,7 +24,14 @@ import {
   type SseHubOptions,
   sseRefusal,
 } from '@tensormine/protocol';
-import { type ApiError, addressKey, createServiceApp, errorBody, RateLimiter } from '@tensormine/service-kit';
+import {
+  type ApiError,
+  addressKey,
+  createServiceApp,
+  errorBody,
+  type MetricsSettings,
+  RateLimiter,
+} from '@tensormine/service-kit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type CachedAnswer, ReadCache } from './cache.js';
 import { DeviceRelay, type DeviceRelayOptions } from './devices.js';
@@ -43,6 +50,8 @@ export interface CreateStatusProxyOptions {
   readonly client?: Omit<ClientOptions, 'url' | 'urls'>;
   /** Fastify logger options (default: info to stdout, silent under tests). */
   readonly logger?: boolean | Record<string, unknown>;
+  /** GET /metrics for Prometheus (docs/metrics.md); default off. */
+  readonly metrics?: Partial<MetricsSettings>;
   /**
    * Callbacks to the boards that register through the proxy (docs/status-proxy.md): the key
    * that signs them (default: a new one per process), which addresses are called (default
@@ -162,6 +171,13 @@ function coerce(value: unknown): Record<string, unknown> {
   return out;
 }
 
+/** The error code a failed upstream call is answered with (the metrics' `result`). */
+function answerCode(error: unknown): string {
+  if (error instanceof ValidatorError && error.status !== undefined) return error.code;
+  if (error instanceof InvalidInputError) return 'validation_failed';
+  return 'upstream_unavailable';
+}
+
 /** What a failed upstream call becomes: the validator's own answer, or a 400 / 502 of ours. */
 function answerOf(error: unknown): CachedAnswer {
   if (error instanceof ValidatorError && error.status !== undefined) {
@@ -231,7 +247,27 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
     // Every request, per client address (docs/status-proxy.md "Limits"): the kit's limiter.
     rateLimit: { perSecond: limits.rateLimitPerSecond, burst: limits.rateLimitBurst },
     now,
+    metrics: { version: SOFTWARE_VERSION, ...options.metrics },
   });
+  const upstreamSeconds = app.metrics.histogram({
+    name: 'tensormine_status_upstream_request_duration_seconds',
+    help: 'Requests of the proxy to the validators, by operation (operationId of the route table) and result (ok, or the error code answered)',
+    labelNames: ['operation', 'result'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  });
+  /** Runs one upstream call, timed. */
+  const timed = async <T>(operation: string, call: () => Promise<T>): Promise<T> => {
+    const started = performance.now();
+    let result = 'ok';
+    try {
+      return await call();
+    } catch (error) {
+      result = answerCode(error);
+      throw error;
+    } finally {
+      upstreamSeconds.observe({ operation, result }, (performance.now() - started) / 1000);
+    }
+  };
   const mirror = new LatticeMirror({
     client,
     events: {
@@ -285,7 +321,7 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
     input: Record<string, unknown>,
   ): Promise<CachedAnswer> => {
     try {
-      const data = await client.request(operationId as never, input as never);
+      const data = await timed(operationId, () => client.request(operationId as never, input as never));
       return { status: 200, body: keptBody(JSON.stringify(data)) };
     } catch (error) {
       return answerOf(error);
@@ -399,7 +435,7 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
   app.get('/api/live', async (_request, reply) => {
     const answer = await cache.get('live', async () => {
       try {
-        const status = await client.hexchain.status();
+        const status = await timed('hexStatus', () => client.hexchain.status());
         const figures = mirror.liveFigures(Math.floor(Date.now() / 1000), status.block_interval_s);
         const last = figures.recentBlocks[0];
         const live: LiveState = {
@@ -436,9 +472,9 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
     const answer = await cache.get('dashboard', async () => {
       try {
         const [validator, lattice, peers] = await Promise.all([
-          client.node.health(),
-          client.hexchain.status(),
-          client.node.peers(),
+          timed('getHealth', () => client.node.health()),
+          timed('hexStatus', () => client.hexchain.status()),
+          timed('getPeers', () => client.node.peers()),
         ]);
         return {
           status: 200,
@@ -479,6 +515,31 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
       reply.header('content-type', type).header('cache-control', 'no-cache').send(body),
     );
   }
+
+  app.metrics.counterFrom(
+    'tensormine_status_cache_requests_total',
+    'Cached reads, by result: hit (answered from the cache, or by a load in flight) or miss (loaded from a validator)',
+    () => [
+      [{ result: 'hit' }, cache.hits],
+      [{ result: 'miss' }, cache.misses],
+    ],
+    ['result'],
+  );
+  app.metrics.gaugeFrom(
+    'tensormine_status_event_stream_readers',
+    'Browsers reading the re-served event stream',
+    () => mirror.hub.stats().subscribers,
+  );
+  app.metrics.gaugeFrom(
+    'tensormine_status_upstream_stream_up',
+    "1 while the proxy's one event stream from a validator is open",
+    () => (mirror.streamOpen ? 1 : 0),
+  );
+  app.metrics.counterFrom(
+    'tensormine_status_upstream_stream_connections_total',
+    'Event streams opened to the validators (a reconnection adds one)',
+    () => mirror.upstreamConnections,
+  );
 
   // Open event streams would hold the server's close: end them first.
   app.addHook('preClose', async () => mirror.stop());

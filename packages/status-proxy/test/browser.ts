@@ -37,5 +37,9 @@ export interface Dashboard {
 declare global {
   interface Window {
     tensormineDashboard: Dashboard;
+    /** public/panels.js: the rate and block time over the time mined. */
+    tensormineMinedRate(
+      blocks: readonly { timestamp: number; difficulty: number }[],
+    ): { hashesPerSecond: number | undefined; blockSeconds: number; idleGaps: number } | undefined;
   }
 }

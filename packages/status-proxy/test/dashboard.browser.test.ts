@@ -112,6 +112,25 @@ describe('dashboard (Chromium)', () => {
     await page.close();
   });
 
+  it('counts the hash rate and the block time over the time mined, not the idle gaps', async () => {
+    const net = await startNetwork();
+    await net.mine(3);
+    const page = await browser.newPage();
+    await open(page, net.proxyUrl, 4);
+    // Ten blocks 2 s apart, an hour when nobody mined, ten more 2 s apart; difficulty 1000.
+    const blocks = Array.from({ length: 20 }, (_, i) => ({
+      timestamp: 1_000_000 + i * 2 + (i >= 10 ? 3600 : 0),
+      difficulty: 1000,
+    }));
+    const mined = await page.evaluate((b) => window.tensormineMinedRate(b), blocks);
+    expect(mined).toEqual({ hashesPerSecond: 500, blockSeconds: 2, idleGaps: 1 });
+    // Without a gap, every gap counts; fewer than two blocks: nothing to say.
+    const steady = await page.evaluate((b) => window.tensormineMinedRate(b.slice(0, 10)), blocks);
+    expect(steady).toEqual({ hashesPerSecond: 500, blockSeconds: 2, idleGaps: 0 });
+    expect(await page.evaluate((b) => window.tensormineMinedRate(b.slice(0, 1)), blocks)).toBeUndefined();
+    await page.close();
+  });
+
   it('is readable at phone width in dark mode', async () => {
     const net = await startNetwork();
     await net.mine(15);

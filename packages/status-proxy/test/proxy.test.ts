@@ -3,6 +3,7 @@ import type { DashboardBlocks, HexStatus, LiveState } from '@tensormine/protocol
 import { SseParser } from '@tensormine/protocol';
 import { Agent, request } from 'undici';
 import { describe, expect, it } from 'vitest';
+import { expectPromtoolClean } from '../../../test-support/prometheus.ts';
 import { startNetwork, until } from './helpers.js';
 
 async function json<T>(url: string): Promise<{ status: number; body: T }> {
@@ -85,6 +86,28 @@ describe('status proxy: forwarded /api/hexchain/* routes', () => {
     await until(
       async () => (await json<HexStatus>(`${net.proxyUrl}/api/hexchain/status`)).body.occupied === 2,
     );
+  });
+
+  it('says in its metrics what the cache answered and how long the validator took', async () => {
+    const token = 'status-metrics-token-000';
+    const net = await startNetwork({ proxy: { cacheMs: 60_000, metrics: { metricsToken: token } } });
+    for (let i = 0; i < 3; i++) await json<HexStatus>(`${net.proxyUrl}/api/hexchain/status`);
+    const events = new AbortController();
+    const stream = await fetch(`${net.proxyUrl}/api/hexchain/events`, { signal: events.signal });
+    const scrape = async () =>
+      (await fetch(`${net.proxyUrl}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text();
+    await until(async () => (await scrape()).includes('tensormine_status_event_stream_readers 1\n'));
+    const text = await scrape();
+    expect(text).toContain('tensormine_status_cache_requests_total{result="hit"} 2\n');
+    expect(text).toContain('tensormine_status_cache_requests_total{result="miss"} 1\n');
+    expect(text).toContain(
+      'tensormine_status_upstream_request_duration_seconds_count{operation="hexStatus",result="ok"} 1\n',
+    );
+    expect(text).toContain('tensormine_status_upstream_stream_up 1\n');
+    await expectPromtoolClean(text);
+    expect((await fetch(`${net.proxyUrl}/metrics`)).status).toBe(401);
+    events.abort();
+    await stream.body?.cancel().catch(() => {});
   });
 
   it('answers 502 upstream_unavailable when no validator answers', async () => {

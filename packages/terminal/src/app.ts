@@ -94,6 +94,7 @@ export async function createTerminal(options: CreateTerminalOptions = {}): Promi
     rateLimit: { burst: config.rateLimitBurst, perSecond: config.rateLimitPerSecond },
     now,
     logger,
+    metrics: { version: TERMINAL_VERSION, ...config },
     headers: {
       'x-frame-options': 'DENY',
       'cache-control': 'no-store',
@@ -102,6 +103,15 @@ export async function createTerminal(options: CreateTerminalOptions = {}): Promi
         "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
     },
   });
+  const countClaim = app.metrics.outcomes(
+    'tensormine_terminal_claims_total',
+    'Welcome-bonus claims (POST /api/x-auth/claim), by result: ok, or the error code of the refusal',
+  );
+  const countPurchase = app.metrics.outcomes(
+    'tensormine_terminal_purchases_total',
+    'Purchases, by product and result: ok, or the error code of the refusal',
+    ['product'],
+  );
   await app.register(secureSession, {
     key: sessionKey,
     cookieName: 'tm_session',
@@ -181,7 +191,9 @@ export async function createTerminal(options: CreateTerminalOptions = {}): Promi
     async (request) => {
       const body: PurchaseRequest = request.body;
       requireWallet(request, body.wallet);
-      return purchases.purchase(product, body.wallet, body.currency, body.transfer_id);
+      return countPurchase({ product }, () =>
+        purchases.purchase(product, body.wallet, body.currency, body.transfer_id),
+      );
     };
 
   const handlers: ServiceRouteHandlers<'terminal'> = {
@@ -329,7 +341,8 @@ export async function createTerminal(options: CreateTerminalOptions = {}): Promi
         throw new ApiError('session_required', 'sign in with your social account in this browser first');
       }
       requireWallet(request, body.wallet);
-      return claims.claim(state.account.id, body.wallet);
+      const account = state.account;
+      return countClaim({}, () => claims.claim(account.id, body.wallet));
     },
 
     premiumPurchase: purchase('premium'),

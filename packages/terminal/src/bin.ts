@@ -10,7 +10,7 @@
  * and a key of the JSON config file; precedence: flags > environment > config file > defaults.
  * Secrets (the treasury key, the OAuth client secret) are never printed.
  */
-import { runServiceBin } from '@tensormine/service-kit';
+import { describeMetrics, runServiceBin } from '@tensormine/service-kit';
 import { createTerminal } from './app.js';
 import { SECRET_SETTINGS, TERMINAL_SETTINGS } from './config.js';
 
@@ -39,6 +39,7 @@ runServiceBin({
           ? `  treasury ${terminal.treasury} (key loaded; never shown)`
           : '  no treasury key: claims and purchases are off (REWARD_WALLET_PRIVATE_KEY or REWARD_WALLET_PRIVATE_KEY_FILE)',
         ...(config.oauthClientId ? [] : ['  no OAuth client (X_CLIENT_ID): sign-in is off']),
+        `  ${describeMetrics(config, url, terminal.app.metrics.listenerUrl)}`,
       ],
       close: () => terminal.close(),
     };

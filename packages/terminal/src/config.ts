@@ -6,6 +6,7 @@ import {
   ConfigError,
   intSetting as int,
   type LogLevel,
+  type MetricsSettings,
   oneOfSetting,
   type ResolvedSettings,
   type ResolveSettingsInput,
@@ -25,7 +26,7 @@ import {
  * The treasury key (REWARD_WALLET_PRIVATE_KEY, or the file REWARD_WALLET_PRIVATE_KEY_FILE) and
  * the OAuth client secret are secrets: `tensormine-terminal config` shows "(set)", never them.
  */
-export interface TerminalConfig {
+export interface TerminalConfig extends MetricsSettings {
   readonly host: string;
   readonly port: number;
   /** Where the database and the generated session key live; ':memory:' keeps nothing. */
@@ -280,6 +281,7 @@ export const TERMINAL_SETTING_NAMES = Object.keys(TERMINAL_SETTINGS) as Terminal
 export const SECRET_SETTINGS: readonly TerminalSettingName[] = [
   'oauthClientSecret',
   'rewardWalletPrivateKey',
+  'metricsToken',
 ];
 
 export function resolveTerminalConfig(

@@ -1,5 +1,6 @@
 import { createClient, Signer } from '@tensormine/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectPromtoolClean } from '../../../test-support/prometheus.ts';
 import { Browserless, type Env, newWallet, pay, startEnv, type Wallet } from './env.js';
 
 /**
@@ -84,6 +85,19 @@ describe('purchases', () => {
   it('no-ads does not expire by default', async () => {
     const me = await session.call('GET', '/api/session');
     expect(me.json.entitlements).toContainEqual({ product: 'no_ads', valid_until: null });
+  });
+
+  it('counts the purchases by product and result (the terminal’s metrics)', async () => {
+    const text = await env.terminal.app.metrics.text();
+    expect(text).toContain('tensormine_terminal_purchases_total{product="premium",result="ok"} 2\n');
+    expect(text).toContain('tensormine_terminal_purchases_total{product="no_ads",result="ok"} 2\n');
+    expect(text).toContain(
+      'tensormine_terminal_purchases_total{product="no_ads",result="payment_already_used"} 6\n',
+    );
+    expect(text).toContain(
+      'tensormine_terminal_purchases_total{product="premium",result="payment_already_used"} 1\n',
+    );
+    await expectPromtoolClean(text);
   });
 
   it('refuses an unknown transfer', async () => {

@@ -14,7 +14,7 @@ import {
   taggedHash,
   toHex,
 } from '@tensormine/protocol';
-import { createServiceApp, RateLimiter } from '@tensormine/service-kit';
+import { createServiceApp, metricsExposure, RateLimiter } from '@tensormine/service-kit';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import {
   ConfigError,
@@ -41,6 +41,7 @@ import {
   STORED_OPERATIONS,
 } from './services/economy.js';
 import { createHexchainService } from './services/hexchain.js';
+import { instrumentStorage, registerValidatorSeries } from './services/metrics/prometheus.js';
 import { Metrics } from './services/metrics.js';
 import { createMiningService } from './services/mining.js';
 import { nodeHandlers } from './services/node.js';
@@ -126,7 +127,7 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
   if (!inMemory) mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   // Before the storage opens: a refused token file must not leave a database open.
   const { token: adminToken, file: adminTokenFile, modeFixedFrom } = loadAdminToken(config);
-  const storage =
+  const opened =
     givenStorage ??
     (await openStorage({
       dataDir: config.dataDir,
@@ -134,11 +135,11 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
       databasePoolSize: config.databasePoolSize,
     }));
 
-  const seed = await loadSeed(storage);
+  const seed = await loadSeed(opened);
   const identity = keyPairFromSecret(taggedHash('PTM/validator-identity', seed));
-  const clustered = clusterOption ?? isSharedStorage(storage);
+  const clustered = clusterOption ?? isSharedStorage(opened);
   const nodeId = resolveNodeId(config, identity, clustered);
-  const runtime = await loadRuntime(storage, resolved);
+  const runtime = await loadRuntime(opened, resolved);
 
   const app = createServiceApp({
     service: 'validator',
@@ -155,7 +156,16 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
     headers: { 'x-tm-node-id': nodeId },
     // A busy or unreachable database is 503 service_unavailable, never a 500.
     translateError: storageUnavailable,
+    // GET /metrics: off unless --metrics-port or --metrics-token (docs/metrics.md).
+    metrics: {
+      version: SOFTWARE_VERSION,
+      metricsPort: config.metricsPort,
+      metricsHost: config.metricsHost,
+      metricsToken: config.metricsToken,
+    },
   });
+  // Transactions counted and timed only while the metrics are served.
+  const storage = metricsExposure(config) === 'off' ? opened : instrumentStorage(opened, app.metrics);
 
   const metrics = new Metrics(storage, now, clustered ? nodeId : undefined);
   await metrics.start();
@@ -208,6 +218,7 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
     { burst: config.keyRateLimitBurst, perSecond: config.keyRateLimitPerSecond },
     now,
   );
+  app.metrics.trackRateLimiter('key', keyLimiter);
   // Runs on every request: callback style (no promise, no extra microtask turn).
   app.addHook('onResponse', (_request, reply, done) => {
     metrics.observeResponse(reply.elapsedTime);
@@ -236,6 +247,7 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
     hexchain,
     log: app.log,
   });
+  registerValidatorSeries(app.metrics, { ctx: context, hexchain, events: hexchain.events, cluster });
   const stopFollowingReconnects = followReconnects(storage, () => hexchain.catchUp(), app.log);
   // POST /admin/config on another node: apply the run-time settings it changed (and persisted),
   // as that node did, whatever their source here.

@@ -21,6 +21,7 @@ runServiceBin({
   configEnv: 'TENSORMINE_CONFIG',
   display: {
     adminToken: (token) => (token ? '(set)' : '(generated at start)'),
+    metricsToken: (token) => (token ? '(set)' : '(not set)'),
     // The URL without its password.
     databaseUrl: (url) => (url === undefined ? '(unset: node:sqlite in dataDir)' : redactDatabaseUrl(url)),
   },

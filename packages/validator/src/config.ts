@@ -19,6 +19,8 @@ import {
   intSetting as int,
   LOG_LEVELS,
   type LogLevel,
+  type MetricsSettings,
+  metricsSettings,
   oneOfSetting as oneOf,
   type ResolveSettingsInput,
   resolveSettings,
@@ -42,7 +44,7 @@ export { ConfigError, settingFlag } from '@tensormine/service-kit';
 
 export type PoolStrategy = 'solo' | 'pplns' | 'proportional';
 
-export interface ValidatorConfig {
+export interface ValidatorConfig extends MetricsSettings {
   /** Address to listen on (default loopback only). */
   readonly host: string;
   readonly port: number;
@@ -393,6 +395,8 @@ export const SETTINGS: { readonly [K in SettingName]: Setting<ValidatorConfig[K]
     default: () => 'info',
     parse: oneOf(LOG_LEVELS),
   },
+  // GET /metrics for Prometheus: off unless a port or a token is set (docs/metrics.md).
+  ...metricsSettings('TENSORMINE'),
   genesisFile: {
     env: 'TENSORMINE_GENESIS_FILE',
     description:

@@ -1,3 +1,4 @@
+import { describeMetrics } from '@tensormine/service-kit';
 import type { Validator } from './app.js';
 import { describeStorage } from './store/open.js';
 
@@ -13,5 +14,6 @@ export function startupLines(validator: Validator, url: string): string[] {
         ? '  admin token: from the configuration'
         : '  admin token: generated for this process only (in-memory data directory)',
     `  v4.0 difficulty ${context.runtime.difficulty}, hexchain ${config.hexchain ? 'on' : 'off'}; OpenAPI at ${url}/openapi.json`,
+    `  ${describeMetrics(config, url, validator.app.metrics.listenerUrl)}`,
   ];
 }

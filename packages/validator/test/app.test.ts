@@ -189,7 +189,7 @@ describe('admin', () => {
       headers: { authorization: 'Bearer not-the-token' },
     });
     expect(wrong.statusCode).toBe(401);
-    expect(wrong.json().message).toBe('the admin bearer token is wrong');
+    expect(wrong.json().message).toBe('the admin token is wrong');
     const change = await post(v, '/admin/config', { difficulty: 9 });
     expect(change.statusCode).toBe(401);
   });

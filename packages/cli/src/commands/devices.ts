@@ -1,4 +1,5 @@
 import { formatHashrate } from '@tensormine/miner';
+import type { MinerBoard } from '@tensormine/protocol';
 import type { Command } from 'commander';
 import { withClient } from '../client.js';
 import { CliError, toCliError } from '../errors.js';
@@ -39,10 +40,10 @@ export function devicesCommand(program: Command, ctx: CommandContext): void {
         (page) => ({ ok: true as const, page }),
         (error: unknown) => ({ ok: false as const, error: toCliError(error) }),
       );
-      // A running `miner mine` holds the ports: with its control API (--api-port, MINER_API_TOKEN)
-      // its boards are read from there, with their accepted and rejected results.
+      // A running `miner mine` holds the ports: with its control API (--api-port) its boards are
+      // read from there, with their accepted and rejected results.
       const running =
-        options.localBoards && settings.apiPort !== undefined && settings.apiToken !== undefined
+        options.localBoards && settings.apiPort !== undefined
           ? await minerBoards(settings.apiPort, settings.apiToken)
           : undefined;
       const boards = !options.localBoards
@@ -214,13 +215,14 @@ async function localBoards(
  */
 async function minerBoards(
   port: number,
-  token: string,
+  token: string | undefined,
 ): Promise<{ boards: BoardRow[]; ports: PortRow[]; help: string[]; from: string } | undefined> {
   const url = `http://127.0.0.1:${port}/api/system/info`;
   let res: Response;
   try {
+    // Reads are open on the loopback; a token is sent when there is one.
     res = await fetch(url, {
-      headers: { authorization: `Bearer ${token}` },
+      headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
       signal: AbortSignal.timeout(3000),
     });
   } catch {
@@ -234,7 +236,7 @@ async function minerBoards(
       ['check --api-token (or MINER_API_TOKEN): it must be the one the miner was started with'],
     );
   }
-  const devices = (body.devices ?? []) as { boards?: ApiBoard[] }[];
+  const devices = (body.devices ?? []) as { boards?: MinerBoard[] }[];
   const boards = devices
     .flatMap((d) => d.boards ?? [])
     .map(
@@ -245,7 +247,7 @@ async function minerBoards(
         state: b.state,
         firmware: b.firmware ?? '',
         board: b.board ?? '',
-        rate: b.hashrate['10s'] ?? undefined,
+        rate: b.hashesPerSecond['10s'] ?? undefined,
         announcedRate: 0,
         lastValidWorkAtMs: b.lastFoundAt === null ? undefined : Date.parse(b.lastFoundAt),
         counters: {
@@ -265,28 +267,6 @@ async function minerBoards(
       }),
     );
   return { boards, ports: [], help: [], from: `the running miner, control API 127.0.0.1:${port}` };
-}
-
-/** A board as GET /api/system/info lists it (packages/miner/src/control-api.ts). */
-interface ApiBoard {
-  id: string;
-  chipId: string | null;
-  port: string | null;
-  firmware: string | null;
-  board: string | null;
-  state: string;
-  hashrate: Record<string, number | null>;
-  sharesAccepted: number;
-  sharesRejected: number;
-  sharesRejectedReasons: { message: string; count: number }[];
-  hardwareErrors: number;
-  found: number;
-  crcErrors: number;
-  resyncs: number;
-  retransmissions: number;
-  reboots: number;
-  linkLosses: number;
-  lastFoundAt: string | null;
 }
 
 function waitMs(text: string): number {

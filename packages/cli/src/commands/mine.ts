@@ -22,6 +22,7 @@ const MINE_SETTINGS: readonly SettingName[] = [
   'dataDir',
   'journal',
   'apiPort',
+  'apiHost',
   'apiToken',
   'dashboard',
   'tui',

@@ -213,11 +213,30 @@ function LiveArea({
         {stats.sharesDropped > 0 ? <Text color="yellow">{`  dropped ${stats.sharesDropped}`}</Text> : null}
       </Text>
       {snapshot.pool ? <PoolLine pool={snapshot.pool} nowMs={nowMs} /> : null}
+      {snapshot.wallet ? (
+        <Text wrap="truncate">
+          <Text bold>wallet</Text>
+          {`    balance ${snapshot.wallet.balance} PTM  earned `}
+          <Text color="green">{`+${snapshot.wallet.earned} PTM`}</Text>
+          {` this run  (read ${formatAgo(snapshot.wallet.checkedAtMs, nowMs)})`}
+        </Text>
+      ) : null}
       <Text wrap="truncate">
         <Text bold>job</Text>
         {`       ${jobLabel ?? 'waiting for work'}  difficulty ${stats.job ? formatDifficulty(stats.job.difficulty) : 'n/a'}`}
       </Text>
+      {jobLabel?.startsWith('q=') ? (
+        <Text wrap="truncate" dimColor>
+          {'          q r s: the lattice cell this block claims (hexagonal coordinates, q + r + s = 0)'}
+        </Text>
+      ) : null}
       <DeviceTable rows={rows} width={width - 4} nowMs={nowMs} phase={phase} />
+      {snapshot.dashboardUrl || c.apiUrl ? (
+        <Text wrap="truncate">
+          <Text bold>links</Text>
+          {`     ${[snapshot.dashboardUrl ? `dashboard ${snapshot.dashboardUrl}` : '', c.apiUrl ? `control ${c.apiUrl}/` : ''].filter(Boolean).join('  ')}`}
+        </Text>
+      ) : null}
       <Text wrap="truncate" dimColor>
         keys: h hashrate p pause r resume s results c connection q quit
       </Text>

@@ -1,3 +1,4 @@
+import type { MinerKernelChoice } from '@tensormine/protocol';
 import { MinerError } from '../errors.js';
 import { nativeKernels } from './native/library.js';
 import { wasmSimdSupported } from './wasm.js';
@@ -10,9 +11,12 @@ import { wasmSimdSupported } from './wasm.js';
 export type KernelName = 'native' | 'wasm' | 'js';
 /**
  * The setting: `auto` takes `native` where it is built and passed its self-test, else `wasm`
- * where the runtime supports WebAssembly SIMD, else `js`.
+ * where the runtime supports WebAssembly SIMD, else `js`. The type is the control API's string
+ * enum (the protocol's miner schemas: MINER_KERNEL_CHOICES); the list is written here again
+ * because worker threads load this file and must not import the protocol package at run time
+ * (a test checks that the two lists agree).
  */
-export type KernelChoice = KernelName | 'auto';
+export type KernelChoice = MinerKernelChoice;
 export const KERNEL_CHOICES: readonly KernelChoice[] = ['auto', 'native', 'wasm', 'js'];
 
 /** Throws `invalid_option` unless `choice` is one of KERNEL_CHOICES. */

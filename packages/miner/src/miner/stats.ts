@@ -30,6 +30,11 @@ export interface MinerStats {
   readonly rejected: number;
   /** Rejections by validator error code, most frequent first. */
   readonly rejectedReasons: readonly { readonly code: string; readonly count: number }[];
+  /**
+   * Results that came too late: rejected as stale (STALE_CODES, also in `rejected`), or dropped
+   * from the journal once their challenge expired (never submitted).
+   */
+  readonly stale: number;
   /** The highest achievedDifficulty of any verified result. */
   readonly bestDifficulty: number | undefined;
   readonly lastLatencyMs: number | undefined;
@@ -55,6 +60,13 @@ export interface MinerStats {
   readonly validatorUrl: string | undefined;
 }
 
+/** The validator's answers to a result that came too late (its work was superseded). */
+export const STALE_CODES: ReadonlySet<string> = new Set([
+  'share_stale',
+  'challenge_expired',
+  'coordinate_occupied',
+]);
+
 interface Outcomes {
   accepted: number;
   rejected: number;
@@ -75,6 +87,7 @@ export class MinerStatistics {
   #lastLatencyMs: number | undefined;
   #latencyTotal = 0;
   #latencyCount = 0;
+  #expired = 0;
 
   get accepted(): number {
     return this.#accepted;
@@ -100,6 +113,18 @@ export class MinerStatistics {
   /** Rejections by validator error code, most frequent first. */
   get rejectedReasons(): { code: string; count: number }[] {
     return byCount(this.#reasons);
+  }
+
+  /** Rejected as stale, or dropped from the journal once expired (see MinerStats.stale). */
+  get stale(): number {
+    let stale = this.#expired;
+    for (const [code, n] of this.#reasons) if (STALE_CODES.has(code)) stale += n;
+    return stale;
+  }
+
+  /** A result dropped from the journal: its challenge expired before a validator took it. */
+  expired(): void {
+    this.#expired++;
   }
 
   /** A verified result (before it is submitted). */

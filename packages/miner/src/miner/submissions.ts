@@ -99,6 +99,7 @@ export class Submissions {
         if (now() >= found.expiresAtMs) {
           retries.forget(found.id);
           await journal.remove(found.id);
+          this.o.stats.expired();
           log({ type: 'expired', found });
           continue;
         }
@@ -153,6 +154,7 @@ export class Submissions {
       if (now() >= found.expiresAtMs) {
         retries.forget(found.id);
         await journal.remove(found.id);
+        stats.expired();
         log({ type: 'expired', found });
       } else {
         // Its own back-off: the first retry after retryDelayMs, doubling up to maxRetryDelayMs.

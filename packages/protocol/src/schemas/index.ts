@@ -10,6 +10,7 @@ export * from './error.js';
 export * from './hexchain.js';
 export * from './hexchain-events.js';
 export * from './hub.js';
+export * from './miner.js';
 export * from './pool.js';
 export * from './routes.js';
 export * from './status-proxy.js';

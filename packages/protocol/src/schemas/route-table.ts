@@ -8,9 +8,12 @@ import { ErrorResponseSchema } from './error.js';
  * deprecated for OpenAPI.
  */
 
-export type Service = 'validator' | 'status' | 'terminal' | 'hub';
+export type Service = 'validator' | 'status' | 'terminal' | 'hub' | 'miner';
 export type HttpMethod = 'GET' | 'POST';
-/** none: public; signed: x-tm-* signed-request headers by the acting key; admin: bearer token. */
+/**
+ * none: public; signed: x-tm-* signed-request headers by the acting key; admin: the service's own
+ * bearer token (a validator's admin token, the miner's control token).
+ */
 export type RouteAuth = 'none' | 'signed' | 'admin';
 /** Protocol generation of the route: v4.0 root paths, v4.1 hexchain paths, or both. */
 export type RouteVersion = '4.0' | '4.1' | 'any';

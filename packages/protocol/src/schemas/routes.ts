@@ -4,6 +4,7 @@ import { adminRoutes } from './routes-admin.js';
 import { economyRoutes } from './routes-economy.js';
 import { hexchainRoutes } from './routes-hexchain.js';
 import { hubRoutes } from './routes-hub.js';
+import { minerRoutes } from './routes-miner.js';
 import { poolRoutes } from './routes-pool.js';
 import { statusProxyRoutes } from './routes-status-proxy.js';
 import { terminalRoutes } from './routes-terminal.js';
@@ -36,6 +37,7 @@ export const ROUTES = {
   ...statusProxyRoutes,
   ...terminalRoutes,
   ...hubRoutes,
+  ...minerRoutes,
 } as const;
 
 export type Routes = typeof ROUTES;

@@ -48,7 +48,7 @@ export const LiveStateSchema = Type.Object(
     hashrate: Type.Number({
       minimum: 0,
       description:
-        'Estimated network hashrate in hashes per second: the difficulty (expected hashes) of the last up to 64 blocks, but the first, over the time they span; 0 with fewer than 2 blocks or no elapsed time.',
+        'Estimated network hashrate in hashes per second over the time mined: the difficulty (expected hashes) of the last up to 64 blocks, but the first, over the gaps between them, leaving out idle gaps (longer than 20 times the median gap and than 10 s); 0 with fewer than 2 blocks or no elapsed time.',
     }),
     difficulty: withDescription(SafeUintSchema, 'Current hexchain difficulty (expected hashes per block).'),
     last_block: nullable(LastBlockSchema, 'The last accepted block; null before the first.'),
@@ -60,7 +60,7 @@ export const LiveStateSchema = Type.Object(
     miners_seen: withDescription(SafeUintSchema, 'Distinct miner keys among the mined blocks.'),
     mean_block_time_s: nullable(
       Type.Number({ minimum: 0, description: 'Seconds.' }),
-      'Mean time between the last up to 64 blocks; null with fewer than 2.',
+      'Mean time between the last up to 64 blocks, idle gaps left out (as hashrate); null with fewer than 2.',
     ),
     block_interval_s: Type.Number({ minimum: 0, description: 'The target time between blocks, seconds.' }),
     blocks_until_retarget: withDescription(SafeUintSchema, 'Blocks before the next difficulty adjustment.'),

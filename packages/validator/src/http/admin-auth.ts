@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import {
   chmodSync,
   closeSync,
@@ -10,9 +10,9 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { bearerRefusal } from '@tensormine/service-kit';
 import type { FastifyRequest } from 'fastify';
 import type { ValidatorConfig } from '../config.js';
-import { ApiError } from './errors.js';
 
 /** Bits of a file mode that let other users (group, others) read, write or run it. */
 const SHARED_MODE_BITS = 0o077;
@@ -72,25 +72,15 @@ export function loadAdminToken(config: Pick<ValidatorConfig, 'adminToken' | 'dat
   return { token, file, modeFixedFrom };
 }
 
-/**
- * Checks `Authorization: Bearer <token>` against the admin token in constant time: both sides
- * are hashed first, so neither the comparison nor the length check leaks the token.
- */
+/** The admin routes' bearer token (the kit's constant-time check). */
+const ADMIN_GUARD = {
+  realm: 'tensormine-validator-admin',
+  name: 'admin token',
+  what: 'admin routes',
+} as const;
+
+/** Checks `Authorization: Bearer <token>` against the admin token (`unauthorized` otherwise). */
 export function checkAdminToken(request: FastifyRequest, adminToken: string): void {
-  const header = request.headers.authorization;
-  const challenge = { 'www-authenticate': 'Bearer realm="tensormine-validator-admin"' };
-  if (typeof header !== 'string' || !/^Bearer\s+\S+$/i.test(header)) {
-    throw new ApiError(
-      'unauthorized',
-      'admin routes need the header Authorization: Bearer <admin token>',
-      undefined,
-      challenge,
-    );
-  }
-  const presented = header.replace(/^Bearer\s+/i, '');
-  const a = createHash('sha256').update(presented).digest();
-  const b = createHash('sha256').update(adminToken).digest();
-  if (!timingSafeEqual(a, b)) {
-    throw new ApiError('unauthorized', 'the admin bearer token is wrong', undefined, challenge);
-  }
+  const refusal = bearerRefusal(request.headers.authorization, adminToken, ADMIN_GUARD);
+  if (refusal !== undefined) throw refusal;
 }

@@ -29,12 +29,27 @@ export interface CounterSnapshot {
   readonly rejectionsByReason: Readonly<Record<string, number>>;
 }
 
+/** What a miner submits: a v4.0 proof, a hexchain block, or a pool share. */
+export type ResultKind = 'proof' | 'block' | 'share';
+
+/** What happened in this process since it started: the Prometheus counters of this node. */
+export interface ProcessCounts {
+  readonly accepted: Readonly<Record<ResultKind, number>>;
+  /** By `${kind} ${code}`. */
+  readonly rejected: ReadonlyMap<string, number>;
+  readonly challengesIssued: Readonly<Record<'tensor' | 'hexchain', number>>;
+}
+
 /**
- * Request timing (in memory, since this process started) and the persisted counters of
- * the node (challenges, proofs, blocks, rejections by reason, serving time).
+ * Request timing and outcomes (in memory, since this process started: this node's Prometheus
+ * counters) and the persisted counters of the node (challenges, proofs, blocks, rejections by
+ * reason, serving time: in a cluster, the network's totals).
  */
 export class Metrics {
   requestsTotal = 0;
+  readonly #accepted: Record<ResultKind, number> = { proof: 0, block: 0, share: 0 };
+  readonly #rejected = new Map<string, number>();
+  readonly #issued = { tensor: 0, hexchain: 0 };
   #responseMsTotal = 0;
   #lastBeat: number;
   readonly #uptimeMs: string;
@@ -66,8 +81,37 @@ export class Metrics {
       : Math.round((this.#responseMsTotal / this.requestsTotal) * 1000) / 1000;
   }
 
+  /** Counts a result accepted by this node (after its transaction committed). */
+  recordAccepted(kind: ResultKind): void {
+    this.#accepted[kind]++;
+  }
+
+  /** Counts challenges issued by this node (after their transaction committed). */
+  recordIssued(kind: 'tensor' | 'hexchain', count = 1): void {
+    this.#issued[kind] += count;
+  }
+
+  /**
+   * Counts a pool share refused as stale (`share_stale`) in this process; the persisted count is
+   * written by the share's own transaction.
+   */
+  recordStaleShare(): void {
+    this.#countRejected('share', 'share_stale');
+  }
+
+  /** This node's counts since it started (read by the Prometheus series at each scrape). */
+  processCounts(): ProcessCounts {
+    return { accepted: this.#accepted, rejected: this.#rejected, challengesIssued: this.#issued };
+  }
+
+  #countRejected(kind: ResultKind, code: string): void {
+    const key = `${kind} ${code}`;
+    this.#rejected.set(key, (this.#rejected.get(key) ?? 0) + 1);
+  }
+
   /** Counts a rejected proof, block or pool share by reason, in its own transaction. */
   async recordRejection(code: ErrorCode, kind: 'proof' | 'block' | 'share'): Promise<void> {
+    this.#countRejected(kind, code);
     await this.storage.transaction(
       async (tx) => {
         await tx.counters.add(

@@ -102,6 +102,7 @@ export function challengeHandlers({ ctx, state, difficulty, sync, hooks, cluster
         }, ROW_LOCKS);
         if (record === undefined) await sync.catchUp();
       }
+      ctx.metrics.recordIssued('hexchain');
       state.addOpenChallenge(record.challenge.expiresAt);
       return { ...challengeToWire(record.challenge), ...record.extras };
     },

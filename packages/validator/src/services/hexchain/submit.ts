@@ -224,6 +224,7 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
       // Applied (and published) in the chain's order: at once when nothing of another node came
       // before it, else after the writes that did (their notification is on its way, and this
       // block may rest on their blocks), before answering.
+      ctx.metrics.recordAccepted('block');
       await sync.committedBlock(outcome.block, outcome.seqBefore, outcome.write);
       return acceptance(outcome.block, outcome.pool);
     },

@@ -129,6 +129,7 @@ export function challengeHandlers() {
         },
         { isolation: 'row-locks' },
       );
+      ctx.metrics.recordIssued('tensor');
       remember(record, challenge);
       return challengeToWire(challenge, {
         id: record.id,

@@ -200,12 +200,13 @@ async function submit(
         }
         throw new AcceptedMeanwhile(earlier);
       }
-      return { earlier: { acceptedAt, ledgerEntryId: entry.id, txSig } };
+      return { earlier: { acceptedAt, ledgerEntryId: entry.id, txSig }, fresh: true };
     }, ROW_LOCKS)
     .catch((error: unknown) => {
-      if (error instanceof AcceptedMeanwhile) return { earlier: error.proof };
+      if (error instanceof AcceptedMeanwhile) return { earlier: error.proof, fresh: false };
       throw error;
     });
+  if (accepted.fresh) ctx.metrics.recordAccepted('proof');
   budgets.recordValid(pubkey, ip);
   return acceptance(record, pubkey, accepted.earlier);
 }

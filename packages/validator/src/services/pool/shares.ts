@@ -97,6 +97,7 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
         // Its share terms were pruned with the expired challenge: stale, like any share of an
         // expired challenge (no back-off: it may be honest work that came late).
         await ctx.storage.transaction((tx) => tx.counters.add(COUNTERS.sharesStale, 1), ROW_LOCKS);
+        ctx.metrics.recordStaleShare();
         throw new ApiError(
           'share_stale',
           `challenge ${challenge.id} expired at ${challenge.expiresAt} (Unix seconds): the share is counted as stale, not paid; request a new challenge`,
@@ -188,6 +189,7 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
         }
         if (block !== null) {
           if (found.backoff !== undefined) await ctx.storage.transaction(cleared);
+          ctx.metrics.recordAccepted('share');
           const member = await ctx.storage.read((tx) => tx.pool.getMember(pubkey));
           return {
             accepted: true as const,
@@ -245,6 +247,7 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
         );
       }
       if (stale !== undefined) {
+        ctx.metrics.recordStaleShare();
         throw new ApiError(
           'share_stale',
           stale === 'expired'
@@ -253,6 +256,7 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
           { reason: stale },
         );
       }
+      ctx.metrics.recordAccepted('share');
       return {
         accepted: true as const,
         kind: 'share' as const,

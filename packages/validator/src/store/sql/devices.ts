@@ -29,7 +29,7 @@ export class SqlDeviceRepo implements DeviceRepo {
           `INSERT INTO devices (${DEVICE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ` +
             'ON CONFLICT (pubkey) DO UPDATE SET device_type = excluded.device_type, port = excluded.port, ' +
             'last_seen = excluded.last_seen, callback_address = excluded.callback_address, ' +
-              `callback_mode = excluded.callback_mode, hashrate = excluded.hashrate RETURNING ${DEVICE_COLUMNS}`,
+            `callback_mode = excluded.callback_mode, hashrate = excluded.hashrate RETURNING ${DEVICE_COLUMNS}`,
         )
         .get(
           device.deviceId,

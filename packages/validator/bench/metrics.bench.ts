@@ -1,0 +1,102 @@
+/**
+ * The cost of the Prometheus metrics per request, side by side: two validators in their own
+ * child processes, the same settings but one with /metrics on (a metrics token: the HTTP
+ * histogram is observed on every answer, the series registered), one with it off; GET
+ * /api/hexchain/status against each, alternated A B, B A, ... in one run. The figure is the
+ * server CPU time per answer, on against off (target: at most 1.05x).
+ *
+ *   npm run bench:metrics -w @tensormine/validator      (writes its section of docs/benchmarks.md)
+ */
+import { loadavg } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { machineLine, writeSection } from '../../protocol/bench/harness.js';
+import {
+  alternateReads,
+  type ReadTarget,
+  readRatios,
+  readTable,
+  runBench,
+  startChild,
+  stopAll,
+} from './support.js';
+
+const DOC_PATH = join(dirname(fileURLToPath(import.meta.url)), '../../../docs/benchmarks.md');
+const COMMAND = 'npm run bench:metrics -w @tensormine/validator';
+const ROUNDS = 9;
+const SECONDS = 3;
+const CONNECTIONS = 100;
+const STATUS = '/api/hexchain/status';
+const METRICS_TOKEN = 'bench-metrics-token-0123456789';
+
+const ARGS = [
+  'start',
+  '--data-dir',
+  ':memory:',
+  '--port',
+  '0',
+  '--log-level',
+  'silent',
+  '--rate-limit-per-second',
+  '1000000',
+  '--rate-limit-burst',
+  '1000000',
+];
+
+async function main(): Promise<void> {
+  const startedAt = performance.now();
+  const loadBefore = loadavg().map((l) => l.toFixed(1));
+  console.log(`validator metrics bench on ${machineLine()}`);
+  try {
+    const on = await startChild('validator, metrics on', 'src/bin.ts', [
+      ...ARGS,
+      '--metrics-token',
+      METRICS_TOKEN,
+    ]);
+    const off = await startChild('validator, metrics off', 'src/bin.ts', ARGS);
+    const scrape = await fetch(`${on.url}/metrics`, {
+      headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+    });
+    if (scrape.status !== 200) throw new Error(`metrics on: GET /metrics answered ${scrape.status}`);
+    if ((await fetch(`${off.url}/metrics`)).status !== 404) throw new Error('metrics off: /metrics answers');
+    const targets: ReadTarget[] = [
+      { name: `validator, metrics on: GET ${STATUS}`, child: on, path: STATUS, versus: 1 },
+      { name: `validator, metrics off: GET ${STATUS}`, child: off, path: STATUS },
+    ];
+    const samples = await alternateReads(targets, {
+      rounds: ROUNDS,
+      seconds: SECONDS,
+      connections: CONNECTIONS,
+    });
+    const result = readTable(targets, samples);
+    console.log(result);
+    const r = readRatios(targets, samples, 0);
+    const met = r.cpu <= 1.05;
+    const verdict = `Metrics on against off: ${r.cpu.toFixed(3)}x the server CPU per answer (medians of ${ROUNDS} rounds), ${r.rate.toFixed(2)}x the req/s, ${r.p99.toFixed(2)}x the p99: the target (at most 1.05x CPU per request) is ${met ? '**met**' : '**not met**'}.`;
+    console.log(verdict);
+    const seconds = (performance.now() - startedAt) / 1000;
+    writeSection(
+      DOC_PATH,
+      'validator-metrics',
+      `## Validator request cost with Prometheus metrics on and off
+
+Command: \`${COMMAND}\` (measured ${new Date().toISOString().slice(0, 10)} on ${machineLine()}; ${seconds.toFixed(0)} s; load average ${loadBefore.join(' / ')} (1 / 5 / 15 min) at the start: other processes shared the 2 cores).
+
+Two validators (in memory, rate limits raised), each in its own child process, the same
+settings but \`--metrics-token\` on one: its \`/metrics\` is served, the HTTP histogram is
+observed on every answer. autocannon \`-c ${CONNECTIONS}\` for ${SECONDS} s against GET ${STATUS} of each,
+alternated ${ROUNDS} times (A B, B A, ...), medians; the server CPU time (all threads of its process)
+per answer is the figure the target is on.
+
+${result}
+
+${verdict}
+`,
+    );
+    console.log(`wrote the validator-metrics section of ${DOC_PATH}`);
+  } finally {
+    await stopAll();
+  }
+}
+
+runBench(main);
