@@ -5,6 +5,8 @@ import {
   type ErrorResponse,
   isErrorCode,
   ProtocolError,
+  type SchemaIssueInput,
+  schemaIssue,
   type Verdict,
 } from '@tensormine/protocol';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -59,12 +61,6 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_VALIDATION: 'validation_failed',
 };
 
-interface ValidationIssue {
-  instancePath?: string;
-  message?: string;
-  params?: unknown;
-}
-
 /**
  * One error shape for everything: our ApiErrors, schema validation failures, Fastify's
  * transport errors, protocol input errors. Bad input is always a 4xx; only a bug is a 500.
@@ -110,12 +106,9 @@ function fromStorage(error: FastifyError | ApiError | Error): FastifyError | Api
 
 function toErrorBody(error: FastifyError | ApiError | Error, request: FastifyRequest): ErrorResponse {
   if (error instanceof ApiError) return errorBody(error.code, error.message, error.details);
-  const fe = error as FastifyError & { validation?: ValidationIssue[]; validationContext?: string };
+  const fe = error as FastifyError & { validation?: SchemaIssueInput[]; validationContext?: string };
   if (Array.isArray(fe.validation)) {
-    const errors = fe.validation.slice(0, 20).map((v) => ({
-      path: `${fe.validationContext ?? 'body'}${v.instancePath ?? ''}`,
-      message: v.message ?? 'invalid',
-    }));
+    const errors = fe.validation.slice(0, 20).map((v) => schemaIssue(fe.validationContext ?? 'body', v));
     const first = errors[0];
     return errorBody(
       'validation_failed',

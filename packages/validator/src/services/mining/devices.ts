@@ -1,4 +1,10 @@
-import { DEFAULT_PAGE_LIMIT, DEVICE_TYPES, type DeviceType, isDeviceType } from '@tensormine/protocol';
+import {
+  canonicalDeviceType,
+  DEFAULT_PAGE_LIMIT,
+  DEVICE_TYPES,
+  type DeviceType,
+  isDeviceType,
+} from '@tensormine/protocol';
 import { nowSeconds } from '../../context.js';
 import { routeHandlers } from '../../http/handlers.js';
 import type { DeviceRecord } from '../../store/types.js';
@@ -29,7 +35,7 @@ export function deviceHandlers() {
         return tx.devices.upsert({
           deviceId: deviceIdFor(body.pubkey),
           pubkey: body.pubkey,
-          deviceType: body.device_type,
+          deviceType: canonicalDeviceType(body.device_type),
           port: body.port ?? null,
           registeredAt: now,
           lastSeen: now,
@@ -49,7 +55,7 @@ export function deviceHandlers() {
     async listDevices({ query }, ctx) {
       const limit = query.limit ?? DEFAULT_PAGE_LIMIT;
       const offset = query.cursor === undefined ? 0 : decodeCursor('devices', query.cursor, 'GET /devices');
-      const filter = query.device_type;
+      const filter = query.device_type && canonicalDeviceType(query.device_type);
       const { rows, counts } = await ctx.storage.read(async (tx) => ({
         rows: await tx.devices.list({ ...(filter ? { deviceType: filter } : {}), limit: limit + 1, offset }),
         counts: await tx.devices.countByType(),
