@@ -145,10 +145,10 @@ main().then(
       console.error(`tensormine-validator: ${error.message}`);
       process.exit(2);
     }
-    const e = error as NodeJS.ErrnoException;
+    const e = error as NodeJS.ErrnoException & { port?: number; address?: string };
     if (e.code === 'EADDRINUSE') {
       console.error(
-        `tensormine-validator: the port is already in use (${e.message}); pick another with --port`,
+        `tensormine-validator: port ${e.port} on ${e.address} is already in use; pick another with --port`,
       );
       process.exit(1);
     }
