@@ -5,6 +5,7 @@ import type { HashrateWindows, MinerStats } from '@tensormine/miner';
 import { render as inkRender } from 'ink';
 import { cleanup as inkCleanup, render } from 'ink-testing-library';
 import { afterEach, describe, expect, test, vi } from 'vitest';
+import { tolerateLostTerminal } from '../src/io.js';
 import { poolReport, type Snapshot } from '../src/reports.js';
 import { MiningSession, type SessionEvents, type SessionView } from '../src/session.js';
 import { resolveSettings } from '../src/settings.js';
@@ -259,6 +260,65 @@ describe('the TUI layout', () => {
     expect(lastFrame()).toContain('stopping: workers, boards, journal');
     await waitFor(() => frames.some((f) => f.includes('STOPPED')), 'the stopped state');
     expect(onQuit).toHaveBeenCalledTimes(1);
+  });
+
+  test('a terminal lost by the time it stops (npx gone: EIO on raw mode) still ends the screen', async () => {
+    const stdin = testStdin(true);
+    const controller = new AbortController();
+    const switches: boolean[] = [];
+    // The kernel's answer to an orphaned background process group, as Node's tty stream gives
+    // it: an 'error' event (thrown by the emit when nothing listens).
+    const lost = Object.assign(new Error('setRawMode EIO'), { code: 'EIO' });
+    stdin.setRawMode = (mode: boolean) => {
+      if (controller.signal.aborted) stdin.emit('error', lost);
+      else switches.push(mode);
+    };
+    const original = stdin.setRawMode;
+    const stdout = new Capture(true);
+    const io = { stdout, stderr: new Capture(false), stdin, env: {}, signal: controller.signal };
+    // No fallback in this test: only a settled exit ends it.
+    const done = runTui(new FakeSession(), io, {
+      refreshMs: 20,
+      patchConsole: false,
+      exitGraceMs: 3_600_000,
+    });
+    await waitFor(() => stdout.text.includes('hashrate'), 'a frame');
+    expect(switches).toEqual([true]);
+    controller.abort('SIGTERM');
+    // Ink's exit settles (it did not: "stopped" on screen, the process alive).
+    await done;
+    expect(stdout.text).toMatch(/\d\d:\d\d:\d\d stopped\n/);
+    // The stream's own method is back, and its error listener gone.
+    expect(stdin.setRawMode).toBe(original);
+    expect(stdin.listenerCount('error')).toBe(0);
+    // A stream that throws: the same for a lost terminal; another error is not hidden.
+    stdin.setRawMode = () => {
+      throw lost;
+    };
+    const restoreLost = tolerateLostTerminal(stdin);
+    expect(() => stdin.setRawMode!(false)).not.toThrow();
+    restoreLost();
+    stdin.setRawMode = () => {
+      throw Object.assign(new Error('setRawMode EINVAL'), { code: 'EINVAL' });
+    };
+    const restore = tolerateLostTerminal(stdin);
+    expect(() => stdin.setRawMode!(false)).toThrow('setRawMode EINVAL');
+    restore();
+  });
+
+  test('a screen whose teardown fails another way still ends once the session stopped', async () => {
+    const stdin = testStdin(true);
+    const controller = new AbortController();
+    stdin.setRawMode = (mode: boolean) => {
+      if (!mode) throw Object.assign(new Error('setRawMode EINVAL'), { code: 'EINVAL' });
+    };
+    const stdout = new Capture(true);
+    const io = { stdout, stderr: new Capture(false), stdin, env: {}, signal: controller.signal };
+    const done = runTui(new FakeSession(), io, { refreshMs: 20, patchConsole: false, exitGraceMs: 50 });
+    await waitFor(() => stdout.text.includes('hashrate'), 'a frame');
+    controller.abort('SIGTERM');
+    await done;
+    expect(stdout.text).toMatch(/\d\d:\d\d:\d\d stopped\n/);
   });
 
   test('a narrower terminal leaves no fragments: the rows its reflow added are deleted before the redraw', async () => {

@@ -83,12 +83,22 @@ describe('the processes that started a program', () => {
     expect(watch.poll(20_500)).toBe('SIGINT');
   });
 
-  test('npm or its shell gone is a SIGHUP', () => {
+  test('npm gone with its shell waiting is a SIGHUP', () => {
     const proc = fakeProc();
     const watch = watchAncestors([20, 10], 20, proc, (pid) => !proc.gone.has(pid));
     expect(watch.poll(1000)).toBeUndefined();
     proc.gone.add(10);
     expect(watch.poll(1500)).toBe('SIGHUP');
+  });
+
+  test('the shell gone is the SIGTERM npm passed on to it, whether npm is gone yet or not', () => {
+    for (const gone of [[20], [20, 10]]) {
+      const proc = fakeProc();
+      const watch = watchAncestors([20, 10], 20, proc, (pid) => !proc.gone.has(pid));
+      expect(watch.poll(1000)).toBeUndefined();
+      for (const pid of gone) proc.gone.add(pid);
+      expect(watch.poll(1500)).toBe('SIGTERM');
+    }
   });
 
   test.runIf(process.platform === 'linux')(
@@ -150,10 +160,8 @@ describe.runIf(process.platform === 'linux')('npm start -w @tensormine/validator
         timeout: 20_000,
         interval: 100,
       });
-      // SIGINT: the shell held it and woke; SIGTERM: npm passed it on and the shell died of it,
-      // which the node sees as its launcher hanging up.
-      const seen = signal === 'SIGINT' ? 'SIGINT' : 'SIGHUP';
-      expect(out).toContain(`${seen}: closing (finishing requests in flight)`);
+      // SIGINT: the shell held it and woke; SIGTERM: npm passed it on and the shell died of it.
+      expect(out).toContain(`${signal}: closing (finishing requests in flight)`);
       expect(tree.some(alive)).toBe(false);
     }
   }, 180_000);
