@@ -64,6 +64,21 @@ describe('the economy genesis', () => {
     await second.close();
   });
 
+  it('takes a file of allocations alone on top of the built-in reserve and pools', async () => {
+    const dir = tempDir();
+    const alice = testKey('alice');
+    const file = join(dir, 'genesis.json');
+    writeFileSync(file, JSON.stringify({ allocations: [{ pubkey: hex(alice), token: 'SOL', amount: '9' }] }));
+    const v = await createValidator({ dataDir: ':memory:', genesisFile: file });
+    expect((await v.inject(`/balances/${hex(alice)}`)).json().balances[1]).toMatchObject({
+      token: 'SOL',
+      available: '9',
+    });
+    const pools = (await v.inject('/swap/pools')).json().pools as { pair: string }[];
+    expect(pools.map((p) => p.pair).sort()).toEqual(['PTM/SOL', 'PTM/USDC', 'SOL/USDC']);
+    await v.close();
+  });
+
   it('refuses a malformed genesis file with a message naming the field', async () => {
     const dir = tempDir();
     const file = join(dir, 'genesis.json');
@@ -79,7 +94,7 @@ describe('the economy genesis', () => {
     );
     writeFileSync(file, '{"reserve": 5}');
     await expect(createValidator({ dataDir: ':memory:', genesisFile: file })).rejects.toThrow(
-      /expected an object with reserve \(string\), pools \(array\)/,
+      /expected an object with reserve \(string\), pools \(array\) and allocations \(array\), each optional/,
     );
     writeFileSync(file, JSON.stringify({ reserve: '1.0000000001', pools: [] }));
     await expect(createValidator({ dataDir: ':memory:', genesisFile: file })).rejects.toThrow(

@@ -50,12 +50,25 @@ export function readGenesisFile(path: string): EconomyGenesis {
     throw new Error(`genesis file ${path}: ${(error as Error).message}`);
   }
   const g = parsed as Partial<EconomyGenesis> | null;
-  if (typeof g !== 'object' || g === null || typeof g.reserve !== 'string' || !Array.isArray(g.pools)) {
+  if (
+    typeof g !== 'object' ||
+    g === null ||
+    Array.isArray(g) ||
+    (g.reserve !== undefined && typeof g.reserve !== 'string') ||
+    (g.pools !== undefined && !Array.isArray(g.pools)) ||
+    (g.allocations !== undefined && !Array.isArray(g.allocations))
+  ) {
     throw new Error(
-      `genesis file ${path}: expected an object with reserve (string), pools (array) and optional allocations`,
+      `genesis file ${path}: expected an object with reserve (string), pools (array) and allocations (array), each optional`,
     );
   }
-  const genesis = g as EconomyGenesis;
+  // What the file leaves out is the default's: a file of allocations alone funds keys on top of
+  // the built-in reserve and pools.
+  const genesis: EconomyGenesis = {
+    reserve: g.reserve ?? DEFAULT_GENESIS.reserve,
+    pools: g.pools ?? DEFAULT_GENESIS.pools,
+    allocations: g.allocations ?? [],
+  };
   try {
     checkGenesis(genesis);
   } catch (error) {
