@@ -230,7 +230,10 @@ export const TerminalOfferSchema = Type.Object(
             },
             { description: 'A token of the package the treasury cannot pay.' },
           ),
-          { maxItems: 4, description: 'The tokens the treasury lacks for one claim (empty unless treasury_short).' },
+          {
+            maxItems: 4,
+            description: 'The tokens the treasury lacks for one claim (empty unless treasury_short).',
+          },
         ),
       },
       { description: 'The welcome tokens and whether a claim can be paid now.' },
