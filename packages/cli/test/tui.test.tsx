@@ -9,7 +9,7 @@ import { tolerateLostTerminal } from '../src/io.js';
 import { poolReport, type Snapshot } from '../src/reports.js';
 import { MiningSession, type SessionEvents, type SessionView } from '../src/session.js';
 import { resolveSettings } from '../src/settings.js';
-import { App } from '../src/tui/app.js';
+import { App, hangingIndent } from '../src/tui/app.js';
 import { runTui, terminalReflows } from '../src/tui/run.js';
 import { Capture, cleanup, tempHome, testKey, testStdin, testValidator, waitFor } from './helpers.js';
 
@@ -206,6 +206,26 @@ describe('the TUI layout', () => {
     expect(lastFrame()!.split('accepted (13/2)').length).toBe(2);
   });
 
+  test('a start or log line wider than the terminal goes on under its text, not at the left edge', async () => {
+    const session = new FakeSession();
+    const path = `/home/someone/.config/tensormine/${'deep/'.repeat(12)}miner.key`;
+    (session as { banner: string[] }).banner = [
+      'tensormine miner 0.1.0',
+      ` * key        ${'ab'.repeat(32)} (new key written to ${path})`,
+    ];
+    const { lastFrame } = render(<App session={session} onQuit={() => {}} refreshMs={20} />);
+    session.emit('line', { text: `note ${'x'.repeat(150)}`, tone: 'info' });
+    await waitFor(() => lastFrame()!.includes('xxxx'), 'the long log line');
+    const lines = lastFrame()!.split('\n');
+    const key = lines.findIndex((l) => l.startsWith(' * key        abab'));
+    expect(key).toBeGreaterThanOrEqual(0);
+    // ink-testing-library's terminal is 100 columns wide: the path wraps, under the value.
+    expect(lines[key + 1]).toMatch(/^ {14}\S/);
+    const note = lines.findIndex((l) => /^\d\d:\d\d:\d\d note x/.test(l));
+    expect(lines[note + 1]).toMatch(/^ {9}x/);
+    expect(hangingIndent('plain text')).toEqual(['', 'plain text']);
+  });
+
   test('h, s and c print the hashrate, results and connection lines', async () => {
     const { lastFrame, stdin } = render(<App session={new FakeSession()} onQuit={() => {}} refreshMs={20} />);
     await tick();
@@ -213,8 +233,8 @@ describe('the TUI layout', () => {
     stdin.write('s');
     stdin.write('c');
     await waitFor(() => lastFrame()!.includes('using validator'), 'the connection line');
-    // Log lines wrap at the terminal's width rather than lose their end.
-    const frame = lastFrame()!.replace(/\n(?!\d\d:)/g, ' ');
+    // Log lines wrap at the terminal's width rather than lose their end (under their text).
+    const frame = lastFrame()!.replace(/\n(?!\d\d:) */g, ' ');
     expect(frame).toContain('speed 10s/60s/15m 1.52 MH/s n/a n/a max 1.60 MH/s');
     expect(frame).toContain(
       'results accepted 12, rejected 2 (coordinate_occupied 2), best diff 2.00M, avg latency 98 ms, journal 0 pending',
