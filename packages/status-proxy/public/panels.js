@@ -43,7 +43,7 @@ window.tensorminePanels = (state) => {
 
   /** The labels an axis drew, kept on its chart for the tests (data-axis0, data-axis1, ...). */
   function recorded(el, index, format) {
-    return (u, splits) => {
+    return (_u, splits) => {
       const labels = splits.map(format);
       el.dataset[`axis${index}`] = JSON.stringify(labels);
       return labels;
@@ -61,7 +61,7 @@ window.tensorminePanels = (state) => {
           width: chartWidth(el),
           height: 220,
           // Half a bar of room at each end: the first and last bars are whole.
-          scales: { x: { time: false, range: (u, min, max) => [min - 0.5, max + 0.5] } },
+          scales: { x: { time: false, range: (_u, min, max) => [min - 0.5, max + 0.5] } },
           axes: [
             { ...axis('depth'), incrs: INTEGER_STEPS, space: 30, values: recorded(el, 0, compact) },
             { ...axis('blocks'), incrs: INTEGER_STEPS, values: recorded(el, 1, compact) },
