@@ -1,6 +1,4 @@
 import { defineConfig } from 'tsup';
 import { packageConfig } from '../../tsup.config.base.ts';
 
-export default defineConfig(
-  packageConfig({ index: 'src/index.ts', bin: 'src/bin.ts', launcher: 'src/launcher.ts' }),
-);
+export default defineConfig(packageConfig({ index: 'src/index.ts', bin: 'src/bin.ts' }));

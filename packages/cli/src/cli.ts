@@ -9,7 +9,7 @@
  * SIGINT (which they do not pass on). A closed stdout or stderr (`miner ... | head`) ends the
  * command quietly.
  */
-import { stopWithLauncher } from '@tensormine/validator/launcher';
+import { watchNpmStopSignals } from '@tensormine/service-kit/npm-signals';
 import { processIo } from './io.js';
 import { run } from './run.js';
 
@@ -33,8 +33,9 @@ if (process.env.TENSORMINE_MINER_WRAPPED === '1' && process.channel) {
 
 // Started by npm (npx miner, npm start): npm passes SIGTERM and SIGINT to its `sh -c` only,
 // which dies of SIGTERM (as npm does of SIGHUP) but holds SIGINT until its command exits: stop
-// when npm or its shell dies or is sent SIGINT, instead of mining on (launcher.ts).
-stopWithLauncher((reason) => controller.abort(reason));
+// when npm or its shell dies or is sent SIGINT, instead of mining on (the service kit's
+// npm-signal watcher).
+watchNpmStopSignals((reason) => controller.abort(reason));
 
 // `miner config | head -3`: the reader went away (EPIPE), or the terminal did (EIO: hung up,
 // or no longer this process's). Stop the command (mine stops cleanly) and drop what is still

@@ -1,6 +1,6 @@
 import { mkdir, open, readFile, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { processAlive } from '@tensormine/validator/launcher';
+import { processAlive } from '@tensormine/service-kit/npm-signals';
 import { CliError } from './errors.js';
 
 /**

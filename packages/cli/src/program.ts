@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
+import { ConfigError } from '@tensormine/service-kit/settings';
 import { type Command, Option } from 'commander';
 import { type ConfigFile, configFilePath, readConfigFile } from './config-file.js';
+import { CliError } from './errors.js';
 import type { CliIo } from './io.js';
 import type { SessionOptions } from './session.js';
 import {
@@ -79,7 +81,13 @@ export function loadSettings(
   const file = readConfigFile(configFilePath(values.config as string | undefined, io.env), {
     ...(options.allowMissingConfig ? { allowMissing: true } : {}),
   });
-  const resolved = resolveSettings({ flags, env: io.env, file: { path: file.path, values: file.values } });
+  let resolved: ResolvedSettings;
+  try {
+    resolved = resolveSettings({ flags, env: io.env, file: { path: file.path, values: file.values } });
+  } catch (error) {
+    if (error instanceof ConfigError) throw new CliError('config', error.message, [], { cause: error });
+    throw error;
+  }
   const parsedFlags: Partial<Record<SettingName, unknown>> = {};
   for (const name of Object.keys(flags) as SettingName[]) parsedFlags[name] = resolved.settings[name];
   return { ...resolved, file, flags: parsedFlags };

@@ -1,6 +1,15 @@
 import { availableParallelism } from 'node:os';
 import { DEVICE_TYPES, type DeviceType } from '@tensormine/protocol';
-import { CliError } from './errors.js';
+import {
+  boolSetting as boolean,
+  ConfigError,
+  intSetting as integer,
+  oneOfSetting as oneOf,
+  type ResolveSettingsInput,
+  resolveSettings as resolveServiceSettings,
+  type SettingSource,
+  type SettingSpec,
+} from '@tensormine/service-kit/settings';
 import { defaultDataDir, defaultJournal, defaultKeyFile } from './paths.js';
 
 /**
@@ -8,8 +17,9 @@ import { defaultDataDir, defaultJournal, defaultKeyFile } from './paths.js';
  * key in the config file (the setting's name), its default and its parser. Values resolve
  * with the precedence
  *   flags > environment > config file > defaults
- * and `resolveSettings` records where each value came from (`miner config` prints both).
- * Commands take the flags of the settings they use; `miner config` takes them all.
+ * by the one settings resolver of @tensormine/service-kit, which records where each value came
+ * from (`miner config` prints both). Commands take the flags of the settings they use;
+ * `miner config` takes them all.
  */
 export interface MinerSettings {
   /** Validators in failover order, the primary first. */
@@ -49,21 +59,14 @@ export interface MinerSettings {
 }
 
 export type SettingName = keyof MinerSettings;
-export type SettingSource = 'flag' | 'env' | 'file' | 'default';
+export type { SettingSource };
 
-type Env = Readonly<Record<string, string | undefined>>;
-
-export interface Setting<T> {
+/** A setting of the miner: the service kit's, with its commander flag and help texts. */
+export interface Setting<T> extends SettingSpec<T, MinerSettings> {
   /** The commander flag, e.g. `--url <url>`, `--no-cpu`. */
   readonly flag: string;
-  readonly env: string;
-  readonly description: string;
-  /** The default; may depend on the environment and on the settings above it in the table. */
-  readonly default: (env: Env, resolved: Partial<MinerSettings>) => T;
   /** The default as the help shows it. */
   readonly defaultText: string;
-  /** Parses a flag (string, boolean or list), an environment string or a JSON value of the file. */
-  readonly parse: (value: unknown, where: string) => T;
   /** The flag may be given several times (a list). */
   readonly repeatable?: boolean;
   /** Never printed (`miner config` shows "(set)"). */
@@ -71,31 +74,7 @@ export interface Setting<T> {
 }
 
 function fail(where: string, expected: string, got: unknown): never {
-  throw new CliError('config', `${where}: expected ${expected}, got ${JSON.stringify(got)}`);
-}
-
-function integer(min: number, max: number) {
-  return (value: unknown, where: string): number => {
-    const n = typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value;
-    if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) {
-      fail(where, `an integer in [${min}, ${max}]`, value);
-    }
-    return n;
-  };
-}
-
-function boolean(value: unknown, where: string): boolean {
-  if (typeof value === 'boolean') return value;
-  if (typeof value === 'string' && /^(1|true|yes|on)$/i.test(value.trim())) return true;
-  if (typeof value === 'string' && /^(0|false|no|off)$/i.test(value.trim())) return false;
-  return fail(where, 'true or false', value);
-}
-
-function oneOf<T extends string>(values: readonly T[]) {
-  return (value: unknown, where: string): T => {
-    if (typeof value === 'string' && (values as readonly string[]).includes(value)) return value as T;
-    return fail(where, `one of ${values.join(', ')}`, value);
-  };
+  throw new ConfigError(`${where}: expected ${expected}, got ${JSON.stringify(got)}`);
 }
 
 function path(value: unknown, where: string): string {
@@ -152,8 +131,7 @@ function intensity(value: unknown, where: string): number {
 
 function token(value: unknown, where: string): string {
   if (typeof value !== 'string' || value.length < 16) {
-    throw new CliError(
-      'config',
+    throw new ConfigError(
       `${where}: expected a token of at least 16 characters, got ${typeof value === 'string' ? `${value.length} characters` : typeof value}`,
     );
   }
@@ -337,47 +315,19 @@ export function flagName(name: SettingName): string {
   return SETTINGS[name].flag.split(' ')[0]!;
 }
 
-export interface ResolveSettingsInput {
-  /** Values given on the command line (strings, booleans, or lists for repeatable flags). */
-  readonly flags?: Partial<Record<SettingName, unknown>>;
-  readonly env?: Env;
-  /** The config file's settings and its path (for messages). */
-  readonly file?: { readonly path: string; readonly values: Readonly<Record<string, unknown>> };
-}
-
 export interface ResolvedSettings {
   readonly settings: MinerSettings;
   readonly sources: Readonly<Record<SettingName, SettingSource>>;
 }
 
-/** Resolves every setting: flags > environment > config file > defaults. */
-export function resolveSettings(input: ResolveSettingsInput = {}): ResolvedSettings {
-  const env = input.env ?? {};
-  const settings: Record<string, unknown> = {};
-  const sources: Record<string, SettingSource> = {};
-  for (const name of SETTING_NAMES) {
-    const setting = SETTINGS[name] as Setting<unknown>;
-    const flag = input.flags?.[name];
-    const fromEnv = env[setting.env];
-    const fromFile = input.file?.values[name];
-    if (flag !== undefined) {
-      settings[name] = setting.parse(flag, `option ${flagName(name)}`);
-      sources[name] = 'flag';
-    } else if (fromEnv !== undefined && fromEnv !== '') {
-      settings[name] = setting.parse(fromEnv, `environment ${setting.env}`);
-      sources[name] = 'env';
-    } else if (fromFile !== undefined) {
-      settings[name] = setting.parse(fromFile, `config file ${input.file!.path} key ${name}`);
-      sources[name] = 'file';
-    } else {
-      settings[name] = setting.default(env, settings as Partial<MinerSettings>);
-      sources[name] = 'default';
-    }
-  }
-  return {
-    settings: settings as unknown as MinerSettings,
-    sources: sources as Record<SettingName, SettingSource>,
-  };
+/**
+ * Resolves every setting: flags > environment > config file (already read, see config-file.ts)
+ * > defaults.
+ * @throws ConfigError naming the flag, variable or file key of a malformed value.
+ */
+export function resolveSettings(input: ResolveSettingsInput<MinerSettings> = {}): ResolvedSettings {
+  const { config, sources } = resolveServiceSettings(SETTINGS, input);
+  return { settings: config, sources };
 }
 
 /** A setting's value as `miner config` prints it (secrets as "(set)"). */

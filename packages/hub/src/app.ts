@@ -1,16 +1,16 @@
 import { existsSync } from 'node:fs';
 import fastifyStatic from '@fastify/static';
-import type { OperationId, ServiceHealth } from '@tensormine/protocol';
+import type { ServiceHealth } from '@tensormine/protocol';
 import {
   ApiError,
   ConfigError,
   createServiceApp,
   registerServiceRoutes,
   type ServiceCreateOptions,
-  type ServiceHandler,
+  type ServiceRouteHandlers,
   type SettingSource,
-} from '@tensormine/validator';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+} from '@tensormine/service-kit';
+import type { FastifyInstance } from 'fastify';
 import { type HubConfig, type HubSettingName, resolveHubConfig } from './config.js';
 import { type Directory, loadDirectory } from './directory.js';
 import { gamePage } from './pages.js';
@@ -83,9 +83,9 @@ export async function createHub(options: CreateHubOptions = {}): Promise<Hub> {
   };
 
   const app = createServiceApp({
+    service: 'hub',
     logLevel: config.logLevel,
-    rateLimitPerSecond: config.rateLimitPerSecond,
-    rateLimitBurst: config.rateLimitBurst,
+    rateLimit: { burst: config.rateLimitBurst, perSecond: config.rateLimitPerSecond },
     now,
     logger,
     // Own scripts only; game icons and ads may come from other https hosts (ads in sandboxed frames).
@@ -95,19 +95,18 @@ export async function createHub(options: CreateHubOptions = {}): Promise<Hub> {
     },
   });
 
-  const gameOf = (request: FastifyRequest) => {
-    const { gameId } = request.params as { gameId: string };
+  const gameOf = (gameId: string) => {
     const game = directory.game(gameId);
     if (!game) throw new ApiError('game_not_found', `no game ${JSON.stringify(gameId)} in the directory`);
     return game;
   };
 
-  const handlers: { readonly [Id in OperationId]?: ServiceHandler } = {
+  const handlers: ServiceRouteHandlers<'hub'> = {
     listGames: async () => ({ games: directory.games }),
-    getGameStatus: async (request) => prober.status(gameOf(request)),
+    getGameStatus: async (request) => prober.status(gameOf(request.params.gameId)),
     listAds: async () => ({ ads: directory.ads }),
     getGamePage: async (request, reply) => {
-      const game = gameOf(request);
+      const game = gameOf(request.params.gameId);
       reply.type('text/html; charset=utf-8');
       return gamePage(game);
     },

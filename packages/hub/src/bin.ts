@@ -8,9 +8,9 @@
  * Every setting is a flag (kebab-case), an environment variable (HUB_*) and a key of the JSON
  * config file; precedence: flags > environment > config file > defaults.
  */
-import { runServiceBin } from '@tensormine/validator';
+import { runServiceBin } from '@tensormine/service-kit';
 import { createHub } from './app.js';
-import { HUB_SETTINGS, resolveHubConfig } from './config.js';
+import { HUB_SETTINGS } from './config.js';
 
 runServiceBin({
   name: 'tensormine-hub',
@@ -18,7 +18,6 @@ runServiceBin({
   specs: HUB_SETTINGS,
   configEnv: 'HUB_CONFIG',
   hideDefaults: ['gamesFile', 'staticDir'],
-  resolve: resolveHubConfig,
   async start(input) {
     const hub = await createHub({
       ...input.flags,

@@ -10,12 +10,12 @@ import {
   serviceBaseSettings,
   textSetting as text,
   urlSetting,
-} from '@tensormine/validator';
+} from '@tensormine/service-kit';
 
 /**
  * Hub configuration: every setting is a flag (kebab-case), an environment variable (HUB_*) and a
  * key of the JSON config file; precedence flags > environment > config file > defaults (the one
- * resolver of the services, from @tensormine/validator).
+ * resolver of the services, from @tensormine/service-kit).
  */
 export interface HubConfig {
   readonly host: string;

@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { type Ad, AdSchema, type Game, GameSchema } from '@tensormine/protocol';
-import { ConfigError, readJsonFile } from '@tensormine/validator';
+import { ConfigError, readJsonFile } from '@tensormine/service-kit';
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 

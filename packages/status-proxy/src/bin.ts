@@ -7,7 +7,7 @@
  * Environment: TENSORMINE_VALIDATOR_URLS (comma-separated), TENSORMINE_STATUS_PORT, TENSORMINE_STATUS_HOST.
  */
 import { parseArgs } from 'node:util';
-import { stopWithLauncher } from '@tensormine/validator/launcher';
+import { watchNpmStopSignals } from '@tensormine/service-kit/npm-signals';
 import { createStatusProxy } from './proxy.js';
 
 const USAGE = `usage: status-proxy [options]
@@ -79,7 +79,7 @@ async function main(): Promise<void> {
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
   // Under `npm start`: npm's own SIGINT and SIGTERM stop at its shell.
-  stopWithLauncher(stop);
+  watchNpmStopSignals(stop);
 }
 
 main().catch((error: unknown) => {

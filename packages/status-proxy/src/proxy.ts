@@ -12,21 +12,17 @@ import {
   ValidatorError,
 } from '@tensormine/client';
 import {
-  ERROR_CODES,
   type ErrorCode,
   type ErrorResponse,
   keptBody,
   type LiveState,
   type OperationId,
   ROUTES,
+  SSE_HEADERS,
   type SseHubOptions,
 } from '@tensormine/protocol';
-import Fastify, {
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-  LogController,
-} from 'fastify';
+import { createServiceApp, errorBody } from '@tensormine/service-kit';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type CachedAnswer, ReadCache } from './cache.js';
 import { LatticeMirror } from './mirror.js';
 
@@ -100,17 +96,6 @@ function coerce(value: unknown): Record<string, unknown> {
   return out;
 }
 
-function errorBody(code: ErrorCode, message: string, details?: Record<string, unknown>): ErrorResponse {
-  const statusCode = ERROR_CODES[code].status;
-  return {
-    statusCode,
-    code,
-    error: STATUS_CODES[statusCode] ?? 'Error',
-    message,
-    ...(details === undefined ? {} : { details }),
-  };
-}
-
 /** What a failed upstream call becomes: the validator's own answer, or a 400 / 502 of ours. */
 function answerOf(error: unknown): CachedAnswer {
   if (error instanceof ValidatorError && error.status !== undefined) {
@@ -141,13 +126,6 @@ function answerOf(error: unknown): CachedAnswer {
   };
 }
 
-const SSE_HEADERS = {
-  'content-type': 'text/event-stream; charset=utf-8',
-  'cache-control': 'no-cache, no-transform',
-  connection: 'keep-alive',
-  'x-accel-buffering': 'no',
-} as const;
-
 /**
  * Builds a status proxy in front of `validators`: not listening yet (`listen()`), its lattice
  * mirror and upstream event stream started.
@@ -164,11 +142,18 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
     protocol: '4.1',
   });
   const cache = new ReadCache(options.cacheMs ?? 1000);
-  const app = Fastify({
-    logger: options.logger ?? (process.env.VITEST ? false : { level: 'info' }),
-    return503OnClosing: true,
+  const app = createServiceApp({
+    service: 'status',
+    logLevel: 'info',
+    logger: options.logger,
     // One line per request would drown a proxy serving many dashboards; errors are still logged.
-    logController: new LogController({ disableRequestLogging: true }),
+    logRequests: false,
+    // A forwarded block submission is a few hundred bytes; the validator's own limit is 64 KiB.
+    bodyLimit: 64 * 1024,
+    // As before the service kit: no per-address limit of the proxy's own (the cache absorbs
+    // repeated reads; the validators behind it limit the rest).
+    rateLimit: false,
+    now: Date.now,
   });
   const mirror = new LatticeMirror({
     client,
@@ -191,26 +176,6 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
     }
   };
   const activeUrl = () => client.endpoints().find((e) => e.active)?.url ?? options.validators[0]!;
-
-  app.setNotFoundHandler((request, reply) => {
-    void reply
-      .code(404)
-      .send(
-        errorBody('not_found', `no route ${request.method} ${request.url.split('?')[0]} on the status proxy`),
-      );
-  });
-  app.setErrorHandler((error: { statusCode?: number; code?: string; message: string }, _request, reply) => {
-    if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
-      return reply.code(400).send(errorBody('invalid_json', error.message));
-    }
-    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
-      return reply.code(413).send(errorBody('body_too_large', error.message));
-    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-      return reply.code(415).send(errorBody('unsupported_media_type', error.message));
-    }
-    app.log.error(error);
-    return reply.code(500).send(errorBody('internal_error', 'an unexpected error in the status proxy'));
-  });
 
   // The forwarded /api/hexchain/* routes.
   for (const [id, forward] of Object.entries(FORWARDED) as [

@@ -7,30 +7,23 @@ import fastifyStatic from '@fastify/static';
 import {
   bpsToFraction,
   LOCK_TERMS,
-  type OperationId,
   type PurchaseRequest,
   type ServiceHealth,
   type StakingOptions,
-  type SwapQuoteRequest,
-  type TerminalTransferRequest,
   TOKEN_SYMBOLS,
   VAULT_MAX_HORIZON_S,
   type VaultOptions,
-  type WalletChallengeRequest,
-  type WalletVerifyRequest,
-  type XAuthAuthorizeQuery,
-  type XAuthCallbackQuery,
-  type XAuthClaimRequest,
 } from '@tensormine/protocol';
 import {
   ApiError,
   createServiceApp,
   errorBody,
+  type RouteHandler,
   registerServiceRoutes,
   type ServiceCreateOptions,
-  type ServiceHandler,
+  type ServiceRouteHandlers,
   type SettingSource,
-} from '@tensormine/validator';
+} from '@tensormine/service-kit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ClaimService } from './claims.js';
 import {
@@ -102,9 +95,9 @@ export async function createTerminal(options: CreateTerminalOptions = {}): Promi
   const nowS = () => Math.floor(now() / 1000);
 
   const app = createServiceApp({
+    service: 'terminal',
     logLevel: config.logLevel,
-    rateLimitPerSecond: config.rateLimitPerSecond,
-    rateLimitBurst: config.rateLimitBurst,
+    rateLimit: { burst: config.rateLimitBurst, perSecond: config.rateLimitPerSecond },
     now,
     logger,
     headers: {
@@ -170,8 +163,7 @@ export async function createTerminal(options: CreateTerminalOptions = {}): Promi
     return state;
   };
 
-  const pubkeyParam = (request: FastifyRequest) => {
-    const { wallet } = request.params as { wallet: string };
+  const pubkeyParam = (wallet: string) => {
     const pubkey = walletToPubkey(wallet);
     if (!pubkey) throw new ApiError('validation_failed', 'params/wallet: not a 32-byte wallet address');
     return pubkey;
@@ -191,14 +183,14 @@ export async function createTerminal(options: CreateTerminalOptions = {}): Promi
   };
 
   const purchase =
-    (product: Product): ServiceHandler =>
+    (product: Product): RouteHandler<'premiumPurchase' | 'noAdsPurchase'> =>
     async (request) => {
-      const body = request.body as PurchaseRequest;
+      const body: PurchaseRequest = request.body;
       requireWallet(request, body.wallet);
       return purchases.purchase(product, body.wallet, body.currency, body.transfer_id);
     };
 
-  const handlers: { readonly [Id in OperationId]?: ServiceHandler } = {
+  const handlers: ServiceRouteHandlers<'terminal'> = {
     getTerminalHealth: async (): Promise<ServiceHealth> => {
       const validatorUp = await ledger.client.node
         .health({ timeoutMs: 2000, retries: 0 })
@@ -213,7 +205,7 @@ export async function createTerminal(options: CreateTerminalOptions = {}): Promi
     },
 
     walletChallenge: async (request) => {
-      const { wallet } = request.body as WalletChallengeRequest;
+      const { wallet } = request.body;
       if (!walletToPubkey(wallet))
         throw new ApiError('validation_failed', 'body/wallet: not a 32-byte wallet address');
       const challenge = newChallenge(wallet, config.publicUrl, now());
@@ -222,7 +214,7 @@ export async function createTerminal(options: CreateTerminalOptions = {}): Promi
     },
 
     walletVerify: async (request) => {
-      const { wallet, signature } = request.body as WalletVerifyRequest;
+      const { wallet, signature } = request.body;
       const state = sessionOf(request);
       const check = checkChallenge(state.challenge, wallet, signature, now());
       // A challenge is good for one try, right or wrong.
@@ -246,7 +238,7 @@ export async function createTerminal(options: CreateTerminalOptions = {}): Promi
     },
 
     xAuthAuthorize: async (request, reply) => {
-      const query = request.query as XAuthAuthorizeQuery;
+      const { query } = request;
       if (!oauthClient.configured) {
         return flowFailure(
           request,
@@ -279,7 +271,7 @@ export async function createTerminal(options: CreateTerminalOptions = {}): Promi
     },
 
     xAuthCallback: async (request, reply) => {
-      const query = request.query as XAuthCallbackQuery;
+      const { query } = request;
       const state = sessionOf(request);
       const flow = state.flow;
       if (!flow) {
@@ -337,7 +329,7 @@ export async function createTerminal(options: CreateTerminalOptions = {}): Promi
     },
 
     xAuthClaim: async (request) => {
-      const body = request.body as XAuthClaimRequest;
+      const { body } = request;
       const state = sessionOf(request);
       if (!state.account || !sameToken(body.session, state.claimToken)) {
         throw new ApiError('session_required', 'sign in with your social account in this browser first');
@@ -356,11 +348,11 @@ export async function createTerminal(options: CreateTerminalOptions = {}): Promi
           'prove your wallet first (POST /api/wallet/challenge, then /api/wallet/verify)',
         );
       }
-      return purchases.payTreasury(state.wallet, request.body as TerminalTransferRequest);
+      return purchases.payTreasury(state.wallet, request.body);
     },
 
     getTerminalBalances: async (request) =>
-      upstream(() => ledger.client.economy.balances(pubkeyParam(request))),
+      upstream(() => ledger.client.economy.balances(pubkeyParam(request.params.wallet))),
 
     premiumPurchase: purchase('premium'),
     noAdsPurchase: purchase('no_ads'),
@@ -374,16 +366,17 @@ export async function createTerminal(options: CreateTerminalOptions = {}): Promi
         early_unstake_penalty: bpsToFraction(t.penaltyBps),
       })),
     }),
-    getTerminalStakes: async (request) => upstream(() => ledger.client.economy.stakes(pubkeyParam(request))),
+    getTerminalStakes: async (request) =>
+      upstream(() => ledger.client.economy.stakes(pubkeyParam(request.params.wallet))),
     getTerminalSwapPools: async () => upstream(() => ledger.client.economy.swapPools()),
-    getTerminalSwapQuote: async (request) =>
-      upstream(() => ledger.client.economy.swapQuote(request.query as SwapQuoteRequest)),
+    getTerminalSwapQuote: async (request) => upstream(() => ledger.client.economy.swapQuote(request.query)),
     getTerminalVaultOptions: async (): Promise<VaultOptions> => ({
       tokens: [...TOKEN_SYMBOLS],
       min_lock_s: 1,
       max_lock_s: VAULT_MAX_HORIZON_S,
     }),
-    getTerminalVaults: async (request) => upstream(() => ledger.client.economy.vaults(pubkeyParam(request))),
+    getTerminalVaults: async (request) =>
+      upstream(() => ledger.client.economy.vaults(pubkeyParam(request.params.wallet))),
   };
 
   registerServiceRoutes(app, 'terminal', handlers);

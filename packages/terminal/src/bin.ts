@@ -10,9 +10,9 @@
  * and a key of the JSON config file; precedence: flags > environment > config file > defaults.
  * Secrets (the treasury key, the OAuth client secret) are never printed.
  */
-import { runServiceBin } from '@tensormine/validator';
+import { runServiceBin } from '@tensormine/service-kit';
 import { createTerminal } from './app.js';
-import { resolveTerminalConfig, SECRET_SETTINGS, TERMINAL_SETTINGS } from './config.js';
+import { SECRET_SETTINGS, TERMINAL_SETTINGS } from './config.js';
 import { pubkeyToWallet } from './wallet.js';
 
 runServiceBin({
@@ -22,7 +22,6 @@ runServiceBin({
   configEnv: 'TERMINAL_CONFIG',
   secrets: SECRET_SETTINGS,
   hideDefaults: ['dataDir'],
-  resolve: resolveTerminalConfig,
   async start(input) {
     const terminal = await createTerminal({
       ...input.flags,

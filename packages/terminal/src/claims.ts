@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { parseAmount, type XAuthClaimResult } from '@tensormine/protocol';
-import { ApiError } from '@tensormine/validator';
+import { ApiError } from '@tensormine/service-kit';
 import type { WelcomeToken } from './config.js';
 import { type Ledger, LedgerError } from './ledger.js';
 import { type ClaimRow, isUniqueViolation, type TerminalStore } from './store.js';

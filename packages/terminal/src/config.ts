@@ -14,7 +14,7 @@ import {
   serviceBaseSettings,
   textSetting as text,
   urlSetting as url,
-} from '@tensormine/validator';
+} from '@tensormine/service-kit';
 
 /**
  * Terminal backend configuration. The seed's variable names are used where the seed has one

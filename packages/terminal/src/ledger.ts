@@ -11,7 +11,7 @@ import {
   type Transfer,
   toHex,
 } from '@tensormine/protocol';
-import { ConfigError } from '@tensormine/validator';
+import { ConfigError } from '@tensormine/service-kit';
 
 /**
  * The terminal's side of the validator ledger: the treasury key, transfers it sends (as exact

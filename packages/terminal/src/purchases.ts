@@ -8,7 +8,7 @@ import {
   type Transfer,
   TransferRequestSchema,
 } from '@tensormine/protocol';
-import { ApiError } from '@tensormine/validator';
+import { ApiError } from '@tensormine/service-kit';
 import { Compile } from 'typebox/compile';
 import type { TerminalConfig } from './config.js';
 import { type Ledger, LedgerError } from './ledger.js';

@@ -2,7 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Entitlement, TerminalSession } from '@tensormine/protocol';
-import { ConfigError } from '@tensormine/validator';
+import { ConfigError } from '@tensormine/service-kit';
 import type { FastifyRequest } from 'fastify';
 import type { OAuthAccount, PendingFlow } from './oauth.js';
 import type { PendingChallenge } from './wallet.js';

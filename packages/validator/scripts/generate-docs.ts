@@ -41,9 +41,7 @@ const rows = SETTING_NAMES.map((name) => {
   const value =
     name === 'dataDir'
       ? '`$XDG_DATA_HOME/tensormine/validator` (else `~/.local/share/...`)'
-      : name === 'adminToken'
-        ? 'generated at first start'
-        : `\`${String(s.default())}\``;
+      : (s.defaultText ?? `\`${String(s.default({}, {}))}\``);
   return `| \`--${settingFlag(name)}\` | \`${s.env}\` | \`${name}\` | ${value} | ${s.description} |`;
 });
 const table = [

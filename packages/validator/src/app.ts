@@ -13,12 +13,8 @@ import {
   taggedHash,
   toHex,
 } from '@tensormine/protocol';
-import Fastify, {
-  type FastifyInstance,
-  type InjectOptions,
-  type LightMyRequestResponse,
-  LogController,
-} from 'fastify';
+import { createServiceApp, RateLimiter } from '@tensormine/service-kit';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import {
   ConfigError,
   type ConfigSource,
@@ -32,21 +28,21 @@ import {
 } from './config.js';
 import type { RuntimeConfig, ValidatorContext } from './context.js';
 import { loadAdminToken } from './http/admin-auth.js';
-import { installErrorHandling } from './http/errors.js';
-import { frameworkErrorOptions } from './http/framework-errors.js';
-import { RateLimiter } from './http/rate-limit.js';
-import { keepRawJsonBodies } from './http/raw-body.js';
+import { storageUnavailable } from './http/errors.js';
 import { type Handlers, registerRoutes } from './http/routes.js';
-import { validatorCompiler } from './http/validator-compiler.js';
 import { adminHandlers, CONFIG_CHANNEL } from './services/admin.js';
 import { Cluster, followReconnects, isSharedStorage, resolveNodeId } from './services/cluster.js';
-import { STORED_OPERATIONS } from './services/economy/requests.js';
-import { createEconomyService, type EconomyGenesis, readGenesisFile } from './services/economy.js';
+import {
+  createEconomyService,
+  type EconomyGenesis,
+  readGenesisFile,
+  STORED_OPERATIONS,
+} from './services/economy.js';
 import { createHexchainService } from './services/hexchain.js';
 import { Metrics } from './services/metrics.js';
 import { createMiningService } from './services/mining.js';
 import { nodeHandlers } from './services/node.js';
-import { createPoolService } from './services/pool/service.js';
+import { createPoolService } from './services/pool.js';
 import { openStorage } from './store/open.js';
 import type { Storage } from './store/types.js';
 
@@ -137,18 +133,20 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
   const nodeId = resolveNodeId(config, identity, clustered);
   const runtime = await loadRuntime(storage, resolved);
 
-  const app = Fastify({
-    logger: logger ?? (process.env.VITEST ? false : { level: config.logLevel }),
-    bodyLimit: config.bodyLimitBytes,
-    trustProxy: false,
-    return503OnClosing: true,
+  const app = createServiceApp({
+    service: 'validator',
+    logLevel: config.logLevel,
+    logger,
     // One line per request would drown a node serving many miners; errors are still logged.
-    logController: new LogController({ disableRequestLogging: true }),
-    ajv: { customOptions: { coerceTypes: false } },
-    // Malformed requests, bad paths and over-long parameters answer in the documented shape.
-    ...frameworkErrorOptions(),
+    logRequests: false,
+    bodyLimit: config.bodyLimitBytes,
+    rateLimit: { burst: config.rateLimitBurst, perSecond: config.rateLimitPerSecond },
+    now,
+    // Behind a load balancer, which node answered (also in GET /status and /admin/metrics).
+    headers: { 'x-tm-node-id': nodeId },
+    // A busy or unreachable database is 503 service_unavailable, never a 500.
+    translateError: storageUnavailable,
   });
-  app.setValidatorCompiler(validatorCompiler);
 
   const metrics = new Metrics(storage, now, clustered ? nodeId : undefined);
   await metrics.start();
@@ -173,8 +171,6 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
       `${adminTokenFile} had mode 0${modeFixedFrom.toString(8)} (readable by other users): set to 0600; if others could read it, replace the token (delete the file and restart)`,
     );
   }
-  keepRawJsonBodies(app, config.bodyLimitBytes);
-  installErrorHandling(app);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -199,20 +195,11 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
     },
   });
 
-  const addressLimiter = new RateLimiter(
-    { burst: config.rateLimitBurst, perSecond: config.rateLimitPerSecond },
-    now,
-  );
   const keyLimiter = new RateLimiter(
     { burst: config.keyRateLimitBurst, perSecond: config.keyRateLimitPerSecond },
     now,
   );
-  // Both hooks run on every request: callback style (no promise, no extra microtask turn).
-  app.addHook('onRequest', (request, reply, done) => {
-    // Behind a load balancer, which node answered (also in GET /status and /admin/metrics).
-    reply.header('x-tm-node-id', nodeId);
-    done(addressLimiter.refuse(request.ip, 'address'));
-  });
+  // Runs on every request: callback style (no promise, no extra microtask turn).
   app.addHook('onResponse', (_request, reply, done) => {
     metrics.observeResponse(reply.elapsedTime);
     done();

@@ -16,14 +16,17 @@ import {
   boolSetting as bool,
   ConfigError,
   intSetting as int,
+  LOG_LEVELS,
+  type LogLevel,
   oneOfSetting as oneOf,
+  type ResolveSettingsInput,
   resolveSettings,
   type SettingSpec,
   textSetting as text,
   urlSetting,
-} from './settings.js';
+} from '@tensormine/service-kit';
 
-export { ConfigError, settingFlag } from './settings.js';
+export { ConfigError, settingFlag } from '@tensormine/service-kit';
 
 /**
  * Validator configuration. Every setting has one entry in SETTINGS: its environment
@@ -92,7 +95,7 @@ export interface ValidatorConfig {
   readonly invalidProofBudget: number;
   /** Invalid v4.0 proofs one client address may send before its back-off (one more per 6 s). */
   readonly invalidProofBudgetPerAddress: number;
-  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  readonly logLevel: LogLevel;
   /** A JSON file with the economy's genesis, read at the first start of a data directory. */
   readonly genesisFile: string | undefined;
   /**
@@ -107,7 +110,7 @@ export interface ValidatorConfig {
 export type SettingName = keyof ValidatorConfig;
 export type ConfigSource = 'flag' | 'env' | 'file' | 'persisted' | 'default';
 
-type Setting<T> = SettingSpec<T>;
+type Setting<T> = SettingSpec<T, ValidatorConfig>;
 
 function ptmAmount(value: unknown, where: string): bigint {
   if (typeof value === 'bigint' && value >= 0n) return value;
@@ -188,6 +191,7 @@ export const SETTINGS: { readonly [K in SettingName]: Setting<ValidatorConfig[K]
     env: 'TENSORMINE_ADMIN_TOKEN',
     description: 'admin bearer token (generated and stored in the data directory when unset)',
     default: () => undefined,
+    defaultText: 'generated at first start',
     parse: token,
   },
   difficulty: {
@@ -316,7 +320,7 @@ export const SETTINGS: { readonly [K in SettingName]: Setting<ValidatorConfig[K]
     env: 'TENSORMINE_LOG_LEVEL',
     description: 'log level',
     default: () => 'info',
-    parse: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
+    parse: oneOf(LOG_LEVELS),
   },
   genesisFile: {
     env: 'TENSORMINE_GENESIS_FILE',
@@ -363,14 +367,8 @@ export const RUNTIME_SETTINGS = [
 ] as const;
 export type RuntimeSettingName = (typeof RUNTIME_SETTINGS)[number];
 
-export interface ResolveInput {
-  /** Values given as flags or programmatic options (already typed or strings). */
-  readonly flags?: Partial<Record<SettingName, unknown>>;
-  /** The environment (default: none; pass process.env to read it). */
-  readonly env?: Readonly<Record<string, string | undefined>>;
-  /** A JSON config file path; its keys are the setting names. */
-  readonly configFile?: string;
-}
+/** Flags (or programmatic options), the environment and a config file, as every service takes them. */
+export type ResolveInput = ResolveSettingsInput<ValidatorConfig>;
 
 export interface ResolvedConfig {
   readonly config: ValidatorConfig;

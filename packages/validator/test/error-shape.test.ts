@@ -5,10 +5,15 @@
  * parameters, raw non-ASCII bytes, huge headers. Over a real socket: Node's HTTP parser is part
  * of what is tested.
  */
-import { connect } from 'node:net';
-import { ERROR_CODES, ErrorResponseSchema, isErrorCode, routesOf } from '@tensormine/protocol';
-import { Value } from 'typebox/value';
+import { routesOf } from '@tensormine/protocol';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import {
+  concretePath as concrete,
+  expectErrorShape,
+  httpRequest,
+  type RawAnswer,
+  rawRequest,
+} from '../../../test-support/raw-http.ts';
 import { createValidator, type Validator } from '../src/index.js';
 
 let validator: Validator;
@@ -20,79 +25,9 @@ beforeAll(async () => {
 });
 afterAll(() => validator.close());
 
-interface RawAnswer {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
-
-/** Sends raw bytes on a fresh connection and parses the HTTP answer. */
-function raw(request: Buffer | string): Promise<RawAnswer> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.end(request));
-    const chunks: Buffer[] = [];
-    socket.on('data', (d: Buffer) => chunks.push(d));
-    socket.on('error', () => {});
-    socket.on('close', () => {
-      const text = Buffer.concat(chunks).toString('latin1');
-      const split = text.indexOf('\r\n\r\n');
-      if (split < 0) return reject(new Error(`no HTTP answer: ${JSON.stringify(text)}`));
-      const [statusLine, ...headerLines] = text.slice(0, split).split('\r\n');
-      const headers: Record<string, string> = {};
-      for (const line of headerLines) {
-        const i = line.indexOf(':');
-        headers[line.slice(0, i).toLowerCase()] = line.slice(i + 1).trim();
-      }
-      let body = text.slice(split + 4);
-      if (headers['transfer-encoding'] === 'chunked') {
-        let out = '';
-        for (let rest = body; ; ) {
-          const n = Number.parseInt(rest, 16);
-          if (!n) break;
-          const start = rest.indexOf('\r\n') + 2;
-          out += rest.slice(start, start + n);
-          rest = rest.slice(start + n + 2);
-        }
-        body = out;
-      }
-      resolve({ status: Number(statusLine!.split(' ')[1]), headers, body });
-    });
-  });
-}
-
-function request(method: string, path: string | Buffer, extraHeaders = ''): Buffer {
-  return Buffer.concat([
-    Buffer.from(`${method} `),
-    typeof path === 'string' ? Buffer.from(path, 'latin1') : path,
-    Buffer.from(
-      ` HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: 0\r\n${extraHeaders}\r\n`,
-    ),
-  ]);
-}
-
-/** Asserts the documented error shape and returns the code. */
-function expectErrorShape(answer: RawAnswer, context: string): string {
-  let body: unknown;
-  try {
-    body = JSON.parse(answer.body);
-  } catch {
-    throw new Error(`${context}: not JSON: ${answer.status} ${answer.body.slice(0, 200)}`);
-  }
-  expect(Value.Check(ErrorResponseSchema, body), `${context}: ${answer.body.slice(0, 300)}`).toBe(true);
-  const b = body as { statusCode: number; code: string };
-  expect(isErrorCode(b.code), context).toBe(true);
-  expect(b.statusCode, context).toBe(answer.status);
-  expect(ERROR_CODES[b.code as keyof typeof ERROR_CODES].status, context).toBe(answer.status);
-  return b.code;
-}
-
-/** A concrete path for a route: every parameter filled with `value`. */
-function concrete(url: string, value: string): string {
-  return url
-    .split('/')
-    .map((p) => (p.startsWith(':') ? value : p))
-    .join('/');
-}
+const raw = (bytes: Buffer | string): Promise<RawAnswer> => rawRequest(port, bytes);
+const request = (method: string, path: string | Buffer, extraHeaders = ''): Buffer =>
+  httpRequest(method, path, { headers: extraHeaders });
 
 const routes = routesOf('validator');
 const METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'];

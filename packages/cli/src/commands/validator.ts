@@ -27,7 +27,7 @@ export function validatorCommand(
   const { SETTING_NAMES, SETTINGS, settingFlag } = table;
   for (const name of SETTING_NAMES) {
     const s = SETTINGS[name];
-    const def = name === 'adminToken' ? '(generated)' : s.default();
+    const def = s.defaultText ?? s.default(ctx.io.env, {});
     start.option(
       `--${settingFlag(name)} <value>`,
       `${s.description} (env ${s.env}${def === undefined ? '' : `; default ${String(def)}`})`,
@@ -41,7 +41,7 @@ export function validatorCommand(
       if (value !== undefined) flags[name] = value;
     }
     const configFile = options.config ?? io.env.TENSORMINE_CONFIG;
-    const { createValidator } = await import('@tensormine/validator');
+    const { createValidator, startupLines } = await import('@tensormine/validator');
     const node = await createValidator({ ...flags, env: io.env, ...(configFile ? { configFile } : {}) });
     let url: string;
     try {
@@ -50,19 +50,7 @@ export function validatorCommand(
       await node.close();
       throw error;
     }
-    const { config } = node;
-    writeLine(io.stdout, `tensormine validator ${node.context.nodeId} listening on ${url}`);
-    writeLine(
-      io.stdout,
-      `  data: ${config.dataDir === ':memory:' ? 'in memory (nothing is kept)' : config.dataDir}`,
-    );
-    if (node.adminTokenFile) writeLine(io.stdout, `  admin token: in ${node.adminTokenFile} (mode 0600)`);
-    else if (config.adminToken) writeLine(io.stdout, '  admin token: from the configuration');
-    else writeLine(io.stdout, '  admin token: generated for this process only (in-memory data directory)');
-    writeLine(
-      io.stdout,
-      `  v4.0 difficulty ${node.context.runtime.difficulty}, hexchain ${config.hexchain ? 'on' : 'off'}; OpenAPI at ${url}/openapi.json`,
-    );
+    for (const line of startupLines(node, url)) writeLine(io.stdout, line);
     writeLine(io.stdout, `  mine against it: miner mine --url ${url}`);
     await aborted(io.signal);
     writeLine(io.stdout, 'closing (finishing requests in flight)');

@@ -60,6 +60,17 @@ export interface SseHubStats {
   readonly lastId: string | null;
 }
 
+/**
+ * The response headers of an event stream: no caching or transformation on the way, and no
+ * buffering by a reverse proxy (nginx reads `x-accel-buffering`), so events arrive as sent.
+ */
+export const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+} as const;
+
 /** The frame of one event: `id:`, `event:` and one `data:` line per line of data. */
 export function formatSse(message: SseMessage): string {
   const id = message.id === undefined ? '' : `id: ${message.id}\n`;

@@ -13,12 +13,12 @@ import {
   routesOf,
   verifySignedRequest,
 } from '@tensormine/protocol';
+import { type RateLimiter, registerRoute } from '@tensormine/service-kit';
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { ValidatorContext } from '../context.js';
 import type { StorageTx } from '../store/types.js';
 import { checkAdminToken } from './admin-auth.js';
 import { verdictError } from './errors.js';
-import type { RateLimiter } from './rate-limit.js';
 
 /** What a handler receives: the validated request parts and, for signed routes, the signer. */
 export interface HandlerRequest<Id extends OperationId> {
@@ -95,8 +95,9 @@ function actingKey(route: RouteDefinition, body: unknown, signer: string | undef
 }
 
 /**
- * Registers every validator route of the protocol's ROUTES table that has a handler, with its
- * schemas (validation, serialization, OpenAPI), its authentication and the rate limits.
+ * Registers every validator route of the protocol's ROUTES table that has a handler (through the
+ * service kit's `registerRoute`: schemas, OpenAPI), wrapped in the validator's own checks: the
+ * admin token, signed requests and their nonces, the per-key rate limit.
  */
 export function registerRoutes(
   app: FastifyInstance,
@@ -183,19 +184,7 @@ export function registerRoutes(
       }
       return result;
     };
-    app.route({
-      method: route.method,
-      url: route.url,
-      schema: {
-        ...route.schema,
-        operationId: route.operationId,
-        summary: route.summary,
-        tags: [...route.tags],
-        ...(route.deprecated ? { deprecated: true } : {}),
-        ...(route.produces ? { produces: [...route.produces] } : {}),
-        ...(route.auth === 'admin' ? { security: [{ adminToken: [] }] } : {}),
-        ...(route.auth === 'signed' ? { security: [{ signedRequest: [] }] } : {}),
-      },
+    registerRoute(app, route, route.auth !== 'signed' && route.method === 'GET' ? direct : full, {
       // The admin token is checked before anything else of the request is looked at: an
       // unauthenticated caller gets 401, never schema details of the body (onRequest runs
       // before the body is parsed and validated).
@@ -207,7 +196,6 @@ export function registerRoutes(
           }
         : {}),
       ...(preHandler ? { preHandler } : {}),
-      handler: route.auth !== 'signed' && route.method === 'GET' ? direct : full,
     });
   }
   return registered;

@@ -9,6 +9,7 @@ import { vaultHandlers } from './economy/vaults.js';
 import type { Service } from './types.js';
 
 export { DEFAULT_GENESIS, type EconomyGenesis, readGenesisFile } from './economy/genesis.js';
+export { STORED_OPERATIONS } from './economy/requests.js';
 
 export interface EconomyService extends Service {
   /** Fastify preHandler answering retries of executed signed economy requests (requests.ts). */

@@ -1,6 +1,6 @@
 /**
  * What differs between the two SQL engines of the storage, named in one place. The
- * repositories (sql-repos.ts and its siblings) are written once in the SQL both engines accept;
+ * repositories (sql/*.ts, one file per aggregate) are written once in the SQL both engines accept;
  * the executors translate placeholders and decode integers; the schema (migrations.ts) is
  * written once with these substitutions. A substitution is a column type or a clause, never a
  * whole statement, so that both schemas visibly stay the same schema.

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { StorageError } from './errors.js';
 import { Mutex } from './mutex.js';
-import { checkNotification } from './sql-repos.js';
+import { checkNotification } from './sql/scope.js';
 
 type Handler = (payload: string) => void;
 

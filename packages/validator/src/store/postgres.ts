@@ -5,7 +5,9 @@ import { nestedTransactionError, StorageError } from './errors.js';
 import type { MigrateResult } from './migrations.js';
 import { PostgresListener } from './postgres-listen.js';
 import { migratePostgres } from './postgres-migrations.js';
-import { type Row, Scope, type SqlExecutor, type SqlStatement, SqlTx, type SqlValue } from './sql-repos.js';
+import type { Row, SqlExecutor, SqlStatement, SqlValue } from './sql/executor.js';
+import { Scope } from './sql/scope.js';
+import { SqlTx } from './sql/tx.js';
 import type { Storage, StorageTx } from './types.js';
 
 export interface PostgresStorageOptions {

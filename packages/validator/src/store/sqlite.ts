@@ -6,15 +6,9 @@ import { sqliteDialect } from './dialect.js';
 import { nestedTransactionError, StorageError } from './errors.js';
 import { migrate, rollback } from './migrations.js';
 import { Mutex } from './mutex.js';
-import {
-  checkNotification,
-  type QueuedNotification,
-  type Row,
-  Scope,
-  type SqlExecutor,
-  type SqlStatement,
-  SqlTx,
-} from './sql-repos.js';
+import type { Row, SqlExecutor, SqlStatement } from './sql/executor.js';
+import { checkNotification, type QueuedNotification, Scope } from './sql/scope.js';
+import { SqlTx } from './sql/tx.js';
 import type { Storage, StorageTx } from './types.js';
 
 export interface SqliteStorageOptions {

@@ -2,7 +2,7 @@ import { expectedWorkMacs, fromHex, sha256, toHex } from '@tensormine/protocol';
 
 /**
  * The economic and naming rules of the v4.0 mining service, in one place so that the docs
- * (docs/.sections/validator-mining.md) and the code cannot disagree.
+ * (docs/validator.md "v4.0 mining") and the code cannot disagree.
  */
 
 /** The token mining rewards are paid in. */

@@ -1,0 +1,46 @@
+/**
+ * @tensormine/service-kit: what every tensormine HTTP service is built from (the validator, the
+ * hub, the terminal backend, the status proxy): one Fastify set-up with the one error shape,
+ * typed route registration from the protocol's route table, the settings resolver, the rate
+ * limiter and the bin runner. Two parts load without Fastify, for the CLI: the settings resolver
+ * (`@tensormine/service-kit/settings`, also exported here) and the npm-signal watcher
+ * (`@tensormine/service-kit/npm-signals`).
+ */
+export { ApiError, errorBody, verdictError } from './api-error.js';
+export { createServiceApp, type ServiceAppOptions, type ServicePlugin } from './app.js';
+export type { TranslateError } from './error-handler.js';
+export { MAX_PARAM_LENGTH } from './framework-errors.js';
+export { RateLimiter, type RateLimitRule } from './rate-limit.js';
+export {
+  type RouteHandler,
+  type RouteHooks,
+  type RouteRequest,
+  registerRoute,
+  registerServiceRoutes,
+  type ServiceOperationId,
+  type ServiceRouteHandlers,
+} from './routes.js';
+export { runServiceBin, type ServiceBin, type ServiceCreateOptions } from './service-bin.js';
+export {
+  bigSetting,
+  boolSetting,
+  ConfigError,
+  intSetting,
+  LOG_LEVELS,
+  type LogLevel,
+  oneOfSetting,
+  type ResolvedSettings,
+  type ResolveSettingsInput,
+  readJsonFile,
+  resolveSettings,
+  type ServiceBaseConfig,
+  type SettingSource,
+  type SettingSpec,
+  type SettingSpecs,
+  type SettingsEnv,
+  serviceBaseSettings,
+  settingFlag,
+  settingsUsage,
+  textSetting,
+  urlSetting,
+} from './settings.js';

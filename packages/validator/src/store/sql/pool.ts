@@ -1,0 +1,318 @@
+import type {
+  PoolBackoffRecord,
+  PoolBlockRecord,
+  PoolChallengeTerms,
+  PoolMemberRecord,
+  PoolRepo,
+  PoolShareRecord,
+  StoredPoolShare,
+} from '../types.js';
+import type { Row } from './executor.js';
+import type { Scope } from './scope.js';
+import { bigintOf, checkBigint, checkCount, int, nullableInt, nullableText, text } from './values.js';
+
+/** The mining pool tables (migration step "mining pool"). */
+
+const MEMBER_COLUMNS =
+  'pubkey, stake, joined_at, share_difficulty, vardiff_since_ms, vardiff_shares, shares_accepted, shares_stale, shares_rejected, blocks_found, last_share_at';
+const SHARE_COLUMNS =
+  'id, pubkey, challenge_id, pow_hash, difficulty, block_difficulty, stale, created_at_ms';
+const BLOCK_COLUMNS =
+  'block_hash, height, q, r, s, finder, reward, fee, "window", last_share_id, payees, found_at_ms, finder_payout';
+
+export class SqlPoolRepo implements PoolRepo {
+  constructor(private readonly scope: Scope) {}
+
+  async getMember(pubkey: string): Promise<PoolMemberRecord | undefined> {
+    const row = await this.scope
+      .read()
+      .prepare(`SELECT ${MEMBER_COLUMNS} FROM pool_members WHERE pubkey = ?`)
+      .get(pubkey);
+    return row === undefined ? undefined : toMember(row);
+  }
+
+  async putMember(m: PoolMemberRecord): Promise<void> {
+    checkBigint('pool.putMember: stake', m.stake);
+    for (const [what, n] of [
+      ['vardiffShares', m.vardiffShares],
+      ['sharesAccepted', m.sharesAccepted],
+      ['sharesStale', m.sharesStale],
+      ['sharesRejected', m.sharesRejected],
+      ['blocksFound', m.blocksFound],
+    ] as const) {
+      checkCount(`pool.putMember: ${what}`, n);
+    }
+    await this.scope
+      .write('pool.putMember')
+      .prepare(
+        `INSERT INTO pool_members (${MEMBER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ` +
+          'ON CONFLICT (pubkey) DO UPDATE SET stake = excluded.stake, joined_at = excluded.joined_at, ' +
+          'share_difficulty = excluded.share_difficulty, vardiff_since_ms = excluded.vardiff_since_ms, ' +
+          'vardiff_shares = excluded.vardiff_shares, shares_accepted = excluded.shares_accepted, ' +
+          'shares_stale = excluded.shares_stale, shares_rejected = excluded.shares_rejected, ' +
+          'blocks_found = excluded.blocks_found, last_share_at = excluded.last_share_at',
+      )
+      .run(
+        m.pubkey,
+        m.stake.toString(),
+        m.joinedAt,
+        m.shareDifficulty === null ? null : m.shareDifficulty.toString(),
+        m.vardiffSinceMs,
+        m.vardiffShares,
+        m.sharesAccepted,
+        m.sharesStale,
+        m.sharesRejected,
+        m.blocksFound,
+        m.lastShareAt,
+      );
+  }
+
+  async totals(): Promise<{ members: number; stake: bigint }> {
+    const rows = await this.scope
+      .read()
+      .prepare('SELECT stake FROM pool_members WHERE joined_at IS NOT NULL')
+      .all();
+    let stake = 0n;
+    for (const row of rows) stake += bigintOf(row, 'stake');
+    return { members: rows.length, stake };
+  }
+
+  async countActive(sinceS: number): Promise<number> {
+    const row = await this.scope
+      .read()
+      .prepare('SELECT count(*) AS n FROM pool_members WHERE joined_at IS NOT NULL AND last_share_at >= ?')
+      .get(sinceS);
+    return row === undefined ? 0 : int(row, 'n');
+  }
+
+  async putChallengeTerms(t: PoolChallengeTerms): Promise<void> {
+    await this.scope
+      .write('pool.putChallengeTerms')
+      .prepare('INSERT INTO pool_challenges (challenge_id, pubkey, share_difficulty) VALUES (?, ?, ?)')
+      .run(t.challengeId, t.pubkey, t.shareDifficulty.toString());
+  }
+
+  async getChallengeTerms(challengeId: string): Promise<PoolChallengeTerms | undefined> {
+    const row = await this.scope
+      .read()
+      .prepare('SELECT challenge_id, pubkey, share_difficulty FROM pool_challenges WHERE challenge_id = ?')
+      .get(challengeId);
+    return row === undefined
+      ? undefined
+      : {
+          challengeId: text(row, 'challenge_id'),
+          pubkey: text(row, 'pubkey'),
+          shareDifficulty: bigintOf(row, 'share_difficulty'),
+        };
+  }
+
+  async insertShare(s: PoolShareRecord): Promise<boolean> {
+    checkBigint('pool.insertShare: difficulty', s.difficulty);
+    checkBigint('pool.insertShare: blockDifficulty', s.blockDifficulty);
+    const result = await this.scope
+      .write('pool.insertShare')
+      .prepare(
+        'INSERT INTO pool_shares (pubkey, challenge_id, pow_hash, difficulty, block_difficulty, stale, created_at_ms) ' +
+          'VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (pow_hash) DO NOTHING',
+      )
+      .run(
+        s.pubkey,
+        s.challengeId,
+        s.powHash,
+        s.difficulty.toString(),
+        s.blockDifficulty.toString(),
+        s.stale ? 1 : 0,
+        s.createdAtMs,
+      );
+    return result.changes === 1;
+  }
+
+  async sharesBefore(beforeId: number, afterId: number, limit: number): Promise<StoredPoolShare[]> {
+    return (
+      await this.scope
+        .read()
+        .prepare(
+          `SELECT ${SHARE_COLUMNS} FROM pool_shares WHERE stale = 0 AND id < ? AND id > ? ORDER BY id DESC LIMIT ?`,
+        )
+        .all(beforeId, afterId, limit)
+    ).map(toShare);
+  }
+
+  async lastShareId(): Promise<number> {
+    const row = await this.scope.read().prepare('SELECT max(id) AS id FROM pool_shares').get();
+    return row === undefined ? 0 : (nullableInt(row, 'id') ?? 0);
+  }
+
+  async insertBlock(b: PoolBlockRecord): Promise<boolean> {
+    const result = await this.scope
+      .write('pool.insertBlock')
+      .prepare(
+        `INSERT INTO pool_blocks (${BLOCK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (block_hash) DO NOTHING`,
+      )
+      .run(
+        b.blockHash,
+        b.height,
+        b.coord.q,
+        b.coord.r,
+        b.coord.s,
+        b.finder,
+        b.reward.toString(),
+        b.fee.toString(),
+        b.window.toString(),
+        b.lastShareId,
+        b.payees,
+        b.foundAtMs,
+        b.finderPayout === null ? null : b.finderPayout.toString(),
+      );
+    return result.changes === 1;
+  }
+
+  async lastBlock(): Promise<PoolBlockRecord | undefined> {
+    const row = await this.scope
+      .read()
+      .prepare(`SELECT ${BLOCK_COLUMNS} FROM pool_blocks ORDER BY height DESC LIMIT 1`)
+      .get();
+    return row === undefined ? undefined : toBlock(row);
+  }
+
+  async countBlocks(): Promise<number> {
+    const row = await this.scope.read().prepare('SELECT count(*) AS n FROM pool_blocks').get();
+    return row === undefined ? 0 : int(row, 'n');
+  }
+
+  async paidTotal(pubkey: string, token: string): Promise<bigint> {
+    const row = await this.scope
+      .read()
+      .prepare("SELECT credited FROM ledger_totals WHERE pubkey = ? AND token = ? AND type = 'pool_payout'")
+      .get(pubkey, token);
+    return row === undefined ? 0n : bigintOf(row, 'credited');
+  }
+
+  async getBlock(blockHash: string): Promise<PoolBlockRecord | undefined> {
+    const row = await this.scope
+      .read()
+      .prepare(`SELECT ${BLOCK_COLUMNS} FROM pool_blocks WHERE block_hash = ?`)
+      .get(blockHash);
+    return row === undefined ? undefined : toBlock(row);
+  }
+
+  async pruneShares(beforeId: number, expiredBeforeS: number, limit: number): Promise<number> {
+    checkCount('pool.pruneShares: limit', limit);
+    const result = await this.scope
+      .write('pool.pruneShares')
+      .prepare(
+        'DELETE FROM pool_shares WHERE id IN (SELECT s.id FROM pool_shares s JOIN hex_challenges c ON c.id = s.challenge_id ' +
+          'WHERE s.id < ? AND c.expires_at < ? ORDER BY s.id LIMIT ?)',
+      )
+      .run(beforeId, expiredBeforeS, limit);
+    return Number(result.changes);
+  }
+
+  async pruneChallengeTerms(expiredBeforeS: number, limit: number): Promise<number> {
+    checkCount('pool.pruneChallengeTerms: limit', limit);
+    const result = await this.scope
+      .write('pool.pruneChallengeTerms')
+      .prepare(
+        'DELETE FROM pool_challenges WHERE challenge_id IN (SELECT p.challenge_id FROM pool_challenges p ' +
+          'JOIN hex_challenges c ON c.id = p.challenge_id WHERE c.expires_at < ? ORDER BY c.expires_at LIMIT ?)',
+      )
+      .run(expiredBeforeS, limit);
+    return Number(result.changes);
+  }
+
+  async getBackoff(key: string): Promise<PoolBackoffRecord | undefined> {
+    const row = await this.scope
+      .read()
+      .prepare(
+        'SELECT backoff_key, invalid, last_invalid_ms, until_ms FROM pool_backoff WHERE backoff_key = ?',
+      )
+      .get(key);
+    return row === undefined
+      ? undefined
+      : {
+          key: text(row, 'backoff_key'),
+          invalid: int(row, 'invalid'),
+          lastInvalidMs: int(row, 'last_invalid_ms'),
+          untilMs: int(row, 'until_ms'),
+        };
+  }
+
+  async putBackoff(e: PoolBackoffRecord): Promise<void> {
+    checkCount('pool.putBackoff: invalid', e.invalid);
+    await this.scope
+      .write('pool.putBackoff')
+      .prepare(
+        'INSERT INTO pool_backoff (backoff_key, invalid, last_invalid_ms, until_ms) VALUES (?, ?, ?, ?) ' +
+          'ON CONFLICT (backoff_key) DO UPDATE SET invalid = excluded.invalid, last_invalid_ms = excluded.last_invalid_ms, until_ms = excluded.until_ms',
+      )
+      .run(e.key, e.invalid, e.lastInvalidMs, e.untilMs);
+  }
+
+  async deleteBackoff(key: string): Promise<void> {
+    await this.scope
+      .write('pool.deleteBackoff')
+      .prepare('DELETE FROM pool_backoff WHERE backoff_key = ?')
+      .run(key);
+  }
+
+  async pruneBackoff(beforeMs: number, limit: number): Promise<number> {
+    checkCount('pool.pruneBackoff: limit', limit);
+    const result = await this.scope
+      .write('pool.pruneBackoff')
+      .prepare(
+        'DELETE FROM pool_backoff WHERE backoff_key IN (SELECT backoff_key FROM pool_backoff WHERE last_invalid_ms < ? ORDER BY last_invalid_ms LIMIT ?)',
+      )
+      .run(beforeMs, limit);
+    return Number(result.changes);
+  }
+}
+
+function toMember(row: Row): PoolMemberRecord {
+  const shareDifficulty = nullableText(row, 'share_difficulty');
+  return {
+    pubkey: text(row, 'pubkey'),
+    stake: bigintOf(row, 'stake'),
+    joinedAt: nullableInt(row, 'joined_at'),
+    shareDifficulty: shareDifficulty === null ? null : bigintOf(row, 'share_difficulty'),
+    vardiffSinceMs: int(row, 'vardiff_since_ms'),
+    vardiffShares: int(row, 'vardiff_shares'),
+    sharesAccepted: int(row, 'shares_accepted'),
+    sharesStale: int(row, 'shares_stale'),
+    sharesRejected: int(row, 'shares_rejected'),
+    blocksFound: int(row, 'blocks_found'),
+    lastShareAt: nullableInt(row, 'last_share_at'),
+  };
+}
+
+function toShare(row: Row): StoredPoolShare {
+  return {
+    id: int(row, 'id'),
+    pubkey: text(row, 'pubkey'),
+    challengeId: text(row, 'challenge_id'),
+    powHash: text(row, 'pow_hash'),
+    difficulty: bigintOf(row, 'difficulty'),
+    // Null only for a share whose challenge was gone at migration 5: scored as a whole block's worth at most.
+    blockDifficulty:
+      nullableText(row, 'block_difficulty') === null
+        ? bigintOf(row, 'difficulty')
+        : bigintOf(row, 'block_difficulty'),
+    stale: int(row, 'stale') === 1,
+    createdAtMs: int(row, 'created_at_ms'),
+  };
+}
+
+function toBlock(row: Row): PoolBlockRecord {
+  return {
+    blockHash: text(row, 'block_hash'),
+    height: int(row, 'height'),
+    coord: { q: int(row, 'q'), r: int(row, 'r'), s: int(row, 's') },
+    finder: text(row, 'finder'),
+    reward: bigintOf(row, 'reward'),
+    fee: bigintOf(row, 'fee'),
+    window: bigintOf(row, 'window'),
+    lastShareId: int(row, 'last_share_id'),
+    payees: int(row, 'payees'),
+    foundAtMs: int(row, 'found_at_ms'),
+    finderPayout: nullableText(row, 'finder_payout') === null ? null : bigintOf(row, 'finder_payout'),
+  };
+}

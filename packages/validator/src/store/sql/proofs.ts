@@ -1,0 +1,38 @@
+import type { AcceptedProof, ProofRepo } from '../types.js';
+import type { Scope } from './scope.js';
+import { int, text } from './values.js';
+
+const PROOF_COLUMNS = 'challenge_id, pubkey, nonce, accepted_at, ledger_entry_id, tx_sig';
+
+/** Table `proofs`: the accepted v4.0 proofs, one per (challenge, key). */
+export class SqlProofRepo implements ProofRepo {
+  constructor(private readonly scope: Scope) {}
+
+  async insert(p: AcceptedProof): Promise<boolean> {
+    // One statement: either the row is written or (same challenge and key) nothing is.
+    // Any other constraint (an unknown challenge or ledger entry) throws: that is a bug.
+    const result = await this.scope
+      .write('proofs.insert')
+      .prepare(
+        `INSERT INTO proofs (${PROOF_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (challenge_id, pubkey) DO NOTHING`,
+      )
+      .run(p.challengeId, p.pubkey, p.nonce, p.acceptedAt, p.ledgerEntryId, p.txSig);
+    return result.changes === 1;
+  }
+
+  async get(challengeId: string, pubkey: string): Promise<AcceptedProof | undefined> {
+    const row = await this.scope
+      .read()
+      .prepare(`SELECT ${PROOF_COLUMNS} FROM proofs WHERE challenge_id = ? AND pubkey = ?`)
+      .get(challengeId, pubkey);
+    if (row === undefined) return undefined;
+    return {
+      challengeId: text(row, 'challenge_id'),
+      pubkey: text(row, 'pubkey'),
+      nonce: int(row, 'nonce'),
+      acceptedAt: int(row, 'accepted_at'),
+      ledgerEntryId: int(row, 'ledger_entry_id'),
+      txSig: text(row, 'tx_sig'),
+    };
+  }
+}
