@@ -6,7 +6,7 @@
 
 /* FIPS 180-4 4.2.2: the first 32 bits of the fractional parts of the cube roots of the first
  * 64 primes. */
-static const uint32_t K[64] = {
+const uint32_t tm_sha256_k[64] = {
     0x428a2f98u, 0x71374491u, 0xb5c0fbcfu, 0xe9b5dba5u, 0x3956c25bu, 0x59f111f1u, 0x923f82a4u, 0xab1c5ed5u,
     0xd807aa98u, 0x12835b01u, 0x243185beu, 0x550c7dc3u, 0x72be5d74u, 0x80deb1feu, 0x9bdc06a7u, 0xc19bf174u,
     0xe49b69c1u, 0xefbe4786u, 0x0fc19dc6u, 0x240ca1ccu, 0x2de92c6fu, 0x4a7484aau, 0x5cb0a9dcu, 0x76f988dau,
@@ -18,8 +18,8 @@ static const uint32_t K[64] = {
 
 /* FIPS 180-4 5.3.3: the first 32 bits of the fractional parts of the square roots of the first
  * 8 primes. */
-static const uint32_t H0[8] = {0x6a09e667u, 0xbb67ae85u, 0x3c6ef372u, 0xa54ff53au,
-                               0x510e527fu, 0x9b05688cu, 0x1f83d9abu, 0x5be0cd19u};
+const uint32_t tm_sha256_iv[8] = {0x6a09e667u, 0xbb67ae85u, 0x3c6ef372u, 0xa54ff53au,
+                                  0x510e527fu, 0x9b05688cu, 0x1f83d9abu, 0x5be0cd19u};
 
 #define ROTR(x, n) ((uint32_t)((uint32_t)(x) >> (n)) | (uint32_t)((uint32_t)(x) << (32 - (n))))
 #define CH(x, y, z) ((uint32_t)(((x) & (y)) ^ (~(x) & (z))))
@@ -33,7 +33,7 @@ static const uint32_t H0[8] = {0x6a09e667u, 0xbb67ae85u, 0x3c6ef372u, 0xa54ff53a
  * moved: d and h are the two that change. */
 #define ROUND(a, b, c, d, e, f, g, h, t)                                 \
   do {                                                                 \
-    const uint32_t t1 = (uint32_t)(h + BSIG1(e) + CH(e, f, g) + K[t] + w[t]); \
+    const uint32_t t1 = (uint32_t)(h + BSIG1(e) + CH(e, f, g) + tm_sha256_k[t] + w[t]); \
     d = (uint32_t)(d + t1);                                            \
     h = (uint32_t)(t1 + BSIG0(a) + MAJ(a, b, c));                      \
   } while (0)
@@ -86,7 +86,7 @@ void tm_sha256_state_bytes(const uint32_t h[8], uint8_t out[32]) {
 
 void tm_sha256_init(tm_sha256_ctx *ctx) {
   uint32_t i;
-  for (i = 0; i < 8; i++) ctx->h[i] = H0[i];
+  for (i = 0; i < 8; i++) ctx->h[i] = tm_sha256_iv[i];
   ctx->bytes = 0;
   ctx->block_used = 0;
 }
@@ -163,7 +163,7 @@ void tm_expand(const uint8_t seed[32], uint8_t *out, uint32_t n) {
     block[8] = ((counter & 0xffu) << 24) | (((counter >> 8) & 0xffu) << 16) | (((counter >> 16) & 0xffu) << 8) |
                ((counter >> 24) & 0xffu);
     block[9] = 0x80000000u;
-    for (i = 0; i < 8; i++) h[i] = H0[i];
+    for (i = 0; i < 8; i++) h[i] = tm_sha256_iv[i];
     tm_sha256_compress_words(h, block);
     if (n - at >= 32) {
       tm_sha256_state_bytes(h, out + at);

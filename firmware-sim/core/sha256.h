@@ -13,6 +13,11 @@
 #define TM_SHA256_BYTES 32u
 #define TM_SHA256_BLOCK_BYTES 64u
 
+/* FIPS 180-4 4.2.2 round constants and 5.3.3 initial state; also read by the native kernels
+ * (firmware-sim/native), which feed them to the CPU's SHA extensions. */
+extern const uint32_t tm_sha256_k[64];
+extern const uint32_t tm_sha256_iv[8];
+
 typedef struct {
   uint32_t h[8];         /* chaining state */
   uint64_t bytes;        /* message bytes absorbed so far */

@@ -10,6 +10,7 @@ import {
   Miner,
   type MinerLogEvent,
   MiningEngine,
+  selectKernel,
   startControlApi,
 } from '@tensormine/miner';
 import { formatCoord } from '@tensormine/protocol';
@@ -259,9 +260,12 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
             : { sampleIntervalMs: options.engine.sampleIntervalMs }),
         });
         backends.push(engine);
+        // Builds (first use) and checks the native kernels now; the engine's start reuses it.
+        const { kernel, notice } = await selectKernel(settings.kernel);
         banner.push(
-          ` * cpu        ${settings.threads} thread${settings.threads === 1 ? '' : 's'}, intensity ${settings.intensity}`,
+          ` * cpu        ${settings.threads} thread${settings.threads === 1 ? '' : 's'}, intensity ${settings.intensity}, kernel ${kernel}`,
         );
+        if (notice !== undefined) banner.push(` * ${notice}`);
       }
       let boards: SerialBoards | undefined;
       let miner: Miner | undefined;

@@ -30,8 +30,8 @@ export interface MinerSettings {
   /** The device type `register` registers (and v4.0 challenges are sized for). */
   readonly deviceType: DeviceType;
   readonly threads: number;
-  /** The CPU kernels: WebAssembly SIMD, JavaScript, or auto (SIMD where supported). */
-  readonly kernel: 'auto' | 'wasm' | 'js';
+  /** The CPU kernels: native (SHA-NI, AVX2), WebAssembly SIMD, JavaScript, or auto (the fastest that runs). */
+  readonly kernel: 'auto' | 'native' | 'wasm' | 'js';
   /** The CPU duty cycle, 0 < x <= 1. */
   readonly intensity: number;
   /** Mine on the CPU. */
@@ -182,12 +182,13 @@ export const SETTINGS: { readonly [K in SettingName]: Setting<MinerSettings[K]> 
     parse: integer(1, 1024),
   },
   kernel: {
-    flag: '--kernel <auto|wasm|js>',
+    flag: '--kernel <auto|native|wasm|js>',
     env: 'MINER_KERNEL',
-    description: 'CPU kernels: wasm (WebAssembly SIMD), js, or auto (wasm where supported)',
+    description:
+      'CPU kernels: native (C on SHA-NI and AVX2, built on first use), wasm (WebAssembly SIMD), js, or auto (native, else wasm)',
     default: () => 'auto',
     defaultText: 'auto',
-    parse: oneOf(['auto', 'wasm', 'js'] as const),
+    parse: oneOf(['auto', 'native', 'wasm', 'js'] as const),
   },
   intensity: {
     flag: '--intensity <x>',

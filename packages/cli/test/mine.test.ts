@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createClient, Signer } from '@tensormine/client';
-import { hexchainJob, Journal, resultFromNonce } from '@tensormine/miner';
+import { hexchainJob, Journal, missingCpuFlags, resultFromNonce } from '@tensormine/miner';
 import { encodeHeader, hashMeetsTarget, hexPowHash } from '@tensormine/protocol';
 import { createValidator } from '@tensormine/validator';
 import { Value } from 'typebox/value';
@@ -55,7 +55,8 @@ describe('miner mine (plain lines)', () => {
       ` * key        ${signer.publicKeyHex} (${join(env.XDG_CONFIG_HOME!, 'tensormine', 'miner.key')})`,
     );
     expect(out).toContain(` * validator  ${url}\n`);
-    expect(out).toContain(' * cpu        1 thread, intensity 1\n');
+    const kernel = process.arch === 'x64' && missingCpuFlags({})?.length === 0 ? 'native' : 'wasm';
+    expect(out).toContain(` * cpu        1 thread, intensity 1, kernel ${kernel}\n`);
     expect(out).toContain(
       ` * journal    ${join(env.XDG_DATA_HOME!, 'tensormine', 'miner', 'journal.jsonl')}\n`,
     );

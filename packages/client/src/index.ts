@@ -33,7 +33,7 @@ export type {
   ResponseEvent,
   RetryEvent,
 } from './events.js';
-export { AMOUNT_FIELDS, type RouteInput } from './input.js';
+export { AMOUNT_FIELDS, checkInput, type RouteInput } from './input.js';
 export {
   defaultSlot,
   type GetWorkParams,

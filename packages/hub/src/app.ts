@@ -130,12 +130,25 @@ export async function createHub(options: CreateHubOptions = {}): Promise<Hub> {
   };
 
   registerServiceRoutes(app, 'hub', handlers);
-  await app.register(fastifyStatic, {
-    root: config.staticDir,
-    index: ['index.html'],
-    dotfiles: 'deny',
-    cacheControl: true,
-    maxAge: 300_000,
+  await app.register(async (scope) => {
+    // The static files refuse a path that leaves the directory (`..`, encoded or not) or names a
+    // hidden file with 403: answered as `path_forbidden`, 403, in the one error shape.
+    scope.setErrorHandler((error: { statusCode?: number }) => {
+      if (error.statusCode === 403) {
+        throw new ApiError(
+          'path_forbidden',
+          "the path leaves the hub's static directory or names a hidden file",
+        );
+      }
+      throw error;
+    });
+    await scope.register(fastifyStatic, {
+      root: config.staticDir,
+      index: ['index.html'],
+      dotfiles: 'deny',
+      cacheControl: true,
+      maxAge: 300_000,
+    });
   });
 
   let closed = false;

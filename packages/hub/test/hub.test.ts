@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -303,7 +303,35 @@ describe('hub API', () => {
     const css = await fetch(`${base}/hub.css`);
     expect(css.status).toBe(200);
     expect(css.headers.get('content-type')).toMatch(/^text\/css/);
-    expect((await fetch(`${base}/../package.json`)).status).toBe(404);
+    expect((await fetch(`${base}/../package.json`)).status).toBe(404); // fetch resolves the ..
+  });
+
+  it('refuses static-file traversal and hidden files with 403 path_forbidden', async () => {
+    const url = new URL(base);
+    const raw = (path: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = httpRequest({ host: url.hostname, port: url.port, path }, (res) => {
+          let body = '';
+          res.on('data', (chunk: Buffer) => (body += chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    for (const path of [
+      '/../package.json',
+      '/..%2fpackage.json',
+      '/%2e%2e/%2e%2e/package.json',
+      '/hub.css/..%2f..%2fpackage.json',
+      '/..%5cpackage.json',
+      '/.env',
+    ]) {
+      const res = await raw(path);
+      expect(res.status, path).toBe(403);
+      expect(JSON.parse(res.body), path).toMatchObject({ statusCode: 403, code: 'path_forbidden' });
+      expect(res.body, path).not.toContain('"name"'); // nothing of package.json
+    }
+    expect((await raw('/hub.css')).status).toBe(200);
   });
 
   it('refuses a games file with a bad entry, naming the file and the field', async () => {

@@ -1,18 +1,24 @@
 /**
- * Miner benchmarks, as ratios measured side by side in one run (interleaved rounds, median):
- * - the hexchain kernels (WebAssembly SIMD and JavaScript) against crypto.hash('sha256') over
- *   the same 88-byte header, and against the machine's SHA-256 compression rate: OpenSSL's
- *   `openssl speed -bytes 16384 sha256` (SHA-NI where the CPU has it), bytes/s / 64;
- * - the engine's scaling from 1 to 2 worker threads (throughput with every worker busy);
- * - the v4.0 kernels at each device type's largest tensor against the reference computeWork,
- *   and the reference with the WebAssembly SIMD multiply-accumulate core (the verifier's).
+ * Miner benchmarks, as ratios measured side by side in one run. Every section runs in rounds in
+ * which each case runs once, their order rotating from round to round (so a slow stretch of a
+ * shared machine falls on each case in turn); rates are per second of the measuring thread's
+ * CPU time (/proc/thread-self/schedstat), which a neighbour's load does not dilute; figures are
+ * medians over the rounds with the rounds' range, and ratios are medians of the per-round
+ * ratios.
+ * 1. hexchain: the native (SHA-NI), WebAssembly SIMD and JavaScript kernels and crypto.hash over
+ *    the same 88-byte header, and after each round the machine's SHA-256 compression rate,
+ *    `openssl speed -bytes 16384 sha256` (SHA-NI where the CPU has it; its own CPU user time);
+ * 2. the v4.0 search at each device type's largest tensor, native, wasm and js, with the
+ *    reference computeWork and the validator's WebAssembly core beside them;
+ * 3. the engine's scaling from 1 to 2 worker threads, against bare threads in the same rounds.
  *
  *   npm run bench -w @tensormine/miner      (writes the `miner` section of docs/benchmarks.md)
  */
 import { execFileSync } from 'node:child_process';
 import { hash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { createRequire } from 'node:module';
+import { availableParallelism, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -22,49 +28,125 @@ import { benchJobs } from '../src/bench.js';
 import { MiningEngine } from '../src/engine.js';
 import type { HexchainJob, MiningJob } from '../src/job.js';
 import { prepareHexchain, searchBlock } from '../src/kernels/hexchain.js';
+import { selectKernel } from '../src/kernels/select.js';
 import { TensorSearch } from '../src/kernels/tensor.js';
+import { warmUpJsKernels } from '../src/kernels/warm-up.js';
 
 const docPath = join(dirname(fileURLToPath(import.meta.url)), '../../../docs/benchmarks.md');
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
+const loadAtStart = loadavg()[0]!;
 
-// 1. Hexchain kernel vs crypto.hash over the same header.
-const PER_CALL = 4096;
+interface Stat {
+  readonly median: number;
+  readonly min: number;
+  readonly max: number;
+}
+const stat = (xs: readonly number[]): Stat => {
+  const s = [...xs].sort((a, b) => a - b);
+  return { median: s[Math.floor(s.length / 2)]!, min: s[0]!, max: s.at(-1)! };
+};
+const rate = (s: Stat) => `${formatRate(s.median)} (${formatRate(s.min)} – ${formatRate(s.max)})`;
+const times = (s: Stat, bold = true) =>
+  `${bold ? '**' : ''}${s.median.toFixed(2)}x${bold ? '**' : ''} (${s.min.toFixed(2)} – ${s.max.toFixed(2)})`;
+const verdict = (s: Stat, target: number) => (s.median >= target ? 'met' : '**not met**');
+
+const selection = await selectKernel('native');
+if (selection.kernel !== 'native') throw new Error(`the native kernels cannot run here: ${selection.notice}`);
+const js = warmUpJsKernels({ maxMs: 10_000 });
+console.log(`native: ${selection.detail}; js warm-up: ${js.rounds} rounds, settled ${js.settled}`);
+
+/** This thread's CPU time, ns (schedstat: nanoseconds; else getrusage, microseconds). */
+function threadCpuNs(): number {
+  try {
+    return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]);
+  } catch {
+    const u = process.threadCpuUsage();
+    return (u.user + u.system) * 1000;
+  }
+}
+
+/** Items per second of this thread's CPU time, and per second of wall time, running `run` for `ms`. */
+function measure(run: () => unknown, ms: number, perCall: number): { cpu: number; wall: number } {
+  const c0 = threadCpuNs();
+  const t0 = performance.now();
+  let calls = 0;
+  while (performance.now() - t0 < ms) {
+    run();
+    calls++;
+  }
+  const wall = performance.now() - t0;
+  const cpu = threadCpuNs() - c0;
+  return { cpu: (calls * perCall * 1e9) / cpu, wall: (calls * perCall * 1000) / wall };
+}
+
+/** Runs each case for `ms` first, so that every figure is of optimised code. */
+function warmUp(cases: readonly { run: () => unknown }[], ms: number): void {
+  for (const c of cases) {
+    const end = performance.now() + ms;
+    while (performance.now() < end) c.run();
+  }
+}
+
+interface Case {
+  readonly name: string;
+  readonly run: () => unknown;
+  readonly perCall: number;
+}
+
+/** `rounds` rounds of every case for `ms`, the order rotating; per case the CPU-time and wall rates of each round. */
+function rounds(
+  cases: readonly Case[],
+  count: number,
+  ms: number,
+  after?: (round: number) => void,
+): { cpu: number[][]; wall: number[][] } {
+  const cpu = cases.map(() => [] as number[]);
+  const wall = cases.map(() => [] as number[]);
+  for (let r = 0; r < count; r++) {
+    for (let k = 0; k < cases.length; k++) {
+      const i = (k + r) % cases.length;
+      const m = measure(cases[i]!.run, ms, cases[i]!.perCall);
+      cpu[i]!.push(m.cpu);
+      wall[i]!.push(m.wall);
+    }
+    after?.(r);
+  }
+  return { cpu, wall };
+}
+const perRound = (a: readonly number[], b: readonly number[]) => stat(a.map((x, i) => x / b[i]!));
+
+// 1. Hexchain.
 const header = encodeHeader({
   coord: { q: 0, r: -1, s: 1 },
   challengeHash: sha256(utf8('bench/hexchain')),
   minerPublicKey: sha256(utf8('bench/key')),
   nonce: 0,
 });
-// Target 0: a nonce passes only if its hash is 0, so every call hashes all PER_CALL nonces.
-const wasmJob = prepareHexchain({ header, target: new Uint8Array(32) }, 'wasm');
-const jsJob = prepareHexchain({ header, target: new Uint8Array(32) }, 'js');
+const zero = new Uint8Array(32); // no hash meets it: every call hashes all its nonces
 const headerView = new DataView(header.buffer);
-let wasmNonce = 0;
-let jsNonce = 0;
+const hexCase = (name: string, kernel: 'native' | 'wasm' | 'js', perCall: number): Case => {
+  const job = prepareHexchain({ header, target: zero }, kernel);
+  let nonce = 0;
+  return {
+    name,
+    perCall,
+    run: () => {
+      const r = searchBlock(job, nonce, perCall);
+      nonce += perCall;
+      return r.hashes;
+    },
+  };
+};
 let cryptoNonce = 0;
-const hexCases = [
-  {
-    name: 'wasm',
-    run: () => {
-      const r = searchBlock(wasmJob, wasmNonce, PER_CALL);
-      wasmNonce += PER_CALL;
-      return r.hashes;
-    },
-  },
-  {
-    name: 'js',
-    run: () => {
-      const r = searchBlock(jsJob, jsNonce, PER_CALL);
-      jsNonce += PER_CALL;
-      return r.hashes;
-    },
-  },
+const hexCases: Case[] = [
+  hexCase('native', 'native', 65_536),
+  hexCase('wasm', 'wasm', 16_384),
+  hexCase('js', 'js', 8192),
   {
     name: 'crypto.hash',
+    perCall: 2048,
     run: () => {
       let last: Buffer | undefined;
-      for (let i = 0; i < PER_CALL; i++) {
+      for (let i = 0; i < 2048; i++) {
         headerView.setUint32(80, cryptoNonce++, true);
         last = hash('sha256', header, 'buffer');
       }
@@ -75,8 +157,8 @@ const hexCases = [
 
 /**
  * The machine's single-thread SHA-256 compression rate: OpenSSL on 16 KiB messages (SHA-NI
- * where the CPU has it; the padding block is negligible), bytes per second / 64, or why there
- * is none.
+ * where the CPU has it; the padding block is negligible), bytes per second of its CPU user time
+ * / 64, or why there is none.
  */
 function openssl(): { rate: number } | { missing: string } {
   try {
@@ -93,81 +175,100 @@ function openssl(): { rate: number } | { missing: string } {
   }
 }
 
-/** Runs each case for `ms` first, so that every figure is of optimised code. */
-function warmUp(cases: readonly { run: () => unknown }[], ms = 500): void {
-  for (const c of cases) {
-    const end = performance.now() + ms;
-    while (performance.now() < end) c.run();
-  }
-}
-
-/**
- * Nonces per second of CPU time of this thread (process.threadCpuUsage), running `run` (which
- * does `perCall` nonces) for `ms` of wall time: `openssl speed` divides by its CPU user time too, so the two compare on a
- * machine whose other processes take cores away.
- */
-function cpuRate(run: () => unknown, ms: number, perCall = PER_CALL): { cpu: number; wall: number } {
-  const c0 = process.threadCpuUsage();
-  const t0 = performance.now();
-  let calls = 0;
-  while (performance.now() - t0 < ms) {
-    run();
-    calls++;
-  }
-  const wall = performance.now() - t0;
-  const c1 = process.threadCpuUsage(c0);
-  return {
-    cpu: (calls * perCall * 1e6) / (c1.user + c1.system),
-    wall: (calls * perCall * 1000) / wall,
-  };
-}
-
-warmUp(hexCases);
-const wasmRates: number[] = [];
-const jsRates: number[] = [];
-const cryptoRates: number[] = [];
-const wallRates: number[][] = [[], [], []];
+warmUp(hexCases, 500);
 const opensslRates: number[] = [];
-/** Per round: the WebAssembly kernel over OpenSSL's compression rate measured just after. */
-const shaNiRatios: number[] = [];
 let opensslMissing: string | undefined;
-for (let round = 0; round < 7; round++) {
-  const [w, j, c] = hexCases.map((h) => cpuRate(h.run, 300)) as [
-    { cpu: number; wall: number },
-    { cpu: number; wall: number },
-    { cpu: number; wall: number },
-  ];
-  wasmRates.push(w.cpu);
-  jsRates.push(j.cpu);
-  cryptoRates.push(c.cpu);
-  [w, j, c].forEach((r, i) => {
-    wallRates[i]!.push(r.wall);
-  });
+const HEX_ROUNDS = 7;
+const hex = rounds(hexCases, HEX_ROUNDS, 300, () => {
   const o = openssl();
-  if ('rate' in o) {
-    opensslRates.push(o.rate);
-    shaNiRatios.push(wasmRates.at(-1)! / o.rate);
-  } else opensslMissing = o.missing;
-}
-const wasmRate = median(wasmRates);
-const jsRate = median(jsRates);
-const cryptoRate = median(cryptoRates);
-console.log(
-  `hexchain wasm ${formatRate(wasmRate)}, js ${formatRate(jsRate)}, crypto.hash ${formatRate(cryptoRate)}`,
-);
-const opensslRate = opensslMissing ? undefined : median(opensslRates);
-const opensslLine =
-  opensslRate === undefined
-    ? `OpenSSL: not measured: ${opensslMissing}.`
-    : `The machine's SHA-256 compression rate, \`openssl speed -bytes 16384 -seconds 1 sha256\` (one thread, SHA-NI on this CPU, spawned by the bench after each round of the kernels, rate per second of its CPU user time): ${formatRate(opensslRate)} compressions (bytes/s / 64). The WebAssembly kernel (one compression per nonce, rate per second of this thread's CPU time) runs at **${ratio(wasmRate, opensslRate)}** of it (median of the per-round ratios ${median(shaNiRatios).toFixed(2)}x, best ${Math.max(...shaNiRatios).toFixed(2)}x); the JavaScript kernel at ${ratio(jsRate, opensslRate)}.`;
-const wallLine = `Per second of wall time instead (what the load of other processes also weighs on): wasm ${formatRate(median(wallRates[0]!))}, js ${formatRate(median(wallRates[1]!))}, crypto.hash ${formatRate(median(wallRates[2]!))}.`;
-console.log(opensslLine);
+  if ('rate' in o) opensslRates.push(o.rate);
+  else opensslMissing = o.missing;
+});
+const [nativeHex, wasmHex, jsHex, cryptoHex] = hex.cpu as [number[], number[], number[], number[]];
+const hexNativeOverWasm = perRound(nativeHex, wasmHex);
+const hexRows = hexCases
+  .map((c, i) => `| ${c.name} | ${rate(stat(hex.cpu[i]!))} | ${formatRate(stat(hex.wall[i]!).median)} |`)
+  .join('\n');
+let opensslText: string;
+let hexNativeOverOpenssl: Stat | undefined;
+if (opensslMissing === undefined) {
+  hexNativeOverOpenssl = perRound(nativeHex, opensslRates);
+  const wasmOverOpenssl = perRound(wasmHex, opensslRates);
+  opensslText = `| OpenSSL SHA-256, compressions (\`openssl speed -bytes 16384 -seconds 1 sha256\`, bytes/s / 64, per second of its CPU user time) | ${rate(stat(opensslRates))} | |
 
-// 2. Scaling from 1 to 2 workers: the engine's throughput with every worker busy (hashes
-// counted over a fixed time after a warm-up), the two engines alternated round by round.
+| ratio, median of the per-round ratios (range) | figure | target |
+|---|---|---|
+| native / OpenSSL's SHA-NI compression rate | ${times(hexNativeOverOpenssl)} | >= 0.9x: ${verdict(hexNativeOverOpenssl, 0.9)} |
+| native / wasm | ${times(hexNativeOverWasm)} | >= 1.7x: ${verdict(hexNativeOverWasm, 1.7)} |
+| wasm / OpenSSL | ${times(wasmOverOpenssl, false)} | |
+| wasm / js | ${times(perRound(wasmHex, jsHex), false)} | |
+| native / crypto.hash | ${times(perRound(nativeHex, cryptoHex), false)} | |`;
+} else {
+  opensslText = `OpenSSL: not measured: ${opensslMissing}.
+
+| native / wasm, median of the per-round ratios (range) | ${times(hexNativeOverWasm)} | >= 1.7x: ${verdict(hexNativeOverWasm, 1.7)} |
+|---|---|---|`;
+}
+console.log(hexRows);
+console.log(opensslText);
+
+// 2. v4.0: the search at each device type's largest tensor.
+const mac = wasmMac();
+if (mac === undefined) throw new Error('this runtime lacks WebAssembly SIMD');
+const tensorRows: string[] = [];
+const tensorTargets: { name: string; ratio: Stat }[] = [];
+for (const { name, job: t } of benchJobs(0, 1)) {
+  if (t.kind !== 'tensor') continue;
+  const perCall = t.task.dim >= 64 ? 4 : t.task.dim >= 32 ? 16 : 64;
+  const search = (kernel: 'native' | 'wasm' | 'js'): Case => {
+    const s = new TensorSearch(t.task, t.minerPublicKey, kernel);
+    let nonce = 0;
+    return {
+      name: kernel,
+      perCall,
+      run: () => {
+        const r = s.search(nonce, perCall);
+        nonce += r.iterations;
+        return r.iterations;
+      },
+    };
+  };
+  let refNonce = 0;
+  let macNonce = 0;
+  const cases: Case[] = [
+    search('native'),
+    search('wasm'),
+    search('js'),
+    {
+      name: 'reference',
+      perCall: 1,
+      run: () => computeWork(t.task, t.minerPublicKey, refNonce++).pathDistance,
+    },
+    {
+      name: 'reference + wasm core',
+      perCall: 1,
+      run: () => computeWork(t.task, t.minerPublicKey, macNonce++, mac).pathDistance,
+    },
+  ];
+  warmUp(cases, 300);
+  const r = rounds(cases, 7, 150);
+  const [n, w, j, ref, refMac] = r.cpu as [number[], number[], number[], number[], number[]];
+  const nativeOverWasm = perRound(n, w);
+  tensorTargets.push({ name: name.replace('tensor ', ''), ratio: nativeOverWasm });
+  tensorRows.push(
+    `| ${name.replace('tensor ', '')} | ${rate(stat(n))} | ${rate(stat(w))} | ${formatRate(stat(j).median)} | ${times(nativeOverWasm)} ${nativeOverWasm.median >= 1.5 ? '' : '(below 1.5x)'} | ${times(perRound(w, j), false)} | ${formatRate(stat(ref).median)} | ${formatRate(stat(refMac).median)} | ${times(perRound(refMac, ref), false)} |`,
+  );
+  console.log(tensorRows.at(-1));
+}
+
+// 3. Scaling from 1 to 2 workers: the engine's throughput with every worker busy, the two
+// engines and the bare threads alternated round by round.
 const threads = Math.min(2, availableParallelism());
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const engines = [new MiningEngine({ threads: 1 }), new MiningEngine({ threads })];
+const engines = [
+  new MiningEngine({ threads: 1, kernel: 'native' }),
+  new MiningEngine({ threads, kernel: 'native' }),
+];
 await Promise.all(engines.map((e) => e.start()));
 const never = targetFromDifficulty(2n ** 53n - 1n); // no result interrupts the measurement
 const hexBench = benchJobs(1, 0)[0]!;
@@ -224,10 +325,10 @@ async function throughput(engine: MiningEngine, job: MiningJob, ms: number): Pro
   };
 }
 /**
- * The machine's own scaling at this moment, for comparison: the same integer work (SHA-256
- * style rounds, plain JavaScript) in 1 and in 2 bare worker threads, no engine.
+ * The machine's own scaling at this moment, for comparison, in 1 and in 2 bare worker threads
+ * (no engine): plain JavaScript integer rounds, and the native hexchain scan itself.
  */
-const BARE = `
+const BARE_JS = `
 const { parentPort, workerData } = require('node:worker_threads');
 let a = 0x6a09e667 | 0, e = 0x510e527f | 0, n = 0;
 const end = Date.now() + workerData.ms;
@@ -241,12 +342,30 @@ while (Date.now() < end) {
 }
 parentPort.postMessage(n + (a & e & 0));
 `;
-async function bareRate(count: number, ms: number): Promise<number> {
+const BARE_NATIVE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const koffi = require(workerData.koffi);
+const scan = koffi.load(workerData.library).func('int32_t tm_native_hex_scan(const int32_t *params, uint32_t lo, uint32_t count, uint32_t t0)');
+const params = new Int32Array(13).map((_, i) => (i + 1) * 0x9e3779b1);
+let n = 0, lo = 0;
+const end = Date.now() + workerData.ms;
+while (Date.now() < end) {
+  scan(params, lo, 1 << 18, 0);
+  lo = (lo + (1 << 18)) >>> 0;
+  n += 1 << 18;
+}
+parentPort.postMessage(n);
+`;
+const koffiPath = createRequire(import.meta.url).resolve('koffi');
+async function bareRate(code: string, count: number, ms: number): Promise<number> {
   const done = Array.from(
     { length: count },
     () =>
       new Promise<number>((resolve, reject) => {
-        const w = new Worker(BARE, { eval: true, workerData: { ms } });
+        const w = new Worker(code, {
+          eval: true,
+          workerData: { ms, koffi: koffiPath, library: selection.nativeLibrary },
+        });
         w.once('message', (n: number) => {
           resolve(n);
           void w.terminate();
@@ -258,112 +377,118 @@ async function bareRate(count: number, ms: number): Promise<number> {
 }
 const scalingRows: string[] = [];
 const cpuRows: string[] = [];
-const efficiencies: number[] = [];
-const fmtCores = (xs: number[]) => median(xs).toFixed(2);
+const efficienciesJs: number[] = [];
+const efficienciesNative: number[] = [];
+const fmtCores = (xs: number[]) => stat(xs).median.toFixed(2);
 for (const { name, job } of scalingJobs) {
   const one: Throughput[] = [];
   const two: Throughput[] = [];
   const ratios: number[] = [];
   const cpuRatios: number[] = [];
-  const bare: number[] = [];
+  const bareJs: number[] = [];
+  const bareNative: number[] = [];
   for (let round = 0; round < 5; round++) {
-    // Each round measures the machine (bare threads) and the engine back to back, so that a
-    // busy neighbour weighs on both ratios of the round alike.
-    const m1 = await bareRate(1, 600);
-    const m2 = await bareRate(threads, 600);
-    const a = await throughput(engines[0]!, job, 1200);
-    const b = await throughput(engines[1]!, job, 1200);
-    one.push(a);
-    two.push(b);
-    ratios.push(b.rate / a.rate);
-    cpuRatios.push((threads * b.perCpu) / a.perCpu);
-    bare.push(m2 / m1);
-    efficiencies.push(b.rate / a.rate / (m2 / m1));
+    // Each round measures the machine (bare threads) and the engines back to back, in an order
+    // that alternates, so that a busy neighbour weighs on the round's ratios alike.
+    const steps = [
+      async () => bareJs.push((await bareRate(BARE_JS, threads, 600)) / (await bareRate(BARE_JS, 1, 600))),
+      async () =>
+        bareNative.push((await bareRate(BARE_NATIVE, threads, 600)) / (await bareRate(BARE_NATIVE, 1, 600))),
+      async () => {
+        const a = await throughput(engines[0]!, job, 1200);
+        const b = await throughput(engines[1]!, job, 1200);
+        one.push(a);
+        two.push(b);
+        ratios.push(b.rate / a.rate);
+        cpuRatios.push((threads * b.perCpu) / a.perCpu);
+      },
+    ];
+    for (let k = 0; k < steps.length; k++) await steps[(k + round) % steps.length]!();
+    efficienciesJs.push(ratios.at(-1)! / bareJs.at(-1)!);
+    efficienciesNative.push(ratios.at(-1)! / bareNative.at(-1)!);
   }
   scalingRows.push(
-    `| ${name} | ${formatRate(median(one.map((t) => t.rate)))} | ${formatRate(median(two.map((t) => t.rate)))} | **${median(ratios).toFixed(2)}x** (${ratios.map((r) => r.toFixed(2)).join(', ')}) | ${median(bare).toFixed(2)}x (${bare.map((r) => r.toFixed(2)).join(', ')}) |`,
+    `| ${name} | ${formatRate(stat(one.map((t) => t.rate)).median)} | ${formatRate(stat(two.map((t) => t.rate)).median)} | ${times(stat(ratios))} | ${times(stat(bareNative), false)} | ${times(stat(bareJs), false)} |`,
   );
   cpuRows.push(
-    `| ${name} | ${fmtCores(one.map((t) => t.cores))} / ${fmtCores(one.map((t) => t.waiting))} | ${fmtCores(two.map((t) => t.cores))} / ${fmtCores(two.map((t) => t.waiting))} | ${formatRate(median(one.map((t) => t.perCpu)))} | ${formatRate(median(two.map((t) => t.perCpu)))} | **${median(cpuRatios).toFixed(2)}x** (${cpuRatios.map((r) => r.toFixed(2)).join(', ')}) |`,
+    `| ${name} | ${fmtCores(one.map((t) => t.cores))} / ${fmtCores(one.map((t) => t.waiting))} | ${fmtCores(two.map((t) => t.cores))} / ${fmtCores(two.map((t) => t.waiting))} | ${formatRate(stat(one.map((t) => t.perCpu)).median)} | ${formatRate(stat(two.map((t) => t.perCpu)).median)} | ${times(stat(cpuRatios))} |`,
   );
   console.log(scalingRows.at(-1));
   console.log(cpuRows.at(-1));
 }
-const efficiency = median(efficiencies);
-console.log(`engine scaling / machine scaling, median of rounds: ${efficiency.toFixed(2)}`);
+const efficiencyNative = stat(efficienciesNative);
+const efficiencyJs = stat(efficienciesJs);
+console.log(
+  `engine scaling / bare native threads: ${times(efficiencyNative)}; / bare js threads: ${times(efficiencyJs)}`,
+);
 await Promise.all(engines.map((e) => e.stop()));
 
-// 3. The v4.0 kernels at each device type's largest tensor vs the reference computeWork.
-const tensorRows: string[] = [];
-const mac = wasmMac();
-if (mac === undefined) throw new Error('this runtime lacks WebAssembly SIMD');
-for (const { name, job: t } of benchJobs(0, 1)) {
-  if (t.kind !== 'tensor') continue;
-  const wasm = new TensorSearch(t.task, t.minerPublicKey, 'wasm');
-  const js = new TensorSearch(t.task, t.minerPublicKey, 'js');
-  const n = [0, 0, 0, 0, 0];
-  const cases = [
-    { name: 'wasm search', run: () => wasm.tryNonce(n[0]!++) },
-    { name: 'js search', run: () => js.tryNonce(n[1]!++) },
-    { name: 'wasm work', run: () => wasm.work(n[2]!++).pathDistance },
-    { name: 'reference', run: () => computeWork(t.task, t.minerPublicKey, n[3]!++).pathDistance },
-    {
-      name: 'reference + wasm MAC',
-      run: () => computeWork(t.task, t.minerPublicKey, n[4]!++, mac).pathDistance,
-    },
-  ];
-  warmUp(cases, 300);
-  // Rounds of 150 ms per case, interleaved; rates per second of this thread's CPU time, median.
-  const samples = cases.map(() => [] as number[]);
-  for (let round = 0; round < 5; round++) {
-    cases.forEach((c, i) => {
-      samples[i]!.push(cpuRate(c.run, 150, 1).cpu);
-    });
-  }
-  const [ws, js1, ww, ref, refMac] = samples.map(median) as [number, number, number, number, number];
-  tensorRows.push(
-    `| ${name.replace('tensor ', '')} | ${formatRate(ws)} | ${formatRate(js1)} | **${ratio(ws, js1)}** | ${formatRate(ww)} | ${formatRate(ref)} | ${ratio(ws, ref)} | ${formatRate(refMac)} | **${ratio(refMac, ref)}** |`,
-  );
-  console.log(tensorRows.at(-1));
-}
-
+const tensorVerdicts = tensorTargets.map((t) => `${t.name} ${verdict(t.ratio, 1.5)}`).join('; ');
 writeSection(
   docPath,
   'miner',
   `## Miner kernels and engine
 
-Command: \`npm run bench -w @tensormine/miner\` (measured ${new Date().toISOString().slice(0, 10)} on ${machineLine()}).
-Every ratio compares rates measured side by side in the same run (interleaved rounds, median
-of rounds), single thread unless the row says otherwise. Check a build's kernels with the
-offline benchmark's checksum (\`bench()\`), which is the same on every machine.
+Command: \`npm run bench -w @tensormine/miner\` (measured ${new Date().toISOString().slice(0, 10)} on ${machineLine()}; load average ${loadAtStart.toFixed(1)} at the start).
+Every figure comes from rounds in which each case runs once, the order rotating from round to
+round; rates are per second of the measuring thread's CPU time (/proc/thread-self/schedstat),
+which other processes' load does not dilute (it still costs caches and memory bandwidth, so
+absolute rates move with the load: compare the ratios). Figures are medians over the rounds,
+with the rounds' range in brackets; ratios are medians of the per-round ratios, with their
+range. Single thread unless the row says otherwise. The native kernels here: ${selection.detail}.
+Check a build's kernels with the offline benchmark's checksum (\`miner bench\`), the same on
+every machine and for every kernel.
 
 ### Hexchain: nonces per second on one thread
 
-| WebAssembly SIMD kernel (4 lanes) | JavaScript kernel (generated) | crypto.hash('sha256') of the 88-byte header | wasm / js | wasm / crypto.hash | js / crypto.hash |
+${HEX_ROUNDS} rounds of 300 ms per kernel over the same header, at a target no hash meets (every
+nonce hashed); OpenSSL spawned after each round.
+
+| kernel | nonces per CPU second: median (range) | per wall second, median |
+|---|---|---|
+${hexRows}
+${opensslText}
+
+All kernels start from the midstate of the header's first block and compute one compression
+per nonce. The native kernel (\`firmware-sim/native\`) runs rounds 4..63 of 2 nonces side by
+side on \`SHA256RNDS2\` (rounds 0..3 depend only on the header: once per call of 65,536
+nonces); the WebAssembly one runs 4 nonces per 128-bit vector with everything that does not
+depend on the nonce hoisted out of the loop (scripts/generate-wasm.ts), the JavaScript one the
+same compression unrolled. OpenSSL's figure is one long message on the same instructions: a
+chain of dependent compressions, where the native scan interleaves independent ones.
+
+### v4.0: nonce iterations per second at each device type's largest tensor
+
+Each kernel's \`TensorSearch.search(start, count)\` on the offline benchmark's tasks (their
+thresholds, difficulty level 10: a solution's work is computed too, about 1 nonce in 170), in
+calls of 4 (N = 64), 16 (N = 32) or 64 (N = 16) nonces; 7 rounds of 150 ms per case. \`native\`:
+the whole per-nonce search in C (seed and weights on SHA-NI, the multiply-accumulates on AVX2
+\`VPMADDWD\` with the accumulator fold, sum, minimum and maximum interleaved, the fired bitmap
+by compare and movemask, the path signature on SHA-NI, the MML score only when the distance
+passes); \`wasm\`: the multiply-accumulates and the passes over the accumulators in WebAssembly
+SIMD, the hashes in JavaScript; \`js\`: all JavaScript. The last three columns are what a
+validator's verification costs: the reference \`computeWork\`, and with the WebAssembly core
+(\`wasmMac()\`, the validator's \`verifyKernel\`).
+
+| task | native search: median (range) | wasm search: median (range) | js search | native / wasm (target 1.5x) | wasm / js | computeWork | computeWork, wasm core | wasm core / reference |
+|---|---|---|---|---|---|---|---|---|
+${tensorRows.join('\n')}
+
+Native / wasm >= 1.5x at every device type's tensor: ${tensorVerdicts}.
+
+### Engine scaling, 1 to ${threads} worker threads (kernel native)
+
+| work | engine, 1 thread | engine, ${threads} threads | engine scaling, wall time: median (range) | bare native threads, same rounds | bare JavaScript threads, same rounds |
 |---|---|---|---|---|---|
-| ${formatRate(wasmRate)} | ${formatRate(jsRate)} | ${formatRate(cryptoRate)} | **${ratio(wasmRate, jsRate)}** | **${ratio(wasmRate, cryptoRate)}** | ${ratio(jsRate, cryptoRate)} |
-
-Both kernels start from the midstate of the header's first block and compute one compression
-per nonce with everything that does not depend on the nonce hoisted out of the loop (the
-first 4 rounds, part of the 5th, 3 schedule words and the constant parts of others); the
-WebAssembly one runs 4 nonces per 128-bit vector and compares the first digest word with the
-target inside the loop (scripts/generate-wasm.ts). Rates are nonces per second of the bench
-thread's CPU time, 7 rounds of 300 ms per kernel, median. ${wallLine}
-
-${opensslLine}
-
-### Engine scaling, 1 to ${threads} worker threads (kernel ${engines[0]!.kernel})
-
-| work | engine, 1 thread | engine, ${threads} threads | engine scaling, wall time: median (rounds) | machine scaling, same rounds (bare threads) |
-|---|---|---|---|---|
 ${scalingRows.join('\n')}
 
 Throughput of the engine with every worker busy: hashes counted over 1.2 s after a 0.3 s
-warm-up, the 1-thread and ${threads}-thread engines alternated in 5 rounds; scaling is the
-median of the rounds' ratios. The machine is shared, and a neighbour's load falls on the
-second thread, so each round also measures, just before, what the machine gives a second
-thread (bare worker threads running plain integer rounds, no engine). The engine's scaling
-divided by the machine's, median over all rounds: **${efficiency.toFixed(2)}**.
+warm-up, the 1-thread and ${threads}-thread engines back to back, in 5 rounds with two
+measurements of what the machine gives a second thread at that moment, without the engine:
+bare worker threads running the native hexchain scan in a loop, and bare worker threads running
+plain JavaScript integer rounds. The engine's scaling divided by the machine's, median of the
+rounds (range): **${efficiencyNative.median.toFixed(2)}** (${efficiencyNative.min.toFixed(2)} – ${efficiencyNative.max.toFixed(2)}) against the bare native threads, **${efficiencyJs.median.toFixed(2)}** (${efficiencyJs.min.toFixed(2)} – ${efficiencyJs.max.toFixed(2)}) against the bare JavaScript threads (target
+>= 0.95: ${efficiencyNative.median >= 0.95 && efficiencyJs.median >= 0.95 ? 'met' : '**not met**'}).
 
 Where the wall-time scaling goes, from the same windows: the cores the bench process had (its
 threads' CPU time over the window, /proc/self/task/*/schedstat) and the cores it waited for
@@ -374,29 +499,7 @@ the engine gives when each worker has a core of its own: it is below ${threads}x
 engine's own costs (main-thread work per report, messages, memory contention between the
 workers); the wall-time scaling is that times the share of the second core the machine gave.
 
-| work | 1 worker: cores had / waited for | ${threads} workers: cores had / waited for | hashes per CPU second, 1 worker | per CPU second, ${threads} workers | CPU-time scaling: median (rounds) |
+| work | 1 worker: cores had / waited for | ${threads} workers: cores had / waited for | hashes per CPU second, 1 worker | per CPU second, ${threads} workers | CPU-time scaling: median (range) |
 |---|---|---|---|---|---|
-${cpuRows.join('\n')}
-
-### v4.0: nonce iterations per second at each device type's largest tensor
-
-\`search\` is a kernel's per-nonce path (up to the thresholds: the result hash and commitment
-are computed only for a nonce that passes), with the multiply-accumulates in WebAssembly SIMD
-(\`wasm\`, int8 widened to int16, 8 products per \`i32x4.dot_i16x8_s\` or 2 x 4 per extended
-multiply) or in JavaScript (\`js\`, two products per float64 multiply-add); with \`wasm\` the
-passes over the accumulators (the fold, sum, min and max in one pass of two i32x4 per 8
-neurons; the fired bitmap by \`i32x4.gt_s\` and \`i8x16.bitmask\`, 32 neurons per word; its MML
-length from windows of equal bits, 64 neurons per step) run in the module too, and Z never
-leaves it for a nonce that fails. \`work\` is the wasm kernel's complete WorkResult, the same
-fields as the reference \`computeWork\`. The last two columns are what a validator's
-verification costs: \`computeWork\` with the WebAssembly SIMD core (\`wasmMac()\`, the
-validator's \`verifyKernel\`: the multiply-accumulates and the same passes, plus the
-activations) against the reference.
-
-Rates per second of the bench thread's CPU time (5 interleaved rounds of 150 ms per case,
-median), as for the hexchain kernels.
-
-| task | wasm search | js search | wasm / js | wasm work | computeWork | wasm search / reference | computeWork, wasm core | wasm core / reference |
-|---|---|---|---|---|---|---|---|---|
-${tensorRows.join('\n')}`,
+${cpuRows.join('\n')}`,
 );

@@ -12,7 +12,8 @@ import {
 import { MiningEngine } from './engine.js';
 import type { FoundResult } from './found.js';
 import type { MiningJob } from './job.js';
-import type { KernelChoice, KernelName } from './kernels/wasm.js';
+import type { KernelChoice, KernelName } from './kernels/choice.js';
+import type { SelectKernelOptions } from './kernels/select.js';
 
 /**
  * An offline benchmark, xmrig `--bench` style: hashes a fixed amount of fixed work (a fixed
@@ -27,6 +28,8 @@ export interface BenchOptions {
   readonly threads?: number;
   /** The kernels (default `auto`); the checksum is the same whichever runs. */
   readonly kernel?: KernelChoice;
+  /** How the native kernels are found and built (see MiningEngineOptions.select). */
+  readonly select?: SelectKernelOptions;
   /** Hexchain hashes (default 2^22); 0 skips hexchain. */
   readonly hexchainHashes?: number;
   /** Nonce iterations per tensor task (default 4096); 0 skips tensor. */
@@ -51,8 +54,10 @@ export interface BenchCase {
 
 export interface BenchResult {
   readonly threads: number;
-  /** The kernel that ran (`wasm` or `js`). */
+  /** The kernel that ran (`native`, `wasm` or `js`). */
   readonly kernel: KernelName;
+  /** Why the native kernels did not run, when they were asked for (one line). */
+  readonly kernelNotice?: string;
   readonly cases: readonly BenchCase[];
   /** SHA-256 over the case checksums, hex. */
   readonly checksum: string;
@@ -154,6 +159,7 @@ export async function bench(options: BenchOptions = {}): Promise<BenchResult> {
   const engine = new MiningEngine({
     threads,
     ...(options.kernel === undefined ? {} : { kernel: options.kernel }),
+    ...(options.select === undefined ? {} : { select: options.select }),
     // No sampling needed: rates come from the elapsed time of each case.
     sampleIntervalMs: 3_600_000,
     ...(options.workerUrl ? { workerUrl: options.workerUrl } : {}),
@@ -207,6 +213,7 @@ export async function bench(options: BenchOptions = {}): Promise<BenchResult> {
   return {
     threads,
     kernel: engine.kernel,
+    ...(engine.kernelSelection?.notice === undefined ? {} : { kernelNotice: engine.kernelSelection.notice }),
     cases,
     checksum: toHex(sha256(utf8(cases.map((c) => `${c.name}:${c.checksum}`).join('\n')))),
     kernelErrors,

@@ -6,7 +6,9 @@ import { MinerError } from './errors.js';
 import { resultFromNonce } from './found.js';
 import { HashrateMeter, WINDOW_MS } from './hashrate.js';
 import { checkJob, kernelJob, type MiningJob, nonceRange } from './job.js';
-import { type KernelChoice, type KernelName, resolveKernel } from './kernels/wasm.js';
+import { checkKernelChoice, type KernelChoice, type KernelName, resolveKernel } from './kernels/choice.js';
+import { type KernelSelection, type SelectKernelOptions, selectKernel } from './kernels/select.js';
+import type { WarmUpReport } from './kernels/warm-up.js';
 import { WorkerPool } from './worker/pool.js';
 import type { FromWorker, WorkerState } from './worker/protocol.js';
 
@@ -16,10 +18,15 @@ export interface MiningEngineOptions {
   /** Worker threads (default `os.availableParallelism()`). */
   readonly threads?: number;
   /**
-   * The kernels (default `auto`): `wasm` (WebAssembly SIMD), `js` (generated JavaScript), or
-   * `auto`, `wasm` where the runtime supports WebAssembly SIMD. Results are identical.
+   * The kernels (default `auto`): `native` (C on SHA-NI and AVX2, built on this machine and
+   * checked against the vectors when the engine starts; `wasm` with a notice where it cannot
+   * run), `wasm` (WebAssembly SIMD), `js` (generated JavaScript), or `auto`: native, else wasm
+   * where the runtime supports WebAssembly SIMD, else js (kernels/select.ts). Results are
+   * identical.
    */
   readonly kernel?: KernelChoice;
+  /** How the native kernels are found and built (environment, cache, cpuinfo); default process.env. */
+  readonly select?: SelectKernelOptions;
   /** Duty cycle, 0 < intensity <= 1 (default 1): each worker sleeps (1 - x) / x of its batch time. */
   readonly intensity?: number;
   /** Target duration of one batch, ms (default 25): the longest a new job or a stop waits. */
@@ -51,8 +58,10 @@ export class MiningEngine extends EventEmitter<DeviceEvents> implements DeviceBa
   readonly id: string;
   readonly kind = 'cpu';
   readonly threads: number;
-  /** The kernel the workers run. */
-  readonly kernel: KernelName;
+  /** The kernel setting. */
+  readonly kernelChoice: KernelChoice;
+  /** How `start()` chose the kernel (undefined before): the kernel, and why not native. */
+  kernelSelection: KernelSelection | undefined;
   /** Results that the reference verifier rejected (or kernel output that disagreed with it). */
   kernelErrors = 0;
   /** Verified results emitted. */
@@ -61,6 +70,7 @@ export class MiningEngine extends EventEmitter<DeviceEvents> implements DeviceBa
   lastError: Error | undefined;
 
   private readonly pool: WorkerPool;
+  private readonly selectOptions: SelectKernelOptions;
   private readonly batchMs: number;
   private readonly sampleIntervalMs: number;
   private readonly meters: HashrateMeter[];
@@ -85,7 +95,10 @@ export class MiningEngine extends EventEmitter<DeviceEvents> implements DeviceBa
     this.respawnDelayMs = options.respawnDelayMs ?? 1000;
     if (!(this.batchMs > 0))
       throw new MinerError('invalid_option', `batchMs: expected > 0, got ${this.batchMs}`);
-    this.kernel = resolveKernel(options.kernel);
+    this.kernelChoice = options.kernel ?? 'auto';
+    this.selectOptions = options.select ?? {};
+    checkKernelChoice(this.kernelChoice);
+    if (this.kernelChoice !== 'native') resolveKernel(this.kernelChoice); // wasm without SIMD fails here
     this.pool = new WorkerPool({
       threads: this.threads,
       kernel: this.kernel,
@@ -116,6 +129,21 @@ export class MiningEngine extends EventEmitter<DeviceEvents> implements DeviceBa
     return this.intensityValue;
   }
 
+  /**
+   * The kernel the workers run: what `start()` selected, or before it the kernel the setting
+   * resolves to now (`native` only once the native kernels are loaded in this process).
+   */
+  get kernel(): KernelName {
+    if (this.kernelSelection !== undefined) return this.kernelSelection.kernel;
+    if (this.kernelChoice === 'native') return resolveKernel('auto');
+    return resolveKernel(this.kernelChoice);
+  }
+
+  /** The workers' warm-ups of the `js` kernel before they took work (none for the other kernels). */
+  warmUps(): readonly WarmUpReport[] {
+    return this.pool.warmUps.filter((w) => w !== undefined);
+  }
+
   supports(job: MiningJob): boolean {
     return job.kind === 'hexchain' || job.kind === 'tensor';
   }
@@ -125,6 +153,8 @@ export class MiningEngine extends EventEmitter<DeviceEvents> implements DeviceBa
     if (this.stateValue !== 'stopped') return;
     this.setState('starting');
     try {
+      this.kernelSelection = await selectKernel(this.kernelChoice, this.selectOptions);
+      this.pool.setKernel(this.kernelSelection.kernel, this.kernelSelection.nativeLibrary);
       await this.pool.start();
     } catch (error) {
       this.setState('error');

@@ -55,6 +55,7 @@ export {
   withNonceRange,
 } from './job.js';
 export { Journal, type JournalEntry, type JournalOptions } from './journal.js';
+export { KERNEL_CHOICES, type KernelChoice, type KernelName, resolveKernel } from './kernels/choice.js';
 export {
   type BlockSearchResult,
   type HexchainKernelJob,
@@ -63,19 +64,16 @@ export {
   prepareHexchain,
   searchBlock,
 } from './kernels/hexchain.js';
+export { missingCpuFlags, NATIVE_CPU_FLAGS } from './kernels/native/cpu.js';
+export { type KernelSelection, type SelectKernelOptions, selectKernel } from './kernels/select.js';
 export {
   searchTensor,
   type TensorKernelTask,
   TensorSearch,
   type TensorSearchResult,
 } from './kernels/tensor.js';
-export {
-  KERNEL_CHOICES,
-  type KernelChoice,
-  type KernelName,
-  resolveKernel,
-  wasmSimdSupported,
-} from './kernels/wasm.js';
+export { type WarmUpReport, warmUpJsKernels } from './kernels/warm-up.js';
+export { wasmSimdSupported } from './kernels/wasm.js';
 export {
   type DeviceOutcomes,
   type DeviceSummary,

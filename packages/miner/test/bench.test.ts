@@ -10,6 +10,10 @@ import {
 } from '@tensormine/protocol';
 import { describe, expect, test } from 'vitest';
 import { bench, benchJobs } from '../src/bench.js';
+import { missingCpuFlags } from '../src/kernels/native/cpu.js';
+
+/** What `auto` runs here: native on x86-64 with SHA-NI and AVX2 (and a compiler: CI has one). */
+const AUTO = process.arch === 'x64' && missingCpuFlags({})?.length === 0 ? 'native' : 'wasm';
 
 const HEX = 2 ** 17;
 const TENSOR = 48;
@@ -41,12 +45,17 @@ function referenceChecksums(): Map<string, string> {
 }
 
 describe('bench', () => {
-  test('hashes a fixed amount and returns checksums the reference agrees with, for 1 and 2 threads and either kernel', async () => {
-    // One thread on the JavaScript kernels, two on WebAssembly SIMD: the same checksums.
+  test('hashes a fixed amount and returns checksums the reference agrees with, for 1 and 2 threads and every kernel', async () => {
+    // One thread on the JavaScript kernels, two on WebAssembly SIMD, two on auto (native where
+    // it runs): the same checksums.
     const one = await bench({ threads: 1, kernel: 'js', hexchainHashes: HEX, tensorIterations: TENSOR });
-    const two = await bench({ threads: 2, kernel: 'auto', hexchainHashes: HEX, tensorIterations: TENSOR });
+    const two = await bench({ threads: 2, kernel: 'wasm', hexchainHashes: HEX, tensorIterations: TENSOR });
+    const auto = await bench({ threads: 2, kernel: 'auto', hexchainHashes: HEX, tensorIterations: TENSOR });
     expect(one.kernel).toBe('js');
     expect(two.kernel).toBe('wasm');
+    expect(auto.kernel, auto.kernelNotice).toBe(AUTO);
+    expect(auto.checksum).toBe(one.checksum);
+    expect(auto.kernelErrors).toBe(0);
     expect(one.cases.map((c) => c.name)).toEqual([
       'hexchain',
       'tensor native matmul 64x64',

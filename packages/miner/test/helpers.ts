@@ -12,6 +12,7 @@ import {
   utf8,
 } from '@tensormine/protocol';
 import { afterEach } from 'vitest';
+import type { DeviceBackend } from '../src/device.js';
 import type { FoundResult } from '../src/found.js';
 import type { HexchainJob, MiningJob, TensorJob } from '../src/job.js';
 import { tensorJob } from '../src/job.js';
@@ -129,4 +130,11 @@ export class FakeSource extends EventEmitter<WorkSourceEvents> implements WorkSo
     this.submitted.push(found);
     return { status: 'accepted' };
   }
+}
+
+/** Sets `job` (ending at its first result) on a started engine and resolves to that result. */
+export function firstFound(engine: DeviceBackend, job: MiningJob): Promise<FoundResult> {
+  const found = new Promise<FoundResult>((resolve) => engine.once('found', resolve));
+  engine.setJob({ ...job, stopOnFound: true });
+  return found;
 }

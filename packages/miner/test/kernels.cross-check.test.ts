@@ -27,9 +27,22 @@ import {
 import hexVectors from '@tensormine/protocol/vectors/hexchain.vectors.json' with { type: 'json' };
 import tensorVectors from '@tensormine/protocol/vectors/tensor.vectors.json' with { type: 'json' };
 import fc from 'fast-check';
-import { describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test as vitestTest } from 'vitest';
 import { hexchainHash, prepareHexchain, searchBlock } from '../src/kernels/hexchain.js';
+import { missingCpuFlags } from '../src/kernels/native/cpu.js';
+import { selectKernel } from '../src/kernels/select.js';
 import { TensorSearch } from '../src/kernels/tensor.js';
+
+/**
+ * Every kernel choice: `native` where this CPU can run it (x86-64 with SHA-NI and AVX2; CI's
+ * can), built and checked by selectKernel first; elsewhere its cases show as skipped.
+ */
+const nativeCpu = process.arch === 'x64' && missingCpuFlags({})?.length === 0;
+const KERNELS = ['js', 'wasm', 'native'] as const;
+const runs = (kernel: (typeof KERNELS)[number]) => kernel !== 'native' || nativeCpu;
+beforeAll(async () => {
+  if (nativeCpu) expect((await selectKernel('native')).notice).toBeUndefined();
+}, 600_000);
 
 const bytes32 = fc.uint8Array({ minLength: 32, maxLength: 32 });
 const coord = fc
@@ -51,7 +64,8 @@ function headerOf(h: { coord: { q: number; r: number; s: number }; ch: Uint8Arra
   return encodeHeader({ coord: h.coord, challengeHash: h.ch, minerPublicKey: h.key, nonce: n });
 }
 
-describe.each(['js', 'wasm'] as const)('hexchain kernel (%s)', (kernel) => {
+describe.each(KERNELS)('hexchain kernel (%s)', (kernel) => {
+  const test = runs(kernel) ? vitestTest : vitestTest.skip;
   test('hashes every header as hexPowHash does', () => {
     fc.assert(
       fc.property(coord, bytes32, bytes32, nonce, (c, ch, key, n) => {
@@ -215,7 +229,8 @@ const randomTask = fc
     return task({ ...shape, challengeHash, pathTarget, input, level });
   });
 
-describe.each(['js', 'wasm'] as const)('tensor kernel (%s)', (kind) => {
+describe.each(KERNELS)('tensor kernel (%s)', (kind) => {
+  const test = runs(kind) ? vitestTest : vitestTest.skip;
   test('computes the same work as computeWork on random tasks of every shape', () => {
     fc.assert(
       fc.property(randomTask, bytes32, fc.array(nonce, { minLength: 1, maxLength: 3 }), (t, key, nonces) => {

@@ -140,7 +140,30 @@ for (const svc of services) {
   }
   out.push('');
 }
+// Refusals: the common stages, then each route that lists its own (the economy routes).
+const refusalList = (list: readonly { code: string; when: string }[]) =>
+  list.map((r) => `\`${r.code}\` (${r.when.replaceAll('|', '\\|')})`).join('; ');
 out.push(
+  '## Refusals',
+  '',
+  'Which error a request gets when several checks fail: the first that applies, in this order.',
+  '',
+  `1. Every route, before it runs: ${refusalList(S.COMMON_REFUSALS.request)}.`,
+  '2. A signed route whose identical request (same headers, same body) was already executed: its stored answer, `x-tm-idempotent-replay: true` (economy operations; docs/economy.md).',
+  `3. A signed route: ${refusalList(S.COMMON_REFUSALS.signed)}.`,
+  "4. The route's own checks, in the order of the table below; the transaction of an exactly-once economy operation starts at `idempotency_conflict`.",
+  '',
+  `At any step: ${refusalList(S.COMMON_REFUSALS.any)}. Every code, its HTTP status and meaning: [errors.md](errors.md).`,
+  '',
+  '| Route | Its own refusals, in order |',
+  '|---|---|',
+);
+for (const r of ROUTE_LIST.filter((x) => x.refusals !== undefined)) {
+  const own = r.refusals!.length === 0 ? 'none' : refusalList(r.refusals!);
+  out.push(`| ${r.method} \`${r.url}\` (${r.operationId}) | ${own} |`);
+}
+out.push(
+  '',
   '## Schemas',
   '',
   'Every object a route takes or returns, with every field. Types name the primitives of the conventions above.',

@@ -177,7 +177,7 @@ export const ERROR_CODES = {
   service_unavailable: {
     status: 503,
     description:
-      'The validator is starting or shutting down, or its database is busy or unreachable: nothing was written; send the request again after Retry-After.',
+      'The service is starting or shutting down, its database is busy or unreachable, or it is at a capacity of all its clients (every event-stream slot taken, the status proxy at its budget of validator requests): nothing was written; send the request again after Retry-After.',
   },
   internal_error: { status: 500, description: 'An unexpected server error (a bug: please report it).' },
 
@@ -222,6 +222,22 @@ export const ERROR_CODES = {
     status: 502,
     description:
       'The validator behind this service (status proxy, terminal) could not be reached or answered unexpectedly (network error, timeout or 5xx).',
+  },
+
+  // Open-network limits (issue 21)
+  order_below_minimum: {
+    status: 422,
+    description:
+      "The order is worth less than the marketplace's minimum order value at its limit price (details.minimum_value).",
+  },
+  too_many_streams: {
+    status: 429,
+    description:
+      'This client address (or, behind a trusted proxy, this client) already holds the most event streams it may; close one first.',
+  },
+  path_forbidden: {
+    status: 403,
+    description: 'The path of a static file leaves the served directory or names a hidden file.',
   },
 } as const satisfies Record<string, { status: number; description: string }>;
 

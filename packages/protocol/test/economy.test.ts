@@ -8,11 +8,14 @@ import {
   lockTerms,
   mulDivCeil,
   mulDivFloor,
+  type OrderProgress,
   parsePrice,
   priceImpact,
   quoteValueCeil,
   quoteValueFloor,
   SECONDS_PER_YEAR,
+  settledQuote,
+  settleFill,
   swapOut,
   unlockProblem,
   unstakePenalty,
@@ -140,6 +143,80 @@ describe('marketplace values', () => {
     );
     expect(quoteValueFloor(3_000_000_000n, parsePrice('0.1'), 9, 6)).toBe(300_000n);
     expect(crosses('sell', parsePrice('0.1'), parsePrice('0.09'))).toBe(false);
+  });
+
+  it('rounds once per order: however fills are sliced, a seller never gets more and a buyer never pays less than the exact value', () => {
+    // One incoming order (limit `limit`) against resting orders at prices at or better than its
+    // limit, then resting orders taking it as a maker. Exact values are kept as q x p (10^21
+    // units of a USDC minor unit at 9 token decimals).
+    const UNIT = 10n ** 21n;
+    fc.assert(
+      fc.property(
+        fc.constantFrom('buy' as const, 'sell' as const),
+        fc.bigInt({ min: 1n, max: 10n ** 20n }),
+        fc.array(fc.tuple(fc.bigInt({ min: 1n, max: 10n ** 10n }), fc.bigInt({ min: 0n, max: 10n ** 18n })), {
+          minLength: 1,
+          maxLength: 30,
+        }),
+        (side, limit, fills) => {
+          let incoming: OrderProgress = { side, price: limit, filled: 0n, gain: 0n };
+          let exactIncoming = 0n;
+          let exactMakers = 0n;
+          let movedIncoming = 0n;
+          let movedMakers = 0n;
+          let rounding = 0n;
+          for (const [q, offset] of fills) {
+            // A price at or better than the limit for the incoming order.
+            const price = side === 'buy' ? (limit > offset ? limit - offset : 1n) : limit + offset;
+            const maker: OrderProgress = {
+              side: side === 'buy' ? 'sell' : 'buy',
+              price,
+              filled: 0n,
+              gain: 0n,
+            };
+            const fill = settleFill(incoming, maker, q, 9, 6);
+            incoming = fill.incoming;
+            exactIncoming += q * price;
+            exactMakers += q * price;
+            movedIncoming += side === 'buy' ? fill.buyerPays : fill.sellerReceives;
+            movedMakers += side === 'buy' ? fill.sellerReceives : fill.buyerPays;
+            rounding += fill.rounding;
+            expect(fill.sellerReceives >= 0n).toBe(true);
+            expect(fill.buyerPays >= -1n).toBe(true);
+            // The rounding account never owes anything.
+            expect(rounding >= 0n).toBe(true);
+            // The incoming order's total is its settledQuote, within 2 units of exact, on its side.
+            expect(movedIncoming).toBe(settledQuote(incoming, 9, 6));
+            if (side === 'buy') {
+              expect(movedIncoming * UNIT >= exactIncoming).toBe(true);
+              expect(movedIncoming * UNIT < exactIncoming + 2n * UNIT).toBe(true);
+            } else {
+              expect(movedIncoming * UNIT <= exactIncoming).toBe(true);
+              expect(movedIncoming * UNIT > exactIncoming - 2n * UNIT).toBe(true);
+            }
+          }
+          expect(movedIncoming - movedMakers).toBe(side === 'buy' ? rounding : -rounding);
+          expect(exactMakers).toBe(exactIncoming);
+        },
+      ),
+    );
+  });
+
+  it('a resting order filled in many slices moves the rounding of one fill', () => {
+    // A sell of 100 PTM at 0.0512345678901 taken 0.195187001 PTM at a time, 200 times.
+    const price = parsePrice('0.0512345678901');
+    let maker: OrderProgress = { side: 'sell', price, filled: 0n, gain: 0n };
+    let received = 0n;
+    for (let i = 0; i < 200; i++) {
+      const taker: OrderProgress = { side: 'buy', price, filled: 0n, gain: 0n };
+      const fill = settleFill(taker, maker, 195_187_001n, 9, 6);
+      expect(fill.buyerPays).toBe(10_001n);
+      maker = fill.resting;
+      received += fill.sellerReceives;
+    }
+    // The worked example of docs/economy.md.
+    expect(received).toBe(quoteValueFloor(200n * 195_187_001n, price, 9, 6));
+    expect(received).toBe(2_000_064n);
   });
 });
 

@@ -125,6 +125,30 @@ describe('pplnsSplit', () => {
     ]);
     expect(split.remainder).toBe(0n);
   });
+  it('the worked example of docs/protocol.md 4.15 with the real scores', () => {
+    const shares = (
+      [
+        [A, 100n],
+        [B, 300n],
+        [A, 200n],
+        [C, 500n],
+        [C, 999n],
+      ] as const
+    ).map(([pubkey, s]) => ({ pubkey, weight: pplnsScore(s, 500n) }));
+    const weights = pplnsWeights(shares, pplnsScoreWindow(2n));
+    expect([...weights.values()]).toEqual([
+      11_068_046_444_225_730_969n,
+      11_068_046_444_225_730_969n,
+      14_757_395_258_967_641_294n,
+    ]);
+    const split = pplnsSplit({ reward: 1_000_000_000n, feeBps: 100n, weights, finder: A });
+    expect(split.fee).toBe(10_000_000n);
+    expect(split.payouts).toEqual([
+      { pubkey: A, amount: 297_000_001n },
+      { pubkey: B, amount: 296_999_999n },
+      { pubkey: C, amount: 396_000_000n },
+    ]);
+  });
   it('gives the rounding remainder to the finder', () => {
     const weights = new Map([
       [A, 1n],

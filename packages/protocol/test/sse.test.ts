@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatSse, SseHub, type SseMessage, SseParser, type SseSink } from '../src/index.js';
+import { formatSse, SseHub, type SseMessage, SseParser, type SseSink, sseRefusal } from '../src/index.js';
 
 /** A sink that keeps what it was written; `drain: false` keeps everything "unsent". */
 class FakeSink implements SseSink {
@@ -72,6 +72,46 @@ describe('SseHub', () => {
     await new Promise((r) => setTimeout(r, 35));
     expect(sink.text).toContain(': heartbeat\n\n');
     hub.close();
+  });
+});
+
+describe('SseHub per-client cap', () => {
+  it('refuses a client beyond its share while others still subscribe, and frees the slot on close or drop', () => {
+    const hub = new SseHub({
+      heartbeatMs: 0,
+      maxSubscribers: 5,
+      maxSubscribersPerClient: 2,
+      maxBufferedBytes: 100,
+    });
+    const a1 = hub.subscribe(new FakeSink(), undefined, 'a');
+    const slow = new FakeSink(false);
+    hub.subscribe(slow, undefined, 'a');
+    expect(hub.admission('a')).toBe('client_full');
+    expect(hub.subscribe(new FakeSink(), undefined, 'a')).toBeUndefined();
+    expect(hub.admission('b')).toBe('ok');
+    hub.subscribe(new FakeSink(), undefined, 'b');
+    expect(hub.subscribersOf('a')).toBe(2);
+    // Closing one of a's streams gives it its slot back; so does a drop for reading slowly.
+    a1?.();
+    a1?.(); // the close handler may run twice: counted once
+    expect(hub.subscribersOf('a')).toBe(1);
+    hub.publish('block', { pad: 'x'.repeat(200) });
+    expect(slow.destroyed).toBe(true);
+    expect(hub.subscribersOf('a')).toBe(0);
+    // The global cap still holds, for every client.
+    for (const c of ['c', 'c', 'd', 'd']) hub.subscribe(new FakeSink(), undefined, c);
+    expect(hub.size).toBe(5);
+    expect(hub.admission('e')).toBe('full');
+    expect(sseRefusal('full', hub.limits)).toMatchObject({
+      code: 'service_unavailable',
+      details: { max_streams: 5 },
+    });
+    expect(sseRefusal('client_full', hub.limits)).toMatchObject({
+      code: 'too_many_streams',
+      details: { max_streams_per_client: 2 },
+    });
+    hub.close();
+    expect(hub.subscribersOf('c')).toBe(0);
   });
 });
 

@@ -4,7 +4,7 @@ import { ApiError } from './api-error.js';
 import { installErrorHandling, type TranslateError } from './error-handler.js';
 import { frameworkErrorOptions, longSegment, URI_TOO_LONG } from './framework-errors.js';
 import { acceptJsonBodies } from './json-body.js';
-import { RateLimiter, type RateLimitRule } from './rate-limit.js';
+import { addressKey, RateLimiter, type RateLimitRule } from './rate-limit.js';
 import type { LogLevel } from './settings.js';
 import { validatorCompiler } from './validator-compiler.js';
 
@@ -39,6 +39,12 @@ export interface ServiceAppOptions {
   readonly rateLimit: RateLimitRule | false;
   /** The clock of the rate limiter, Unix milliseconds. */
   readonly now: () => number;
+  /**
+   * Reverse proxies in front of the service whose X-Forwarded-For is believed (addresses, CIDR
+   * ranges; `trustedProxies` parses the setting): `request.ip`, and so every per-address limit,
+   * is then the client they forward for. Default none.
+   */
+  readonly trustProxy?: readonly string[];
   /** Headers of every answer, on top of the kit's security headers; a route may override them. */
   readonly headers?: Readonly<Record<string, string>>;
   /** The service's own translation of an error before it is answered (see TranslateError). */
@@ -72,7 +78,7 @@ export function createServiceApp(options: ServiceAppOptions): FastifyInstance {
       ? { logController: new LogController({ disableRequestLogging: true }) }
       : {}),
     bodyLimit,
-    trustProxy: false,
+    trustProxy: options.trustProxy === undefined ? false : [...options.trustProxy],
     return503OnClosing: true,
     ajv: { customOptions: { coerceTypes: false } },
     // Malformed requests, bad paths and over-long parameters answer in the documented shape.
@@ -86,7 +92,8 @@ export function createServiceApp(options: ServiceAppOptions): FastifyInstance {
   // here are on every answer, errors and 404s included, and a handler may still replace one.
   app.addHook('onRequest', (request, reply, done) => {
     reply.headers(headers);
-    const refused = limiter?.refuse(request.ip, 'address');
+    // Per client address: an IPv6 client by its /64 network (addressKey).
+    const refused = limiter?.refuse(addressKey(request.ip), 'address');
     if (refused !== undefined) return done(refused);
     // The router refuses an over-long parameter (414), but a wildcard route (static files)
     // would take it: the same answer there.

@@ -10,7 +10,7 @@ export { ApiError, errorBody, verdictError } from './api-error.js';
 export { createServiceApp, type ServiceAppOptions, type ServicePlugin } from './app.js';
 export type { TranslateError } from './error-handler.js';
 export { MAX_PARAM_LENGTH } from './framework-errors.js';
-export { RateLimiter, type RateLimitRule } from './rate-limit.js';
+export { addressKey, RateLimiter, type RateLimitRule, trustedProxies } from './rate-limit.js';
 export {
   type RouteHandler,
   type RouteHooks,

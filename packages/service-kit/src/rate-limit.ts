@@ -1,4 +1,58 @@
+import { isIP, isIPv4, isIPv6 } from 'node:net';
 import { ApiError } from './api-error.js';
+import { ConfigError } from './settings.js';
+
+/**
+ * Parses the trusted reverse proxies of a service (a setting): a comma-separated list (or a JSON
+ * array) of IP addresses, CIDR ranges (`10.0.0.0/8`, `fd00::/8`) or the names `loopback`,
+ * `linklocal`, `uniquelocal`. A request arriving from one of them is counted as the client named
+ * last in its `X-Forwarded-For` that is not itself trusted (Fastify's `trustProxy`).
+ */
+export function trustedProxies(value: unknown, where: string): readonly string[] {
+  const items = Array.isArray(value) ? value : typeof value === 'string' ? value.split(',') : undefined;
+  const list = (items ?? [])
+    .map((item) => (typeof item === 'string' ? item.trim() : ''))
+    .filter((x) => x !== '');
+  for (const item of list) {
+    const [address = '', bits, extra] = item.split('/');
+    const family = isIP(address);
+    const valid =
+      ['loopback', 'linklocal', 'uniquelocal'].includes(item) ||
+      (family !== 0 &&
+        extra === undefined &&
+        (bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128))));
+    if (!valid) {
+      throw new ConfigError(
+        `${where}: expected IP addresses or CIDR ranges (e.g. 127.0.0.1,10.0.0.0/8), or loopback, linklocal, uniquelocal; got ${JSON.stringify(item)}`,
+      );
+    }
+  }
+  if (items === undefined || list.length === 0) {
+    throw new ConfigError(`${where}: expected at least one address or range, got ${JSON.stringify(value)}`);
+  }
+  return list;
+}
+
+/**
+ * The key per-address limits count a client under: its IPv4 address (also when written as an
+ * IPv4-mapped IPv6 address, `::ffff:a.b.c.d`), or the /64 network of an IPv6 address, since one
+ * host commonly holds a whole /64 and could otherwise take any number of per-address slots.
+ * Anything else (a test's `localhost`) is its own key.
+ */
+export function addressKey(ip: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped !== null && isIPv4(mapped[1]!)) return mapped[1]!;
+  if (!isIPv6(ip)) return ip;
+  const [head = '', tail] = ip.toLowerCase().split('%')[0]!.split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === undefined || tail === '' ? [] : tail.split(':');
+  // An embedded IPv4 tail (::a.b.c.d) lies in the last 64 bits: it never changes the prefix.
+  const groups = [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  return `${groups
+    .slice(0, 4)
+    .map((g) => Number.parseInt(g, 16).toString(16))
+    .join(':')}::/64`;
+}
 
 export interface RateLimitRule {
   /** Requests allowed in a burst. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RateLimiter } from '../src/rate-limit.js';
+import { addressKey, RateLimiter, trustedProxies } from '../src/rate-limit.js';
 
 describe('RateLimiter', () => {
   it('allows a burst, then refills at the sustained rate, and says when to retry', () => {
@@ -45,5 +45,30 @@ describe('RateLimiter', () => {
     expect(limiter.refuse('busy', 'address')).toBeDefined();
     // A key unused for a whole generation was dropped: it starts again with a full bucket.
     expect(limiter.refuse('k0', 'address')).toBeUndefined();
+  });
+});
+
+describe('addressKey and trustedProxies', () => {
+  it('counts an IPv6 /64 as one address and an IPv4-mapped address as its IPv4', () => {
+    expect(addressKey('192.0.2.7')).toBe('192.0.2.7');
+    expect(addressKey('::ffff:192.0.2.7')).toBe('192.0.2.7');
+    expect(addressKey('2001:db8:1:2:aaaa::1')).toBe('2001:db8:1:2::/64');
+    expect(addressKey('2001:db8:1:2:ffff:ffff:ffff:ffff')).toBe('2001:db8:1:2::/64');
+    expect(addressKey('2001:DB8::1')).toBe('2001:db8:0:0::/64');
+    expect(addressKey('::1')).toBe('0:0:0:0::/64');
+    expect(addressKey('fe80::1%eth0')).toBe('fe80:0:0:0::/64');
+  });
+
+  it('parses addresses, CIDR ranges and names, and refuses anything else', () => {
+    expect(trustedProxies('127.0.0.1, 10.0.0.0/8,fd00::/8,loopback', 'x')).toEqual([
+      '127.0.0.1',
+      '10.0.0.0/8',
+      'fd00::/8',
+      'loopback',
+    ]);
+    expect(trustedProxies(['::1'], 'x')).toEqual(['::1']);
+    for (const bad of ['10.0.0.0/33', 'example.com', '10.0.0.1/8/1', '', ' , ']) {
+      expect(() => trustedProxies(bad, 'trustProxy')).toThrow(/trustProxy: expected/);
+    }
   });
 });

@@ -3,12 +3,57 @@
  * status-proxy: the status proxy and live lattice dashboard in front of one or more validators.
  *
  *   status-proxy --validator http://127.0.0.1:8420 [--validator URL ...] [--port 8430] [--host 127.0.0.1] [--cache-ms 1000]
+ *                [--rate-limit-per-second 20] [--rate-limit-burst 60] [--upstream-per-second 5] ... [--trust-proxy LIST]
  *
- * Environment: TENSORMINE_VALIDATOR_URLS (comma-separated), TENSORMINE_STATUS_PORT, TENSORMINE_STATUS_HOST.
+ * Environment: TENSORMINE_VALIDATOR_URLS (comma-separated), TENSORMINE_STATUS_PORT, TENSORMINE_STATUS_HOST,
+ * and TENSORMINE_STATUS_<LIMIT> for each limit (docs/status-proxy.md).
  */
 import { parseArgs } from 'node:util';
+import { ConfigError, trustedProxies } from '@tensormine/service-kit';
 import { watchNpmStopSignals } from '@tensormine/service-kit/npm-signals';
-import { createStatusProxy } from './proxy.js';
+import { type CreateStatusProxyOptions, createStatusProxy, STATUS_PROXY_LIMITS } from './proxy.js';
+
+/** The limits, as flags: [flag, option, environment variable, meaning]. */
+const LIMIT_FLAGS: readonly [string, keyof typeof STATUS_PROXY_LIMITS, string, string][] = [
+  [
+    'rate-limit-per-second',
+    'rateLimitPerSecond',
+    'RATE_LIMIT_PER_SECOND',
+    'requests per second per client address',
+  ],
+  ['rate-limit-burst', 'rateLimitBurst', 'RATE_LIMIT_BURST', 'request burst per client address'],
+  [
+    'upstream-per-second',
+    'upstreamPerSecond',
+    'UPSTREAM_PER_SECOND',
+    'requests per second per client address that reach a validator (cache misses, challenges, submissions)',
+  ],
+  ['upstream-burst', 'upstreamBurst', 'UPSTREAM_BURST', 'their burst per client address'],
+  [
+    'upstream-total-per-second',
+    'upstreamTotalPerSecond',
+    'UPSTREAM_TOTAL_PER_SECOND',
+    'the same, for all clients together',
+  ],
+  [
+    'upstream-total-burst',
+    'upstreamTotalBurst',
+    'UPSTREAM_TOTAL_BURST',
+    'their burst for all clients together',
+  ],
+  ['event-streams', 'eventStreams', 'EVENT_STREAMS', 'open event streams in all'],
+  [
+    'event-streams-per-address',
+    'eventStreamsPerAddress',
+    'EVENT_STREAMS_PER_ADDRESS',
+    'open event streams per client address',
+  ],
+];
+
+const LIMIT_USAGE = LIMIT_FLAGS.map(
+  ([flag, option, env, meaning]) =>
+    `  --${`${flag} N`.padEnd(32)} ${meaning}; env TENSORMINE_STATUS_${env}, default ${STATUS_PROXY_LIMITS[option]}`,
+).join('\n');
 
 const USAGE = `usage: status-proxy [options]
 
@@ -16,6 +61,8 @@ const USAGE = `usage: status-proxy [options]
   --port N           the port to listen on; env TENSORMINE_STATUS_PORT, default 8430 (0: any free port)
   --host HOST        the address to listen on; env TENSORMINE_STATUS_HOST, default 127.0.0.1
   --cache-ms N       how long read answers are cached, ms (default 1000; 0: none)
+${LIMIT_USAGE}
+  --trust-proxy LIST reverse proxies in front of this one whose X-Forwarded-For is believed (addresses or CIDR ranges, comma-separated); env TENSORMINE_STATUS_TRUST_PROXY, default none
   --help             this text
 
 The dashboard is at the printed URL; the JSON routes are in docs/api.md (Status proxy).`;
@@ -42,6 +89,8 @@ async function main(): Promise<void> {
         port: { type: 'string' },
         host: { type: 'string' },
         'cache-ms': { type: 'string' },
+        'trust-proxy': { type: 'string' },
+        ...Object.fromEntries(LIMIT_FLAGS.map(([flag]) => [flag, { type: 'string' as const }])),
         help: { type: 'boolean' },
       },
       strict: true,
@@ -65,7 +114,27 @@ async function main(): Promise<void> {
   const port = integer(String(values.port ?? env.TENSORMINE_STATUS_PORT ?? '8430'), '--port', 0, 65535);
   const host = String(values.host ?? env.TENSORMINE_STATUS_HOST ?? '127.0.0.1');
   const cacheMs = integer(String(values['cache-ms'] ?? '1000'), '--cache-ms', 0, 3_600_000);
-  const proxy = await createStatusProxy({ validators, cacheMs, logger: { level: 'warn' } });
+  const limits: Partial<Record<keyof typeof STATUS_PROXY_LIMITS, number>> = {};
+  for (const [flag, option, env_] of LIMIT_FLAGS) {
+    const value = values[flag] ?? env[`TENSORMINE_STATUS_${env_}`];
+    if (value !== undefined) limits[option] = integer(String(value), `--${flag}`, 1, 1_000_000);
+  }
+  const trust = values['trust-proxy'] ?? env.TENSORMINE_STATUS_TRUST_PROXY;
+  let trustProxy: readonly string[] | undefined;
+  try {
+    trustProxy = trust === undefined ? undefined : trustedProxies(trust, '--trust-proxy');
+  } catch (error) {
+    if (error instanceof ConfigError) fail(error.message);
+    throw error;
+  }
+  const options: CreateStatusProxyOptions = {
+    validators,
+    cacheMs,
+    logger: { level: 'warn' },
+    ...limits,
+    ...(trustProxy === undefined ? {} : { trustProxy }),
+  };
+  const proxy = await createStatusProxy(options);
   const url = await proxy.listen({ host, port });
   process.stdout.write(
     `status proxy listening on ${url} (dashboard: ${url}/), validators: ${validators.join(', ')}\n`,

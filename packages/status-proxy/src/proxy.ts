@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   type ClientOptions,
+  checkInput,
   createClient,
   InvalidInputError,
   type TensormineClient,
@@ -12,6 +13,7 @@ import {
   ValidatorError,
 } from '@tensormine/client';
 import {
+  ERROR_CODES,
   type ErrorCode,
   type ErrorResponse,
   keptBody,
@@ -20,8 +22,9 @@ import {
   ROUTES,
   SSE_HEADERS,
   type SseHubOptions,
+  sseRefusal,
 } from '@tensormine/protocol';
-import { createServiceApp, errorBody } from '@tensormine/service-kit';
+import { type ApiError, addressKey, createServiceApp, errorBody, RateLimiter } from '@tensormine/service-kit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type CachedAnswer, ReadCache } from './cache.js';
 import { LatticeMirror } from './mirror.js';
@@ -39,7 +42,44 @@ export interface CreateStatusProxyOptions {
   readonly client?: Omit<ClientOptions, 'url' | 'urls'>;
   /** Fastify logger options (default: info to stdout, silent under tests). */
   readonly logger?: boolean | Record<string, unknown>;
+  /** Per client address, every request: sustained per second and burst (default 20, 60). */
+  readonly rateLimitPerSecond?: number;
+  readonly rateLimitBurst?: number;
+  /**
+   * Per client address, the requests that cost a validator request (a read the cache misses, a
+   * challenge, a submission): sustained per second and burst (default 5, 20).
+   */
+  readonly upstreamPerSecond?: number;
+  readonly upstreamBurst?: number;
+  /**
+   * All clients together, the same requests (default 100, 200): what the proxy may spend of the
+   * validator's budget for its address, less what the shared reads and its mirror need.
+   */
+  readonly upstreamTotalPerSecond?: number;
+  readonly upstreamTotalBurst?: number;
+  /** Event streams (GET /api/hexchain/events): in all (default 10,000) and per client address (64). */
+  readonly eventStreams?: number;
+  readonly eventStreamsPerAddress?: number;
+  /**
+   * Reverse proxies in front of this one whose X-Forwarded-For is believed (addresses or CIDR
+   * ranges): the per-address limits then count the client they forward for. Default none.
+   */
+  readonly trustProxy?: readonly string[];
+  /** The clock of the rate limits, Unix ms (tests inject one). */
+  readonly now?: () => number;
 }
+
+/** The defaults of the proxy's limits (docs/status-proxy.md). */
+export const STATUS_PROXY_LIMITS = {
+  rateLimitPerSecond: 20,
+  rateLimitBurst: 60,
+  upstreamPerSecond: 5,
+  upstreamBurst: 20,
+  upstreamTotalPerSecond: 100,
+  upstreamTotalBurst: 200,
+  eventStreams: 10_000,
+  eventStreamsPerAddress: 64,
+} as const;
 
 export interface StatusProxy {
   readonly app: FastifyInstance;
@@ -76,6 +116,23 @@ const FORWARDED: Readonly<Partial<Record<OperationId, { upstream: OperationId; c
   proxyHexLattice: { upstream: 'hexLattice', cached: true },
   proxyHexBlock: { upstream: 'hexBlock', cached: true },
 };
+
+/** `input` with its keys in order, as the text of a cache key (the same request, the same key). */
+function canonical(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  const entries = Object.entries(value as Record<string, unknown>)
+    .filter(([, v]) => v !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+}
+
+/** Only the properties a schema declares (the validator drops the others as well). */
+function declared(schema: unknown, value: Record<string, unknown>): Record<string, unknown> {
+  const properties = (schema as { properties?: Record<string, unknown> } | undefined)?.properties;
+  if (properties === undefined) return value;
+  return Object.fromEntries(Object.entries(value).filter(([k]) => Object.hasOwn(properties, k)));
+}
 
 const INTEGER = /^-?(0|[1-9][0-9]*)$/;
 /** Path and query integers, strictly ("01", "1.5" stay strings and fail the client's check). */
@@ -142,28 +199,78 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
     protocol: '4.1',
   });
   const cache = new ReadCache(options.cacheMs ?? 1000);
+  const limits = { ...STATUS_PROXY_LIMITS, ...definedOnly(options) };
+  const now = options.now ?? Date.now;
+  const upstreamPerAddress = new RateLimiter(
+    { perSecond: limits.upstreamPerSecond, burst: limits.upstreamBurst },
+    now,
+  );
+  const upstreamTotal = new RateLimiter(
+    { perSecond: limits.upstreamTotalPerSecond, burst: limits.upstreamTotalBurst },
+    now,
+    2,
+  );
   const app = createServiceApp({
     service: 'status',
     logLevel: 'info',
     logger: options.logger,
+    ...(options.trustProxy === undefined ? {} : { trustProxy: options.trustProxy }),
     // One line per request would drown a proxy serving many dashboards; errors are still logged.
     logRequests: false,
     // A forwarded block submission is a few hundred bytes; the validator's own limit is 64 KiB.
     bodyLimit: 64 * 1024,
-    // As before the service kit: no per-address limit of the proxy's own (the cache absorbs
-    // repeated reads; the validators behind it limit the rest).
-    rateLimit: false,
-    now: Date.now,
+    // Every request, per client address (docs/status-proxy.md "Limits"): the kit's limiter.
+    rateLimit: { perSecond: limits.rateLimitPerSecond, burst: limits.rateLimitBurst },
+    now,
   });
   const mirror = new LatticeMirror({
     client,
-    ...(options.events === undefined ? {} : { events: options.events }),
+    events: {
+      maxSubscribers: limits.eventStreams,
+      maxSubscribersPerClient: limits.eventStreamsPerAddress,
+      ...options.events,
+    },
     onChange: () => cache.clear(),
     log: (message) => app.log.info(message),
   });
 
-  const send = (reply: FastifyReply, answer: CachedAnswer) =>
-    reply.code(answer.status).header('content-type', 'application/json; charset=utf-8').send(answer.body);
+  const send = (reply: FastifyReply, answer: CachedAnswer) => {
+    if (answer.headers !== undefined) void reply.headers(answer.headers);
+    return reply
+      .code(answer.status)
+      .header('content-type', 'application/json; charset=utf-8')
+      .send(answer.body);
+  };
+  /** A refusal of the proxy's own: its error body, and Retry-After. */
+  const refusal = (
+    code: ErrorCode,
+    message: string,
+    details: Record<string, unknown>,
+    retryAfterS: number,
+  ): CachedAnswer => ({
+    status: ERROR_CODES[code].status,
+    body: JSON.stringify(errorBody(code, message, details)),
+    headers: { 'retry-after': String(retryAfterS) },
+  });
+  const limited = (error: ApiError) =>
+    refusal('rate_limited', error.message, error.details ?? {}, Number(error.headers?.['retry-after'] ?? 1));
+  /**
+   * The budget of a request that costs a validator request: its address's, then everyone's. A
+   * refusal here is the proxy's own (never a validator's answer, never cached).
+   */
+  const spend = (request: FastifyRequest): CachedAnswer | undefined => {
+    const own = upstreamPerAddress.refuse(addressKey(request.ip), 'address through the status proxy');
+    if (own !== undefined) return limited(own);
+    if (upstreamTotal.refuse('all', 'proxy') !== undefined) {
+      return refusal(
+        'service_unavailable',
+        `the status proxy is at its budget of validator requests (${limits.upstreamTotalPerSecond}/s for all its clients); cached reads are still served; retry in 1 s`,
+        { upstream_per_second: limits.upstreamTotalPerSecond },
+        1,
+      );
+    }
+    return undefined;
+  };
   const upstream = async (
     operationId: OperationId,
     input: Record<string, unknown>,
@@ -183,31 +290,58 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
     { upstream: OperationId; cached: boolean },
   ][]) {
     const route = ROUTES[id];
-    const call = (request: FastifyRequest) => {
+    /**
+     * The request as the validator will see it: the declared query parameters only, integers
+     * as numbers. Checked here (a bad one is answered without a validator request) and made the
+     * cache key, so that `?limit=5&&&x=1` and `?x=2&limit=5` are one entry, not two requests.
+     */
+    const inputOf = (request: FastifyRequest): { input: Record<string, unknown> } | { bad: CachedAnswer } => {
       const input: Record<string, unknown> = {};
       if (request.params && Object.keys(request.params as object).length > 0)
         input.params = coerce(request.params);
-      if (request.query && Object.keys(request.query as object).length > 0)
-        input.query = coerce(request.query);
+      const query = declared(
+        (route.schema as { querystring?: unknown }).querystring,
+        coerce(request.query ?? {}),
+      );
+      if (Object.keys(query).length > 0) input.query = query;
       if (request.body !== undefined) input.body = request.body;
-      return upstream(forward.upstream, input);
+      try {
+        checkInput(route, input);
+      } catch (error) {
+        return { bad: answerOf(error) };
+      }
+      return { input };
     };
     app.route({
       method: route.method,
       url: route.url,
       handler: forward.cached
         ? (request: FastifyRequest, reply: FastifyReply) => {
-            // A fresh answer is sent at once (no promise, no upstream input built): the path
-            // of a thousand dashboards polling the same read.
-            const key = `${forward.upstream} ${request.url}`;
+            const parsed = inputOf(request);
+            if ('bad' in parsed) return send(reply, parsed.bad);
+            const input = parsed.input;
+            // A read without parameters (the status every dashboard polls) is one key whatever
+            // the number of readers: at most one validator request per cacheMs, outside the
+            // budgets. A read with parameters costs its address's budget when it misses.
+            const shared = input.params === undefined && input.query === undefined;
+            const key = `${forward.upstream} ${canonical(input)}`;
+            // A fresh answer is sent at once (no promise): the path of a thousand dashboards.
             const hit = cache.peek(key);
             if (hit !== undefined) {
               send(reply, hit);
               return;
             }
-            return cache.get(key, () => call(request)).then((answer) => send(reply, answer));
+            return cache
+              .get(key, () => upstream(forward.upstream, input), shared ? undefined : () => spend(request))
+              .then((answer) => send(reply, answer));
           }
-        : async (request: FastifyRequest, reply: FastifyReply) => send(reply, await call(request)),
+        : async (request: FastifyRequest, reply: FastifyReply) => {
+            const parsed = inputOf(request);
+            if ('bad' in parsed) return send(reply, parsed.bad);
+            const refused = spend(request);
+            if (refused !== undefined) return send(reply, refused);
+            return send(reply, await upstream(forward.upstream, parsed.input));
+          },
     });
   }
 
@@ -220,17 +354,15 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
         : typeof query.last_event_id === 'string'
           ? query.last_event_id
           : undefined;
-    if (mirror.hub.full) {
-      return send(reply, {
-        status: 503,
-        body: JSON.stringify(
-          errorBody('service_unavailable', 'the event stream has its maximum of subscribers; retry later'),
-        ),
-      });
+    const client = addressKey(request.ip);
+    const admission = mirror.hub.admission(client);
+    if (admission !== 'ok') {
+      const r = sseRefusal(admission, mirror.hub.limits);
+      return send(reply, refusal(r.code, r.message, r.details, admission === 'full' ? 5 : 30));
     }
     reply.hijack();
     reply.raw.writeHead(200, SSE_HEADERS);
-    const unsubscribe = mirror.hub.subscribe(reply.raw, lastEventId);
+    const unsubscribe = mirror.hub.subscribe(reply.raw, lastEventId, client);
     reply.raw.on('close', () => unsubscribe?.());
   });
 
@@ -350,4 +482,16 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
       await client.close();
     },
   };
+}
+
+/** The options that are set (an explicit undefined keeps the default). */
+function definedOnly(
+  options: CreateStatusProxyOptions,
+): Partial<Record<keyof typeof STATUS_PROXY_LIMITS, number>> {
+  const out: Partial<Record<keyof typeof STATUS_PROXY_LIMITS, number>> = {};
+  for (const name of Object.keys(STATUS_PROXY_LIMITS) as (keyof typeof STATUS_PROXY_LIMITS)[]) {
+    const value = options[name];
+    if (value !== undefined) out[name] = value;
+  }
+  return out;
 }

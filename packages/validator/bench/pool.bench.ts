@@ -242,7 +242,7 @@ ${result}
 A verified share costs the validator ${(b / s).toFixed(2)} of a verified block: both pay for the header
 hash and the ed25519 check; a share skips the lattice, the ledger and the retarget but writes
 its share row and the member's counters. A pool's load is therefore set by its share rate,
-which vardiff holds near one share per member per \`share_interval_s\`.`;
+which vardiff holds near one share per member per \`share_interval_ms\`.`;
   writeSection(DOC_PATH, 'pool', body);
   console.log(result);
   console.log(`wrote the pool section of ${DOC_PATH} (${fmt(seconds)} s)`);

@@ -137,6 +137,8 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
     service: 'validator',
     logLevel: config.logLevel,
     logger,
+    // Behind the configured reverse proxies, request.ip is the client they forward for.
+    ...(config.trustProxy === undefined ? {} : { trustProxy: config.trustProxy }),
     // One line per request would drown a node serving many miners; errors are still logged.
     logRequests: false,
     bodyLimit: config.bodyLimitBytes,
@@ -207,7 +209,11 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
 
   const pool = createPoolService(context);
   const hexchain = await createHexchainService(context, {
-    ...(events ? { events } : {}),
+    events: {
+      maxSubscribers: config.eventStreams,
+      maxSubscribersPerClient: config.eventStreamsPerAddress,
+      ...events,
+    },
     hooks: pool.hooks,
     cluster: clustered,
   });

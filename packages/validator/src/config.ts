@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import {
   BLOCK_INTERVAL_MS_DEFAULT,
   MAX_DIFFICULTY,
+  MAX_FILLS_PER_ORDER,
   MAX_HEX_DIFFICULTY,
   MAX_TENSOR_DIM,
   MIN_DIFFICULTY,
@@ -23,6 +24,7 @@ import {
   resolveSettings,
   type SettingSpec,
   textSetting as text,
+  trustedProxies,
   urlSetting,
 } from '@tensormine/service-kit';
 
@@ -88,9 +90,22 @@ export interface ValidatorConfig {
   /** Per client address: sustained requests per second and burst. */
   readonly rateLimitPerSecond: number;
   readonly rateLimitBurst: number;
+  /**
+   * Reverse proxies in front of the node whose X-Forwarded-For is believed (addresses, CIDR
+   * ranges): per-address limits then count the client they forward for. Undefined: none.
+   */
+  readonly trustProxy: readonly string[] | undefined;
+  /** Open GET /api/hexchain/events streams: at most this many in all, and per client address. */
+  readonly eventStreams: number;
+  readonly eventStreamsPerAddress: number;
   /** Per public key (signed operations and submissions): sustained per second and burst. */
   readonly keyRateLimitPerSecond: number;
   readonly keyRateLimitBurst: number;
+  /**
+   * The most fills one marketplace placement makes (the rest rests): the work one request can
+   * do, so the longest another request waits behind it.
+   */
+  readonly marketMaxFills: number;
   /** Invalid v4.0 proofs a key may send before its back-off (one more per minute). */
   readonly invalidProofBudget: number;
   /** Invalid v4.0 proofs one client address may send before its back-off (one more per 6 s). */
@@ -290,6 +305,26 @@ export const SETTINGS: { readonly [K in SettingName]: Setting<ValidatorConfig[K]
     default: () => 400,
     parse: int(1, 1_000_000),
   },
+  trustProxy: {
+    env: 'TENSORMINE_TRUST_PROXY',
+    description:
+      'reverse proxies in front of this node whose X-Forwarded-For is believed (comma-separated addresses or CIDR ranges, or loopback, linklocal, uniquelocal): per-address limits then count the client they forward for; default none',
+    default: () => undefined,
+    parse: trustedProxies,
+  },
+  eventStreams: {
+    env: 'TENSORMINE_EVENT_STREAMS',
+    description: 'most open GET /api/hexchain/events streams in all (503 service_unavailable beyond)',
+    default: () => 10_000,
+    parse: int(1, 1_000_000),
+  },
+  eventStreamsPerAddress: {
+    env: 'TENSORMINE_EVENT_STREAMS_PER_ADDRESS',
+    description:
+      'most open GET /api/hexchain/events streams per client address (an IPv6 /64 counts as one; behind trustProxy, per client): 429 too_many_streams beyond',
+    default: () => 64,
+    parse: int(1, 1_000_000),
+  },
   keyRateLimitPerSecond: {
     env: 'TENSORMINE_KEY_RATE_LIMIT_PER_SECOND',
     description: 'sustained signed operations and submissions per second per public key',
@@ -301,6 +336,13 @@ export const SETTINGS: { readonly [K in SettingName]: Setting<ValidatorConfig[K]
     description: 'burst of signed operations and submissions per public key',
     default: () => 100,
     parse: int(1, 1_000_000),
+  },
+  marketMaxFills: {
+    env: 'TENSORMINE_MARKET_MAX_FILLS',
+    description:
+      'most fills one marketplace order makes when placed (the rest rests in the book); bounds how long one placement holds the database (docs/economy.md)',
+    default: () => MAX_FILLS_PER_ORDER,
+    parse: int(1, 1000),
   },
   invalidProofBudget: {
     env: 'TENSORMINE_INVALID_PROOF_BUDGET',
@@ -325,7 +367,7 @@ export const SETTINGS: { readonly [K in SettingName]: Setting<ValidatorConfig[K]
   genesisFile: {
     env: 'TENSORMINE_GENESIS_FILE',
     description:
-      "a JSON file with the economy's genesis (reserve, pools, allocations; docs/economy.md), written once at the first start of a data directory; default the built-in genesis",
+      "a JSON file with the economy's genesis (reserve, pools, allocations, each optional; docs/economy.md), written once on a new database (per data directory; with PostgreSQL per cluster); default the built-in genesis",
     default: () => undefined,
     parse: text,
   },

@@ -79,6 +79,26 @@ describe('the economy genesis', () => {
     await v.close();
   });
 
+  it('takes the default reserve and pools for the fields a file leaves out; [] and "0" say none', async () => {
+    const dir = tempDir();
+    const alice = testKey('alice');
+    const file = join(dir, 'genesis.json');
+    writeFileSync(
+      file,
+      JSON.stringify({ allocations: [{ pubkey: hex(alice), token: 'USDC', amount: '3' }] }),
+    );
+    const v = await createValidator({ dataDir: ':memory:', genesisFile: file });
+    const pools = (await v.inject('/swap/pools')).json().pools;
+    expect(pools.map((p: { pair: string }) => p.pair)).toEqual(['PTM/SOL', 'PTM/USDC', 'SOL/USDC']);
+    expect((await conservation(v)).supply.get('USDC')).toBe(150_003n * 10n ** 6n);
+    await v.close();
+    writeFileSync(file, JSON.stringify({ reserve: '0', pools: [] }));
+    const empty = await createValidator({ dataDir: ':memory:', genesisFile: file });
+    expect((await empty.inject('/swap/pools')).json().pools).toEqual([]);
+    expect((await conservation(empty)).supply.get('PTM') ?? 0n).toBe(0n);
+    await empty.close();
+  });
+
   it('refuses a malformed genesis file with a message naming the field', async () => {
     const dir = tempDir();
     const file = join(dir, 'genesis.json');
@@ -94,7 +114,7 @@ describe('the economy genesis', () => {
     );
     writeFileSync(file, '{"reserve": 5}');
     await expect(createValidator({ dataDir: ':memory:', genesisFile: file })).rejects.toThrow(
-      /expected an object with reserve \(string\), pools \(array\) and allocations \(array\), each optional/,
+      /expected an object with optional reserve \(a PTM amount string\), pools \(an array\)/,
     );
     writeFileSync(file, JSON.stringify({ reserve: '1.0000000001', pools: [] }));
     await expect(createValidator({ dataDir: ':memory:', genesisFile: file })).rejects.toThrow(

@@ -1,20 +1,23 @@
 import {
   accruedYield,
+  COMMON_REFUSALS,
   FEES_ACCOUNT,
   formatAmount,
   formatPrice,
   type KeyPair,
   lockTerms,
   MARKET_ACCOUNT,
+  MARKET_MIN_ORDER_VALUE,
+  MARKET_ROUNDING_ACCOUNT,
+  MAX_FILLS_PER_ORDER,
   parseAmount,
   parsePrice,
   pplnsScore,
   pplnsScoreWindow,
   pplnsSplit,
   pplnsWeights,
-  quoteValueCeil,
-  quoteValueFloor,
   RESERVE_ACCOUNT,
+  ROUTE_LIST,
   STAKE_ACCOUNT,
   swapOut,
   swapPoolAccount,
@@ -97,6 +100,10 @@ interface MOrder {
   filled: bigint;
   escrow: bigint;
   status: 'open' | 'partially_filled' | 'filled' | 'cancelled';
+  /** USDC moved so far: received by a sell, paid by a buy. */
+  moved: bigint;
+  /** sum(q x |fill price - limit|) over its fills as the incoming order (amount x price units). */
+  gain: bigint;
 }
 
 type Outcome = { status: 200; body: Record<string, unknown> } | { status: number; code: string };
@@ -255,7 +262,12 @@ class Model {
 
   place(owner: string, side: 'buy' | 'sell', token: string, amount: bigint, price: bigint): Outcome {
     if (amount === 0n || price === 0n) return { status: 422, code: 'amount_too_small' };
-    const escrow = side === 'sell' ? amount : quoteValueCeil(amount, price, DEC[token]!, 6);
+    // value(q, p) = q x p / 10^(token decimals + 12) USDC minor units, exactly.
+    const unit = 10n ** BigInt(DEC[token]! + 12);
+    const down = (n: bigint) => n / unit;
+    const up = (n: bigint) => (n + unit - 1n) / unit;
+    if (down(amount * price) < MARKET_MIN_ORDER_VALUE) return { status: 422, code: 'order_below_minimum' };
+    const escrow = side === 'sell' ? amount : up(amount * price);
     const escrowToken = side === 'sell' ? token : 'USDC';
     const no = this.insufficient(owner, escrowToken, escrow);
     if (no) return no;
@@ -272,8 +284,28 @@ class Model {
       filled: 0n,
       escrow,
       status: 'open',
+      moved: 0n,
+      gain: 0n,
     };
     this.orders.push(taker);
+    // What an order has moved after its fills: a sell floor(value(filled, limit)) + floor(gain),
+    // a buy ceil(value(filled, limit)) - floor(gain) (docs/economy.md, "rounding").
+    const due = (o: MOrder) =>
+      o.side === 'sell' ? down(o.filled * o.price) + down(o.gain) : up(o.filled * o.price) - down(o.gain);
+    const escrowOf = (o: MOrder) => (o.side === 'sell' ? o.token : 'USDC');
+    // Filled: the rest of a buy's escrow goes back. About to rest (a maker after its fill, the
+    // taker once matching stops) with a remainder worth less than the minimum at its limit: the
+    // remainder is returned and the order closed.
+    const close = (o: MOrder, rests: boolean) => {
+      const done = o.filled === o.amount;
+      if (!done && (!rests || down((o.amount - o.filled) * o.price) >= MARKET_MIN_ORDER_VALUE)) {
+        o.status = o.filled > 0n ? 'partially_filled' : 'open';
+        return;
+      }
+      if (o.escrow > 0n) this.move(MARKET_ACCOUNT, o.owner, escrowOf(o), o.escrow);
+      o.escrow = 0n;
+      o.status = done ? 'filled' : 'cancelled';
+    };
     const fills: { counter_order_id: string; amount: string; price: string }[] = [];
     const resting = (o: MOrder) => o.status === 'open' || o.status === 'partially_filled';
     const book = this.orders
@@ -286,32 +318,35 @@ class Model {
             : 1,
       );
     for (const maker of book) {
-      if (taker.filled === taker.amount) break;
+      if (!resting(taker) || fills.length >= MAX_FILLS_PER_ORDER) break;
       if (side === 'buy' ? maker.price > price : maker.price < price) break;
       const rest = taker.amount - taker.filled;
       const makerRest = maker.amount - maker.filled;
       const q = rest < makerRest ? rest : makerRest;
-      const quote = quoteValueFloor(q, maker.price, DEC[token]!, 6);
-      if (quote === 0n) break;
       const buyer = side === 'buy' ? taker : maker;
       const seller = side === 'buy' ? maker : taker;
       this.move(MARKET_ACCOUNT, buyer.owner, token, q);
-      this.move(MARKET_ACCOUNT, seller.owner, 'USDC', quote);
-      buyer.filled += q;
-      seller.filled += q;
-      buyer.escrow -= quote;
+      taker.filled += q;
+      maker.filled += q;
+      taker.gain += q * (price > maker.price ? price - maker.price : maker.price - price);
+      const pays = due(buyer) - buyer.moved;
+      const receives = due(seller) - seller.moved;
+      buyer.moved += pays;
+      seller.moved += receives;
+      // What the buyer paid beyond what the seller received is the market's rounding.
+      this.move(MARKET_ACCOUNT, MARKET_ROUNDING_ACCOUNT, 'USDC', pays - receives);
+      this.move(MARKET_ACCOUNT, seller.owner, 'USDC', receives);
+      buyer.escrow -= pays;
       seller.escrow -= q;
-      if (buyer.filled === buyer.amount && buyer.escrow > 0n) {
-        this.move(MARKET_ACCOUNT, buyer.owner, 'USDC', buyer.escrow);
-        buyer.escrow = 0n;
-      }
-      for (const o of [buyer, seller]) o.status = o.filled === o.amount ? 'filled' : 'partially_filled';
+      close(buyer, buyer === maker);
+      close(seller, seller === maker);
       fills.push({
         counter_order_id: maker.id,
         amount: formatAmount(q, token),
         price: formatPrice(maker.price),
       });
     }
+    if (resting(taker)) close(taker, true);
     return {
       status: 200,
       body: {
@@ -408,7 +443,7 @@ type Op =
   | { op: 'retry' };
 
 const PRICES: Record<string, string[]> = {
-  PTM: ['0.04', '0.049', '0.05', '0.051', '0.06', '0.000000001'],
+  PTM: ['0.04', '0.049', '0.05', '0.051', '0.06', '0.000000001', '0.0512345678901'],
   SOL: ['90', '99.5', '100', '100.25', '110'],
 };
 
@@ -456,7 +491,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   {
     weight: 5,
     arbitrary: fc
-      .tuple(key, fc.constantFrom('buy' as const, 'sell' as const), fc.constantFrom('PTM', 'SOL'), fc.nat(5))
+      .tuple(key, fc.constantFrom('buy' as const, 'sell' as const), fc.constantFrom('PTM', 'SOL'), fc.nat(6))
       .chain(([who, side, t, priceIdx]) =>
         fc
           .bigInt({ min: 0n, max: (t === 'PTM' ? 200n : 1n) * 10n ** 9n })
@@ -489,9 +524,28 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
 // The run
 // ---------------------------------------------------------------------------------------------
 
-function outcomeOf(res: LightMyRequestResponse): Outcome {
+/**
+ * The codes a POST route may answer by docs/api.md "Refusals" (the route table): the common
+ * ones and the route's own. Every refusal the model run meets must be one of them.
+ */
+function documentedRefusals(url: string): Set<string> {
+  const route = ROUTE_LIST.find((r) => r.service === 'validator' && r.method === 'POST' && r.url === url);
+  if (route?.refusals === undefined) throw new Error(`no documented refusals for POST ${url}`);
+  return new Set(
+    [...COMMON_REFUSALS.request, ...COMMON_REFUSALS.signed, ...COMMON_REFUSALS.any, ...route.refusals].map(
+      (r) => r.code,
+    ),
+  );
+}
+
+function outcomeOf(res: LightMyRequestResponse, url: string): Outcome {
   const body = res.json();
-  return res.statusCode === 200 ? { status: 200, body } : { status: res.statusCode, code: body.code };
+  if (res.statusCode === 200) return { status: 200, body };
+  expect(
+    documentedRefusals(url).has(body.code),
+    `POST ${url} answered ${body.code}, not in docs/api.md`,
+  ).toBe(true);
+  return { status: res.statusCode, code: body.code };
 }
 
 function expectOutcome(actual: Outcome, expected: Outcome, what: string): void {
@@ -535,6 +589,7 @@ async function runSequence(ops: readonly Op[]): Promise<void> {
     STAKE_ACCOUNT,
     VAULT_ACCOUNT,
     MARKET_ACCOUNT,
+    MARKET_ROUNDING_ACCOUNT,
     FEES_ACCOUNT,
     ...POOLS.map((p) => swapPoolAccount(`${p.base}/${p.quote}`)),
     POOL_STAKE_ACCOUNT,
@@ -552,7 +607,7 @@ async function runSequence(ops: readonly Op[]): Promise<void> {
         const request = signedPost(k, url, body, { timestamp: clock.now() });
         const response = await request.send(v);
         if (retriable) last = { request, response };
-        return outcomeOf(response);
+        return outcomeOf(response, url);
       };
       // Mostly one of the key's own records, sometimes anyone's, sometimes an unknown id.
       const pickId = (

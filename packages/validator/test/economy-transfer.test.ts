@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { signRequest, transferId } from '@tensormine/protocol';
 import { describe, expect, it } from 'vitest';
 import { pruneStoredResults } from '../src/services/economy/requests.js';
 import { conservation, genesisWith, hex, manualClock, signedPost, signedSend } from './economy-helpers.js';
@@ -17,6 +19,35 @@ async function setup() {
 }
 
 describe('POST /transfer', () => {
+  it('serves the transfer_id a client computes from what it signed (docs/economy.md)', async () => {
+    const v = await setup();
+    const body = JSON.stringify({ from: hex(alice), to: hex(bob), token: 'USDC', amount: '1' });
+    const headers = signRequest({
+      method: 'POST',
+      path: '/transfer',
+      body,
+      secretKey: alice.secretKey,
+      timestamp: v.context.now(),
+    });
+    const res = await v.inject({
+      method: 'POST',
+      url: '/transfer',
+      headers: { ...headers, 'content-type': 'application/json' },
+      payload: body,
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    // The formula of the doc, written out here with node:crypto.
+    const expected = `t-${createHash('sha256')
+      .update(`transfer:${hex(alice)}:${headers['x-tm-nonce']}:${headers['x-tm-timestamp']}`)
+      .digest('hex')
+      .slice(0, 32)}`;
+    expect(res.json().transfer_id).toBe(expected);
+    expect(
+      transferId({ from: hex(alice), nonce: headers['x-tm-nonce'], timestamp: headers['x-tm-timestamp'] }),
+    ).toBe(expected);
+    expect((await v.inject(`/transfers/${expected}`)).statusCode).toBe(200);
+  });
+
   it('moves the amount, writes a transfer entry on both keys and serves the transfer by id', async () => {
     const v = await setup();
     const res = await signedSend(v, alice, '/transfer', {

@@ -53,6 +53,13 @@ describe('GET /miners/:pubkey', () => {
 });
 
 describe('GET /pool', () => {
+  it('publishes the share interval vardiff uses, in milliseconds, also when it is under a second', async () => {
+    const v = await testValidator({ poolShareIntervalMs: 300n });
+    expect((await v.inject('/pool')).json()).toMatchObject({ share_interval_ms: 300, share_interval_s: 1 });
+    const w = await testValidator({ poolShareIntervalMs: 2_500n });
+    expect((await w.inject('/pool')).json()).toMatchObject({ share_interval_ms: 2500, share_interval_s: 3 });
+  });
+
   it('reports the strategy in force, no members yet, and the documented terms', async () => {
     const v = await testValidator();
     expect((await v.inject('/pool')).json()).toEqual({
@@ -67,6 +74,7 @@ describe('GET /pool', () => {
       pplns_window_factor: 2,
       pplns_window: 128,
       share_interval_s: 10,
+      share_interval_ms: 10_000,
       blocks_found: 0,
       last_block: null,
     });

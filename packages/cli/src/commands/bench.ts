@@ -31,13 +31,16 @@ export function benchCommand(program: Command, ctx: CommandContext): void {
       if (hexchainHashes === 0 && tensorIterations === 0) {
         throw new CliError('usage', 'nothing to benchmark: --amount and --tensor-iterations are both 0');
       }
-      const { bench, formatHashrate } = await import('@tensormine/miner');
+      const { bench, formatHashrate, selectKernel } = await import('@tensormine/miner');
       if (!options.json) {
         writeLine(
           io.stdout,
           `bench: ${settings.threads} thread${settings.threads === 1 ? '' : 's'}, ${hexchainHashes} hexchain hashes, ${tensorIterations} iterations per tensor case`,
         );
       }
+      // The native kernels are built (first use) and checked here; the engine reuses the result.
+      const selection = await selectKernel(settings.kernel);
+      if (!options.json && selection.notice !== undefined) writeLine(io.stdout, selection.notice);
       let mismatches = 0;
       const verdictOf = (name: string, checksum: string): 'ok' | 'MISMATCH' | undefined => {
         const reference = referenceChecksum(name, { hexchainHashes, tensorIterations });

@@ -1,7 +1,9 @@
 import { MinerError } from '../errors.js';
+import { type KernelChoice, type KernelName, resolveKernel } from './choice.js';
+import { nativeKernels } from './native/library.js';
 import { scanHexchain } from './sha256.generated.js';
 import { bswap32, compress, IV, loadBlock, storeWords } from './sha256.js';
-import { type KernelChoice, type KernelName, resolveKernel, wasmKernels } from './wasm.js';
+import { wasmKernels } from './wasm.js';
 
 /**
  * The v4.1 hexchain kernel: the nonce search over SHA-256 of the 88-byte block header
@@ -11,9 +13,12 @@ import { type KernelChoice, type KernelName, resolveKernel, wasmKernels } from '
  * hoisted out of the loop. The first digest word is compared with the first target word inside
  * the loop; only a hash that gets past it (1 in 2^32 at equal words) is compared in full.
  *
- * Two implementations of that loop, with one contract: the generated JavaScript one and the
- * WebAssembly SIMD one (wasm.ts, 4 nonces per vector). `prepareHexchain` picks one: `auto`
- * (the default) takes WebAssembly SIMD where the runtime supports it.
+ * Three implementations of that loop, with one contract: the generated JavaScript one, the
+ * WebAssembly SIMD one (wasm.ts, 4 nonces per vector) and the native one (native/: C on the
+ * SHA extensions, several nonces interleaved, rounds 0..3 once per call). `prepareHexchain`
+ * picks one: `auto` (the default) takes the native kernels where they are loaded in this
+ * thread (choice.ts), else WebAssembly SIMD where the runtime supports it. Whichever it is,
+ * a candidate's whole hash is computed here, in JavaScript, before it counts.
  *
  * The kernel imports nothing from @tensormine/protocol at run time: it is an independent
  * implementation, cross-checked against the reference `hexPowHash` / `solveBlock` in the tests.
@@ -84,6 +89,9 @@ export function prepareHexchain(job: HexchainKernelJob, kernel: KernelChoice = '
   if (name === 'wasm') {
     const wasm = wasmKernels();
     scan = (p, loStart, loEnd, t0) => wasm.scanHexchain(p, loStart, loEnd, t0);
+  } else if (name === 'native') {
+    const native = nativeKernels()!;
+    scan = (p, loStart, loEnd, t0) => native.scanHexchain(p, loStart, loEnd, t0);
   }
   return {
     kind: 'prepared-hexchain',

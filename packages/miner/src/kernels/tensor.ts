@@ -1,9 +1,11 @@
 import { hash } from 'node:crypto';
 import type { Activation, MiningTask, Operation, WorkResult } from '@tensormine/protocol';
 import { MinerError } from '../errors.js';
+import { type KernelChoice, type KernelName, resolveKernel } from './choice.js';
+import { type NativeTensor, nativeKernels } from './native/library.js';
 import { expandWords } from './sha256.generated.js';
 import { compress, IV, loadBlock, PaddedMessage, popcount32 } from './sha256.js';
-import { type KernelChoice, type KernelName, resolveKernel, type WasmKernels, wasmKernels } from './wasm.js';
+import { type WasmKernels, wasmKernels, wasmSimdSupported } from './wasm.js';
 
 /**
  * The v4.0 tensor kernel: one nonce iteration of the proof of tensor work, rule set 2
@@ -30,6 +32,9 @@ import { type KernelChoice, type KernelName, resolveKernel, type WasmKernels, wa
  *   fired bitmap and its MML length: protocol/scripts/post-wasm.ts) run in the WebAssembly
  *   module (wasm.ts), and Z leaves it only for `work()`; the hashes, the normalisation's
  *   division and the thresholds are the same JavaScript for both kernels.
+ * - With the `native` kernel (native/: C on SHA-NI and AVX2) the whole per-nonce search runs
+ *   in the library, a batch of nonces per call; `work()` for a nonce it finds is computed here
+ *   as with `wasm` (or `js`), and must agree with the library's MML score and path distance.
  * - Only what the thresholds need is computed per nonce: the accumulators, their fold and its
  *   hash (the bias and the path signature depend on it), the fired bitmap, its MML score and
  *   path distance. The activations Y, tensor_result_hash and
@@ -77,9 +82,11 @@ export class TensorSearch {
   readonly minerPublicKey: Uint8Array;
   /** Neurons per iteration: N * N (matmul) or F * N * N (conv). */
   readonly neurons: number;
-  /** The kernel of the multiply-accumulates. */
+  /** The kernel of the search. */
   readonly kernel: KernelName;
+  /** The multiply-accumulates of `work()` (and of the search with `wasm`). */
   private readonly wasm: WasmKernels | undefined;
+  private readonly native: NativeTensor | undefined;
   private readonly input: Int8Array;
   private readonly n: number;
   private readonly conv: boolean;
@@ -131,7 +138,9 @@ export class TensorSearch {
     this.task = task;
     this.minerPublicKey = minerPublicKey;
     this.kernel = resolveKernel(kernel);
-    this.wasm = this.kernel === 'wasm' ? wasmKernels() : undefined;
+    this.native = this.kernel === 'native' ? nativeKernels()!.tensor(task, minerPublicKey) : undefined;
+    this.wasm =
+      this.kernel === 'wasm' || (this.kernel === 'native' && wasmSimdSupported()) ? wasmKernels() : undefined;
     this.input = Int8Array.from(task.input);
     const n = task.dim;
     this.n = n;
@@ -213,6 +222,7 @@ export class TensorSearch {
    */
   search(startNonce: number, count: number): TensorSearchResult {
     checkRange(startNonce, count);
+    if (this.native !== undefined) return this.searchNative(startNonce, count);
     for (let i = 0; i < count; i++) {
       const nonce = startNonce + i;
       if (this.tryNonce(nonce)) return { found: { nonce, work: this.work(nonce) }, iterations: i + 1 };
@@ -225,11 +235,30 @@ export class TensorSearch {
    * them. Leaves the pre-activation parameters in place for `work()`.
    */
   tryNonce(nonce: number): boolean {
+    if (this.native !== undefined) {
+      return (
+        this.native.search(nonce, 1, this.task.mmlThresholdQ16, this.task.pathDistanceMax).found !== undefined
+      );
+    }
     this.preActivations(nonce);
     this.firedAndScore();
     if (this.mml > this.task.mmlThresholdQ16) return false;
     this.pathDistance();
     return this.distance <= this.task.pathDistanceMax;
+  }
+
+  private searchNative(startNonce: number, count: number): TensorSearchResult {
+    const r = this.native!.search(startNonce, count, this.task.mmlThresholdQ16, this.task.pathDistanceMax);
+    if (r.found === undefined) return { iterations: r.iterations };
+    const { nonce, mmlScoreQ16, pathDistance } = r.found;
+    const work = this.work(nonce);
+    if (work.mmlScoreQ16 !== mmlScoreQ16 || work.pathDistance !== pathDistance) {
+      throw new MinerError(
+        'kernel_mismatch',
+        `native tensor kernel: nonce ${nonce} has MML ${mmlScoreQ16} and distance ${pathDistance} in the library, ${work.mmlScoreQ16} and ${work.pathDistance} in its work`,
+      );
+    }
+    return { found: { nonce, work }, iterations: r.iterations };
   }
 
   /** The complete result of one iteration, field for field what `computeWork` returns. */

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { mmlScoreQ16 } from '@tensormine/protocol';
 import { describe, expect, test } from 'vitest';
+import { KERNEL_CHOICES, resolveKernel } from './choice.js';
 import { prepareHexchain } from './hexchain.js';
 import { scanHexchain } from './sha256.generated.js';
 import { MAC_LAYOUT } from './wasm.generated.js';
-import { KERNEL_CHOICES, resolveKernel, WasmKernels, wasmSimdSupported } from './wasm.js';
+import { WasmKernels, wasmSimdSupported } from './wasm.js';
 
 /** Neuron counts of every residue around the word and vector boundaries, up to the largest Z. */
 const COUNTS = [
@@ -57,13 +58,14 @@ function mmlBits(bits: Uint8Array): number {
  * protocol vectors and the reference are in test/kernels.cross-check.test.ts).
  */
 describe('wasm kernels', () => {
-  test('Node 24 supports WebAssembly SIMD, so auto selects wasm', () => {
+  test('Node 24 supports WebAssembly SIMD, so auto selects wasm while no native kernels are loaded', () => {
     expect(wasmSimdSupported()).toBe(true);
     expect(resolveKernel('auto')).toBe('wasm');
     expect(resolveKernel('wasm')).toBe('wasm');
     expect(resolveKernel('js')).toBe('js');
-    expect(KERNEL_CHOICES).toEqual(['auto', 'wasm', 'js']);
-    expect(() => resolveKernel('simd' as never)).toThrow(/kernel: expected one of auto, wasm, js/);
+    expect(() => resolveKernel('native')).toThrow(/native is not loaded in this thread/);
+    expect(KERNEL_CHOICES).toEqual(['auto', 'native', 'wasm', 'js']);
+    expect(() => resolveKernel('simd' as never)).toThrow(/kernel: expected one of auto, native, wasm, js/);
   });
 
   test('scanHexchain finds the same first nonce as the JavaScript scan (10^7 nonces, random headers)', () => {

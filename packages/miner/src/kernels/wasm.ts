@@ -12,12 +12,6 @@ import { HEXCHAIN_PARAMS, MAC_LAYOUT, POST_LAYOUT, WASM_BASE64 } from './wasm.ge
  * not on a page's main thread for a module of this size.
  */
 
-/** Which kernel runs: the WebAssembly SIMD one or the JavaScript one. */
-export type KernelName = 'wasm' | 'js';
-/** The setting: `auto` picks `wasm` when the runtime supports WebAssembly SIMD, else `js`. */
-export type KernelChoice = KernelName | 'auto';
-export const KERNEL_CHOICES: readonly KernelChoice[] = ['auto', 'wasm', 'js'];
-
 /** The part of the WebAssembly JS API used here (the compiler's lib has no DOM types). */
 interface WasmApi {
   validate(bytes: Uint8Array): boolean;
@@ -49,22 +43,6 @@ export function wasmSimdSupported(): boolean {
     }
   }
   return supported === true;
-}
-
-/** The kernel a setting selects here; `wasm` where WebAssembly SIMD is missing is an error. */
-export function resolveKernel(choice: KernelChoice = 'auto'): KernelName {
-  if (!KERNEL_CHOICES.includes(choice)) {
-    throw new MinerError('invalid_option', `kernel: expected one of auto, wasm, js, got ${String(choice)}`);
-  }
-  if (choice === 'js') return 'js';
-  if (wasmSimdSupported()) return 'wasm';
-  if (choice === 'wasm') {
-    throw new MinerError(
-      'invalid_option',
-      'kernel: wasm was requested but this runtime does not support WebAssembly SIMD (use --kernel js or auto)',
-    );
-  }
-  return 'js';
 }
 
 interface KernelExports {

@@ -10,7 +10,9 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { hexchainHash, type PreparedHexchain, prepareHexchain, searchBlock } from '../kernels/hexchain.js';
+import { NativeKernels, useNativeKernels } from '../kernels/native/library.js';
 import { TensorSearch } from '../kernels/tensor.js';
+import { warmUpJsKernels } from '../kernels/warm-up.js';
 import {
   type FromWorker,
   GENERATION,
@@ -29,6 +31,12 @@ import {
 const init = workerData as WorkerInit;
 const port = parentPort!;
 const { control, counters, states, index, kernel } = init;
+
+// The native library the engine's thread built and checked against the vectors; the `js`
+// kernels run on throwaway work until V8 has optimised them (kernels/warm-up.ts), so that no
+// job is mined with unoptimised code.
+if (kernel === 'native') useNativeKernels(new NativeKernels(init.nativeLibrary!));
+const warmUp = kernel === 'js' ? warmUpJsKernels() : undefined;
 
 interface Active {
   readonly message: JobMessage;
@@ -149,4 +157,4 @@ async function waitForChange(seen: number, timeoutMs?: number): Promise<void> {
   if (result.async) await result.value;
 }
 
-post({ type: 'ready', index });
+post({ type: 'ready', index, ...(warmUp === undefined ? {} : { warmUp }) });

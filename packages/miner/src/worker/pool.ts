@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { MinerError } from '../errors.js';
-import type { KernelName } from '../kernels/wasm.js';
+import type { KernelName } from '../kernels/choice.js';
+import type { WarmUpReport } from '../kernels/warm-up.js';
 import {
   CONTROL_WORDS,
   type FromWorker,
@@ -21,8 +22,10 @@ import {
  */
 export interface WorkerPoolOptions {
   readonly threads: number;
-  /** The kernel every worker runs. */
+  /** The kernel every worker runs (until `setKernel`). */
   readonly kernel: KernelName;
+  /** The native library the workers load, when the kernel is `native`. */
+  readonly nativeLibrary?: string;
   /** The worker script; default: the built `worker.js` next to this module, or the source entry. */
   readonly workerUrl?: URL;
   readonly onMessage: (message: FromWorker) => void;
@@ -50,7 +53,10 @@ export class WorkerPool {
   readonly states: Int32Array;
   private readonly workers: (Worker | undefined)[];
   private readonly options: WorkerPoolOptions;
+  /** Each worker's `js` warm-up, as its ready message reported it. */
+  readonly warmUps: (WarmUpReport | undefined)[] = [];
   private running = false;
+  private kernel: { readonly name: KernelName; readonly nativeLibrary: string | undefined };
   /** The last job, re-sent to a replaced worker. */
   private lastDispatch: ((index: number) => ToWorker | undefined) | undefined;
 
@@ -63,11 +69,20 @@ export class WorkerPool {
     }
     this.options = options;
     this.threads = options.threads;
+    this.kernel = { name: options.kernel, nativeLibrary: options.nativeLibrary };
     this.control = new Int32Array(new SharedArrayBuffer(CONTROL_WORDS * 4));
     this.counters = new BigInt64Array(new SharedArrayBuffer(options.threads * 8));
     this.states = new Int32Array(new SharedArrayBuffer(options.threads * 4));
     this.control[INTENSITY] = 1000;
     this.workers = new Array(options.threads).fill(undefined);
+  }
+
+  /** The kernel of the workers spawned from now on (set it before `start`). */
+  setKernel(kernel: KernelName, nativeLibrary?: string): void {
+    if (kernel === 'native' && nativeLibrary === undefined) {
+      throw new MinerError('invalid_option', 'kernel: native needs the library the workers load');
+    }
+    this.kernel = { name: kernel, nativeLibrary };
   }
 
   /** Spawns every worker and resolves when all are ready. */
@@ -160,7 +175,8 @@ export class WorkerPool {
     const script = this.options.workerUrl ? { url: this.options.workerUrl } : workerScript();
     const data: WorkerInit & { entry?: string } = {
       index,
-      kernel: this.options.kernel,
+      kernel: this.kernel.name,
+      ...(this.kernel.nativeLibrary === undefined ? {} : { nativeLibrary: this.kernel.nativeLibrary }),
       control: this.control,
       counters: this.counters,
       states: this.states,
@@ -180,6 +196,7 @@ export class WorkerPool {
       worker.on('message', (message: FromWorker) => {
         if (message.type === 'ready') {
           ready = true;
+          this.warmUps[index] = message.warmUp;
           const job = this.lastDispatch?.(index);
           if (job) worker.postMessage(job);
           resolve();

@@ -1,6 +1,7 @@
 import type { WorkResult } from '@tensormine/protocol';
+import type { KernelName } from '../kernels/choice.js';
 import type { TensorKernelTask } from '../kernels/tensor.js';
-import type { KernelName } from '../kernels/wasm.js';
+import type { WarmUpReport } from '../kernels/warm-up.js';
 
 /**
  * What the engine and its workers share. Control goes through a SharedArrayBuffer (read by
@@ -36,6 +37,8 @@ export interface WorkerInit {
   readonly index: number;
   /** The kernel the worker runs (resolved by the engine: the same in every worker). */
   readonly kernel: KernelName;
+  /** The native library to load (kernel `native`: built and verified by the engine's thread). */
+  readonly nativeLibrary?: string;
   readonly control: Int32Array;
   readonly counters: BigInt64Array;
   readonly states: Int32Array;
@@ -62,7 +65,12 @@ export interface JobMessage {
 export type ToWorker = JobMessage;
 
 export type FromWorker =
-  | { readonly type: 'ready'; readonly index: number }
+  | {
+      readonly type: 'ready';
+      readonly index: number;
+      /** The `js` kernel's warm-up before the worker took work (kernels/warm-up.ts). */
+      readonly warmUp?: WarmUpReport;
+    }
   | {
       readonly type: 'found';
       readonly index: number;

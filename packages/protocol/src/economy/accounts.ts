@@ -15,6 +15,11 @@ export const FEES_ACCOUNT = '@fees';
 export const VAULT_ACCOUNT = '@vault';
 /** Escrow of resting marketplace orders (sell: the token; buy: the quote token). */
 export const MARKET_ACCOUNT = '@market';
+/**
+ * The marketplace's rounding (quote token): what buyers paid beyond what sellers received,
+ * less than 2 minor units per order (economy/orders.ts).
+ */
+export const MARKET_ROUNDING_ACCOUNT = '@market:rounding';
 
 /** The account holding the reserves of the swap pool of `pair` ("PTM/USDC"). */
 export function swapPoolAccount(pair: string): string {

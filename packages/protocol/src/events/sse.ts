@@ -33,6 +33,12 @@ export interface SseHubOptions {
   readonly retryMs?: number;
   /** Most subscribers at once (default 10000); `subscribe` returns undefined beyond. */
   readonly maxSubscribers?: number;
+  /**
+   * Most subscribers one client may hold at once (default: no cap of its own): the client is
+   * the key given to `subscribe`, a client address or, behind a trusted proxy, the client it
+   * forwards for. Keeps one client from taking every slot of `maxSubscribers`.
+   */
+  readonly maxSubscribersPerClient?: number;
   /** The id prefix of this hub's events (default: random); ids are `<epoch>-<seq>`. */
   readonly epoch?: string;
 }
@@ -48,7 +54,38 @@ interface Entry {
 
 interface Subscriber {
   readonly sink: SseSink;
+  readonly client: string | undefined;
   open: boolean;
+}
+
+/** Whether a new subscriber would be taken: `full` (every slot held), `client_full` (its client's). */
+export type SseAdmission = 'ok' | 'full' | 'client_full';
+
+/**
+ * The refusal a server answers a stream it cannot take with (docs/protocol.md 4.12): every slot
+ * held, `service_unavailable` (503, retry later); the client's own share held,
+ * `too_many_streams` (429: close one of its streams first).
+ */
+export function sseRefusal(
+  admission: Exclude<SseAdmission, 'ok'>,
+  limits: { readonly total: number; readonly perClient: number },
+): {
+  readonly code: 'service_unavailable' | 'too_many_streams';
+  readonly message: string;
+  readonly details: Readonly<Record<string, number>>;
+} {
+  if (admission === 'full') {
+    return {
+      code: 'service_unavailable',
+      message: `the event stream has its maximum of ${limits.total} subscribers; retry later`,
+      details: { max_streams: limits.total },
+    };
+  }
+  return {
+    code: 'too_many_streams',
+    message: `this client already holds ${limits.perClient} event streams, the most one client may; close one first`,
+    details: { max_streams_per_client: limits.perClient },
+  };
 }
 
 export interface SseHubStats {
@@ -94,8 +131,11 @@ export class SseHub {
   readonly #maxBuffered: number;
   readonly #retryMs: number;
   readonly #maxSubscribers: number;
+  readonly #maxPerClient: number;
   readonly #ring: Entry[] = [];
   readonly #subscribers = new Set<Subscriber>();
+  /** Open subscribers per client key (only keys with at least one). */
+  readonly #perClient = new Map<string, number>();
   readonly #timer: ReturnType<typeof setInterval> | undefined;
   #seq = 0;
   #dropped = 0;
@@ -107,6 +147,7 @@ export class SseHub {
     this.#maxBuffered = options.maxBufferedBytes ?? 1024 * 1024;
     this.#retryMs = options.retryMs ?? 2000;
     this.#maxSubscribers = options.maxSubscribers ?? 10_000;
+    this.#maxPerClient = options.maxSubscribersPerClient ?? Number.POSITIVE_INFINITY;
     this.epoch = options.epoch ?? Math.floor(Math.random() * 36 ** 8).toString(36);
     const every = options.heartbeatMs ?? 15_000;
     if (every > 0) {
@@ -122,6 +163,24 @@ export class SseHub {
   /** True when `subscribe` would refuse a new subscriber. */
   get full(): boolean {
     return this.#closed || this.#subscribers.size >= this.#maxSubscribers;
+  }
+
+  /** The most subscribers at once, and per client (Infinity: no cap of its own). */
+  get limits(): { readonly total: number; readonly perClient: number } {
+    return { total: this.#maxSubscribers, perClient: this.#maxPerClient };
+  }
+
+  /** Whether `subscribe(sink, id, client)` would take a new subscriber of `client` now. */
+  admission(client?: string): SseAdmission {
+    if (this.full) return 'full';
+    if (client !== undefined && (this.#perClient.get(client) ?? 0) >= this.#maxPerClient)
+      return 'client_full';
+    return 'ok';
+  }
+
+  /** How many subscribers `client` holds. */
+  subscribersOf(client: string): number {
+    return this.#perClient.get(client) ?? 0;
   }
 
   stats(): SseHubStats {
@@ -184,12 +243,13 @@ export class SseHub {
 
   /**
    * Adds a subscriber: writes `retry:`, then the events after `lastEventId` (or a `reset` event
-   * when they cannot be resumed), then every new event. Returns the function that removes it
-   * (call it when the connection closes), or undefined when the hub is full or closed.
+   * when they cannot be resumed), then every new event. `client` counts it against that
+   * client's cap. Returns the function that removes it (call it when the connection closes), or
+   * undefined when the hub, or the client's share of it, is full, or the hub is closed.
    */
-  subscribe(sink: SseSink, lastEventId?: string): (() => void) | undefined {
-    if (this.#closed || this.#subscribers.size >= this.#maxSubscribers) return undefined;
-    const subscriber: Subscriber = { sink, open: true };
+  subscribe(sink: SseSink, lastEventId?: string, client?: string): (() => void) | undefined {
+    if (this.admission(client) !== 'ok') return undefined;
+    const subscriber: Subscriber = { sink, client, open: true };
     let head = `retry: ${this.#retryMs}\n\n`;
     if (lastEventId !== undefined && lastEventId !== '') {
       const resumed = this.since(lastEventId);
@@ -203,11 +263,17 @@ export class SseHub {
       }
     }
     this.#subscribers.add(subscriber);
+    if (client !== undefined) this.#perClient.set(client, (this.#perClient.get(client) ?? 0) + 1);
     this.#write(subscriber, head);
-    return () => {
-      subscriber.open = false;
-      this.#subscribers.delete(subscriber);
-    };
+    return () => this.#remove(subscriber);
+  }
+
+  #remove(subscriber: Subscriber): void {
+    subscriber.open = false;
+    if (!this.#subscribers.delete(subscriber) || subscriber.client === undefined) return;
+    const left = (this.#perClient.get(subscriber.client) ?? 1) - 1;
+    if (left <= 0) this.#perClient.delete(subscriber.client);
+    else this.#perClient.set(subscriber.client, left);
   }
 
   /** Ends every stream and stops the heartbeat. */
@@ -219,6 +285,7 @@ export class SseHub {
       s.sink.destroy();
     }
     this.#subscribers.clear();
+    this.#perClient.clear();
   }
 
   #broadcast(frame: string): void {
@@ -231,8 +298,7 @@ export class SseHub {
     if (subscriber.sink.writableLength > this.#maxBuffered) {
       // A slow reader: drop it rather than hold memory or slow the publisher. It reconnects
       // with its Last-Event-ID and resumes from the ring.
-      subscriber.open = false;
-      this.#subscribers.delete(subscriber);
+      this.#remove(subscriber);
       this.#dropped++;
       subscriber.sink.destroy();
     }

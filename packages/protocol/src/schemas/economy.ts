@@ -117,7 +117,7 @@ export const ClaimResultSchema = Type.Object(
     token: withDescription(TokenSymbolSchema, 'The token of claimed (PTM).'),
     claimed_at: withDescription(
       UnixSecondsSchema,
-      'When the yield was harvested; yield accrues afresh from here.',
+      "When the yield was harvested. Accrual does not restart here: the yield earned is always recomputed from the position's created_at, and a later claim pays it less what was already paid (docs/economy.md, Staking).",
     ),
   },
   { title: 'ClaimResult', description: 'POST /claim response. The position stays open.' },
@@ -129,7 +129,10 @@ export const StakePositionSchema = Type.Object(
     stake_id: withDescription(IdSchema, 'The position.'),
     amount: withDescription(AmountSchema, 'The principal staked.'),
     token: withDescription(TokenSymbolSchema, 'The staked token (PTM).'),
-    yield_earned: withDescription(AmountSchema, 'Yield accrued and not yet claimed, as of the response.'),
+    yield_earned: withDescription(
+      AmountSchema,
+      'What a claim would pay now: the yield accrued since created_at less what was already paid, capped by the reserve.',
+    ),
     lock_expiry: withDescription(
       UnixSecondsSchema,
       'When the lock ends; unstaking before it costs a penalty.',
@@ -326,7 +329,7 @@ export type OrderType = Static<typeof OrderTypeSchema>;
 export const OrderStatusSchema = Type.Enum(['open', 'filled', 'partially_filled', 'cancelled'], {
   type: 'string',
   description:
-    'open: nothing filled yet, resting in the book; partially_filled: part filled, the rest resting; filled: completely filled; cancelled: cancelled by its owner (the unfilled escrow was returned).',
+    'open: nothing filled yet, resting in the book; partially_filled: part filled, the rest resting; filled: completely filled; cancelled: cancelled by its owner, or closed by the market because what was left is worth less than the minimum order value at its limit (the unfilled escrow was returned in both cases).',
 });
 export type OrderStatus = Static<typeof OrderStatusSchema>;
 
@@ -531,7 +534,7 @@ export const PoolJoinRequestSchema = Type.Object(
         minimum: 1,
         maximum: 1e15,
         description:
-          "The member's expected hash rate, hexchain hashes per second: its first share difficulty is one share per share_interval_s at this rate (then vardiff, protocol 4.14). Without it: the nominal rate of the key's registered device type (native 2 000 000, esp32 150 000, esp8266 40 000), or the share difficulty the key had when it last left.",
+          "The member's expected hash rate, hexchain hashes per second: its first share difficulty is one share per share_interval_ms at this rate (then vardiff, protocol 4.14). Without it: the nominal rate of the key's registered device type (native 2 000 000, esp32 150 000, esp8266 40 000), or the share difficulty the key had when it last left.",
       }),
     ),
   },

@@ -139,7 +139,7 @@ export const HexSubmitResultSchema = Type.Object(
     coord: withDescription(CoordSchema, 'The coordinate the block now occupies.'),
     reward: withDescription(
       AmountSchema,
-      "What this block credited to miner_pubkey, in whole units of token: the block reward for a solo block; for a pool member's block, the finder's own PPLNS payout (pool.finder_payout), the rest of the block reward going to the other members and the pool fee.",
+      "What this block credited to miner_pubkey, in whole units of token: the block reward for a solo block; for a block of the pool (pool work or a member's block, protocol 4.13), the finder's own PPLNS payout (pool.finder_payout), the rest of the block reward going to the other members and the pool fee.",
     ),
     token: withDescription(TokenSymbolSchema, 'The reward token (PTM).'),
     pool: Type.Optional(
@@ -159,7 +159,7 @@ export const HexSubmitResultSchema = Type.Object(
         },
         {
           description:
-            "Present only when the block was a pool member's block, paid by the pool (protocol 4.15): the block reward split by PPLNS.",
+            "Present only when the block was the pool's (pool work or a member's block, protocol 4.13), paid by the pool (protocol 4.15): the block reward split by PPLNS.",
         },
       ),
     ),

@@ -34,7 +34,7 @@ import {
   VaultSchema,
   VaultWithdrawRequestSchema,
 } from './economy.js';
-import { defineRoutes, ERRORS } from './route-table.js';
+import { defineRoutes, ERRORS, NONCE_REFUSAL, STORED_REFUSALS } from './route-table.js';
 
 export const economyRoutes = defineRoutes({
   // -------------------------------------------------------------------------------------------
@@ -50,6 +50,12 @@ export const economyRoutes = defineRoutes({
     auth: 'signed',
     version: 'any',
     schema: { body: StakeRequestSchema, response: { 200: StakeCreatedSchema, ...ERRORS } },
+    refusals: [
+      { code: 'invalid_amount', when: 'amount is not a PTM amount' },
+      { code: 'amount_too_small', when: 'amount is 0' },
+      ...STORED_REFUSALS,
+      { code: 'insufficient_balance', when: 'the PTM balance is below amount' },
+    ],
   },
   unstake: {
     service: 'validator',
@@ -61,6 +67,10 @@ export const economyRoutes = defineRoutes({
     auth: 'signed',
     version: 'any',
     schema: { body: UnstakeRequestSchema, response: { 200: UnstakeResultSchema, ...ERRORS } },
+    refusals: [
+      ...STORED_REFUSALS,
+      { code: 'stake_not_found', when: 'no open position stake_id of this key' },
+    ],
   },
   claimYield: {
     service: 'validator',
@@ -72,6 +82,10 @@ export const economyRoutes = defineRoutes({
     auth: 'signed',
     version: 'any',
     schema: { body: ClaimRequestSchema, response: { 200: ClaimResultSchema, ...ERRORS } },
+    refusals: [
+      ...STORED_REFUSALS,
+      { code: 'stake_not_found', when: 'no open position stake_id of this key' },
+    ],
   },
   getStakes: {
     service: 'validator',
@@ -83,6 +97,7 @@ export const economyRoutes = defineRoutes({
     auth: 'none',
     version: 'any',
     schema: { params: PubkeyParamsSchema, response: { 200: StakeListResponseSchema, ...ERRORS } },
+    refusals: [],
   },
 
   // -------------------------------------------------------------------------------------------
@@ -98,6 +113,15 @@ export const economyRoutes = defineRoutes({
     auth: 'none',
     version: 'any',
     schema: { body: SwapQuoteRequestSchema, response: { 200: SwapQuoteSchema, ...ERRORS } },
+    refusals: [
+      { code: 'unknown_token', when: 'from_token is not listed' },
+      { code: 'invalid_amount', when: 'amount is not an amount of from_token' },
+      { code: 'amount_too_small', when: 'amount is 0' },
+      { code: 'validation_failed', when: 'to_token = from_token' },
+      { code: 'unknown_token', when: 'to_token is not listed' },
+      { code: 'swap_pool_not_found', when: 'no pool trades the pair' },
+      { code: 'amount_too_small', when: 'the output is 0 after the fee and rounding' },
+    ],
   },
   swapExecute: {
     service: 'validator',
@@ -109,6 +133,19 @@ export const economyRoutes = defineRoutes({
     auth: 'signed',
     version: 'any',
     schema: { body: SwapExecuteRequestSchema, response: { 200: SwapExecuteResultSchema, ...ERRORS } },
+    refusals: [
+      { code: 'unknown_token', when: 'from_token is not listed' },
+      { code: 'invalid_amount', when: 'amount is not an amount of from_token' },
+      { code: 'amount_too_small', when: 'amount is 0' },
+      { code: 'unknown_token', when: 'to_token is not listed' },
+      { code: 'invalid_amount', when: 'min_received is not an amount of to_token' },
+      ...STORED_REFUSALS,
+      { code: 'validation_failed', when: 'to_token = from_token' },
+      { code: 'swap_pool_not_found', when: 'no pool trades the pair' },
+      { code: 'amount_too_small', when: 'the output is 0 after the fee and rounding' },
+      { code: 'slippage_exceeded', when: 'the output is below min_received' },
+      { code: 'insufficient_balance', when: 'the from_token balance is below amount' },
+    ],
   },
   getSwapPools: {
     service: 'validator',
@@ -120,6 +157,7 @@ export const economyRoutes = defineRoutes({
     auth: 'none',
     version: 'any',
     schema: { response: { 200: SwapPoolsResponseSchema, ...ERRORS } },
+    refusals: [],
   },
 
   // -------------------------------------------------------------------------------------------
@@ -135,6 +173,14 @@ export const economyRoutes = defineRoutes({
     auth: 'signed',
     version: 'any',
     schema: { body: VaultDepositRequestSchema, response: { 200: VaultSchema, ...ERRORS } },
+    refusals: [
+      { code: 'unknown_token', when: 'token is not listed' },
+      { code: 'invalid_amount', when: 'amount is not an amount of token' },
+      { code: 'amount_too_small', when: 'amount is 0' },
+      ...STORED_REFUSALS,
+      { code: 'unlock_time_invalid', when: 'unlock_at is not in the future or beyond 5 years' },
+      { code: 'insufficient_balance', when: 'the balance is below amount' },
+    ],
   },
   vaultWithdraw: {
     service: 'validator',
@@ -146,6 +192,12 @@ export const economyRoutes = defineRoutes({
     auth: 'signed',
     version: 'any',
     schema: { body: VaultWithdrawRequestSchema, response: { 200: VaultSchema, ...ERRORS } },
+    refusals: [
+      ...STORED_REFUSALS,
+      { code: 'vault_not_found', when: 'no vault vault_id of this key' },
+      { code: 'vault_withdrawn', when: 'already withdrawn' },
+      { code: 'vault_locked', when: 'before unlock_at' },
+    ],
   },
   getVaults: {
     service: 'validator',
@@ -157,6 +209,7 @@ export const economyRoutes = defineRoutes({
     auth: 'none',
     version: 'any',
     schema: { params: PubkeyParamsSchema, response: { 200: VaultListResponseSchema, ...ERRORS } },
+    refusals: [],
   },
 
   // -------------------------------------------------------------------------------------------
@@ -172,6 +225,10 @@ export const economyRoutes = defineRoutes({
     auth: 'none',
     version: 'any',
     schema: { querystring: OrdersQuerySchema, response: { 200: OrdersResponseSchema, ...ERRORS } },
+    refusals: [
+      { code: 'unknown_token', when: 'token is not listed' },
+      { code: 'validation_failed', when: 'cursor is not one this route gave' },
+    ],
   },
   placeOrder: {
     service: 'validator',
@@ -183,6 +240,20 @@ export const economyRoutes = defineRoutes({
     auth: 'signed',
     version: 'any',
     schema: { body: PlaceOrderRequestSchema, response: { 200: PlaceOrderResultSchema, ...ERRORS } },
+    refusals: [
+      { code: 'unknown_token', when: 'token or quote_token is not listed' },
+      { code: 'market_unsupported', when: 'quote_token is not USDC, or token is USDC' },
+      { code: 'invalid_amount', when: 'amount is not an amount of token' },
+      { code: 'amount_too_small', when: 'amount is 0' },
+      { code: 'invalid_amount', when: 'price is out of range' },
+      { code: 'amount_too_small', when: 'price is 0' },
+      { code: 'order_below_minimum', when: 'worth less than 0.01 USDC at its limit' },
+      ...STORED_REFUSALS,
+      {
+        code: 'insufficient_balance',
+        when: 'the balance is below the escrow (token of a sell, USDC of a buy)',
+      },
+    ],
   },
   cancelOrder: {
     service: 'validator',
@@ -194,6 +265,11 @@ export const economyRoutes = defineRoutes({
     auth: 'signed',
     version: 'any',
     schema: { body: CancelOrderRequestSchema, response: { 200: CancelOrderResultSchema, ...ERRORS } },
+    refusals: [
+      ...STORED_REFUSALS,
+      { code: 'order_not_found', when: 'no order order_id of this key' },
+      { code: 'order_not_open', when: 'already filled or cancelled' },
+    ],
   },
   getLedgerEntries: {
     service: 'validator',
@@ -205,6 +281,10 @@ export const economyRoutes = defineRoutes({
     auth: 'none',
     version: 'any',
     schema: { querystring: LedgerQuerySchema, response: { 200: LedgerPageSchema, ...ERRORS } },
+    refusals: [
+      { code: 'unknown_token', when: 'token is not listed' },
+      { code: 'validation_failed', when: 'cursor is not one this route gave' },
+    ],
   },
 
   // -------------------------------------------------------------------------------------------
@@ -220,6 +300,15 @@ export const economyRoutes = defineRoutes({
     auth: 'signed',
     version: 'any',
     schema: { body: TransferRequestSchema, response: { 200: TransferSchema, ...ERRORS } },
+    refusals: [
+      { code: 'pubkey_mismatch', when: 'from is not the signing key' },
+      { code: 'validation_failed', when: 'to = from' },
+      { code: 'unknown_token', when: 'token is not listed' },
+      { code: 'invalid_amount', when: 'amount is not an amount of token' },
+      { code: 'amount_too_small', when: 'amount is 0' },
+      ...STORED_REFUSALS,
+      { code: 'insufficient_balance', when: 'the balance is below amount' },
+    ],
   },
   getTransfer: {
     service: 'validator',
@@ -231,6 +320,7 @@ export const economyRoutes = defineRoutes({
     auth: 'none',
     version: 'any',
     schema: { params: TransferParamsSchema, response: { 200: TransferSchema, ...ERRORS } },
+    refusals: [{ code: 'transfer_not_found', when: 'no transfer transfer_id' }],
   },
   getBalances: {
     service: 'validator',
@@ -242,6 +332,7 @@ export const economyRoutes = defineRoutes({
     auth: 'none',
     version: 'any',
     schema: { params: PubkeyParamsSchema, response: { 200: BalancesResponseSchema, ...ERRORS } },
+    refusals: [],
   },
 
   // -------------------------------------------------------------------------------------------
@@ -257,6 +348,7 @@ export const economyRoutes = defineRoutes({
     auth: 'none',
     version: 'any',
     schema: { response: { 200: PoolStatusSchema, ...ERRORS } },
+    refusals: [],
   },
   poolJoin: {
     service: 'validator',
@@ -268,6 +360,15 @@ export const economyRoutes = defineRoutes({
     auth: 'signed',
     version: 'any',
     schema: { body: PoolJoinRequestSchema, response: { 200: PoolJoinResultSchema, ...ERRORS } },
+    refusals: [
+      ...NONCE_REFUSAL,
+      { code: 'pool_disabled', when: 'the pool strategy is solo' },
+      { code: 'invalid_amount', when: 'stake_amount is not a PTM amount' },
+      { code: 'stake_below_minimum', when: "stake_amount is below the pool's minimum_stake" },
+      { code: 'miner_not_registered', when: 'the key is not a registered device' },
+      { code: 'pool_already_member', when: 'the key is a member' },
+      { code: 'insufficient_balance', when: 'the PTM balance is below stake_amount' },
+    ],
   },
   poolLeave: {
     service: 'validator',
@@ -279,5 +380,6 @@ export const economyRoutes = defineRoutes({
     auth: 'signed',
     version: 'any',
     schema: { body: PoolLeaveRequestSchema, response: { 200: PoolLeaveResultSchema, ...ERRORS } },
+    refusals: [...NONCE_REFUSAL, { code: 'pool_not_member', when: 'the key is not a member' }],
   },
 });

@@ -11,6 +11,7 @@ import { validatorRoutes } from './routes-validator.js';
 
 export type {
   HttpMethod,
+  Refusal,
   RouteAuth,
   RouteDefinition,
   RouteResponses,
@@ -18,6 +19,7 @@ export type {
   RouteVersion,
   Service,
 } from './route-table.js';
+export { COMMON_REFUSALS, NONCE_REFUSAL, STORED_REFUSALS } from './route-table.js';
 
 /**
  * Every endpoint of every service, keyed by operationId, assembled from one file per area

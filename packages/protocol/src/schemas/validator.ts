@@ -569,7 +569,14 @@ export const PoolInfoSchema = Type.Object(
     pplns_window: Count(
       'The PPLNS window now in difficulty units at the current block difficulty (factor x D).',
     ),
-    share_interval_s: Count('The share interval vardiff aims at per member, in seconds.'),
+    share_interval_s: Count(
+      'The share interval vardiff aims at per member, in whole seconds, rounded to the nearest and at least 1 (for display; share_interval_ms is the value in use).',
+    ),
+    share_interval_ms: Type.Optional(
+      Count(
+        'The share interval vardiff aims at per member, in milliseconds: exactly the value it uses (validator setting poolShareIntervalMs; sent by every validator since 0.2).',
+      ),
+    ),
     blocks_found: Count('Blocks the pool has found.'),
     last_block: nullable(PoolBlockSchema, "The pool's last block; null before the first."),
   },

@@ -91,14 +91,19 @@ export function createPoolService(ctx: ValidatorContext): PoolService {
     },
 
     async rewardBlock(tx, block, reward) {
-      if (!pooled()) return undefined;
+      // What binds a block to the pool (protocol 4.15): its challenge was issued to the finder
+      // with the pool's share terms (pool work), whatever the finder's membership now (a member
+      // that left to submit a block of pool work alone is paid as if it had stayed), or the
+      // finder is a member while the pool is on.
+      const challengeTerms = await tx.pool.getChallengeTerms(block.challengeId);
+      const poolWork = challengeTerms !== undefined && challengeTerms.pubkey === block.minerPubkey;
       const member = await tx.pool.getMember(block.minerPubkey);
-      if (!isMember(member)) return undefined;
+      if (!poolWork && !(pooled() && isMember(member))) return undefined;
+      if (member === undefined) throw new Error(`pool: share terms for ${block.minerPubkey}, never a member`);
       // The block is also the finder's share (when its challenge carried share terms), counted
       // before the window is read; a share already recorded under this hash is not counted twice.
-      const challengeTerms = await tx.pool.getChallengeTerms(block.challengeId);
       let counted = 0;
-      if (challengeTerms !== undefined && challengeTerms.pubkey === block.minerPubkey) {
+      if (poolWork) {
         const inserted = await tx.pool.insertShare({
           pubkey: block.minerPubkey,
           challengeId: block.challengeId,
@@ -169,7 +174,9 @@ export function createPoolService(ctx: ValidatorContext): PoolService {
         fee_bps: ctx.config.poolFeeBps,
         pplns_window_factor: ctx.config.poolPplnsWindowFactor,
         pplns_window: Number(pplnsWindow(difficulty, BigInt(ctx.config.poolPplnsWindowFactor))),
-        share_interval_s: Math.max(1, Number(ctx.config.poolShareIntervalMs / 1000n)),
+        // What vardiff uses, exactly; and for display the nearest whole second (at least 1).
+        share_interval_s: Math.max(1, Math.round(Number(ctx.config.poolShareIntervalMs) / 1000)),
+        share_interval_ms: Number(ctx.config.poolShareIntervalMs),
         blocks_found: s.blocks,
         last_block: s.last === undefined ? null : poolBlockToWire(s.last),
       };

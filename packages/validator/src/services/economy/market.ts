@@ -4,14 +4,18 @@ import {
   formatAmount,
   formatPrice,
   getToken,
+  isDust,
   MARKET_ACCOUNT,
+  MARKET_MIN_ORDER_VALUE,
   MARKET_QUOTE_TOKEN,
-  MAX_FILLS_PER_ORDER,
+  MARKET_ROUNDING_ACCOUNT,
   minBig,
   type OrderFill,
+  type OrderProgress,
   parsePrice,
   quoteValueCeil,
   quoteValueFloor,
+  settleFill,
 } from '@tensormine/protocol';
 import { ApiError } from '../../http/errors.js';
 import { routeHandlers } from '../../http/handlers.js';
@@ -23,8 +27,10 @@ import { executeOnce } from './requests.js';
 /**
  * The marketplace: limit orders of a token (PTM, SOL) priced in the quote token (USDC), escrowed
  * in `@market` while they rest, matched on placement by price-time priority (best price first,
- * then oldest), partial fills allowed, at the resting order's price. An order never matches
- * orders of its own key (they are skipped). Rules and rounding: protocol economy/orders.ts.
+ * then oldest), partial fills allowed, at the resting order's price, at most `marketMaxFills`
+ * fills per placement. An order never matches orders of its own key (they are skipped). Orders
+ * worth less than the minimum are refused, and a remainder worth less is returned instead of
+ * resting. Rules and rounding: protocol economy/orders.ts and docs/economy.md.
  */
 
 function stateOf(o: { amount: bigint; filled: bigint }): OrderState {
@@ -54,103 +60,134 @@ function escrowToken(o: Pick<OrderRecord, 'side' | 'token' | 'quoteToken'>): str
 }
 
 /**
+ * A balanced movement of `amount` (none when 0; the other way when negative), each entry with
+ * the ref of the order it belongs to.
+ */
+function move(
+  from: string,
+  to: string,
+  token: string,
+  amount: bigint,
+  now: number,
+  refs: { from: string; to: string },
+): NewLedgerEntry[] {
+  if (amount === 0n) return [];
+  return [
+    { type: 'order', pubkey: from, token, amount: -amount, timestamp: now, ref: refs.from },
+    { type: 'order', pubkey: to, token, amount, timestamp: now, ref: refs.to },
+  ];
+}
+
+/**
+ * Where an order stands after a fill: filled, or still in the book, or, when it is about to
+ * rest (`resting`) and what remains is worth less than the minimum order value at its limit,
+ * closed (its escrow then goes back to its owner, as a cancel would). A completely filled buy
+ * gets back what its escrow kept beyond its fills (its limit above the fill prices, and the
+ * rounding).
+ */
+function settle(
+  o: OrderRecord,
+  now: number,
+  resting: boolean,
+): { order: OrderRecord; entries: NewLedgerEntry[] } {
+  const done = o.filled === o.amount;
+  const dust =
+    resting &&
+    !done &&
+    isDust(o.amount - o.filled, o.price, getToken(o.token).decimals, getToken(o.quoteToken).decimals);
+  if (!done && !dust) return { order: { ...o, status: stateOf(o) }, entries: [] };
+  return {
+    order: { ...o, escrow: 0n, status: done ? 'filled' : 'cancelled', closedAt: now },
+    entries: move(MARKET_ACCOUNT, o.pubkey, escrowToken(o), o.escrow, now, { from: o.id, to: o.id }),
+  };
+}
+
+/**
  * Fills `taker` against the book, moving the money of each fill from the escrow in `@market`
- * to the counterparties, and returns the fills and the taker as it ends up.
+ * to the counterparties, and returns the fills and the taker as it ends up. At most `maxFills`
+ * fills: the work one placement does, and so the longest another request waits behind it.
  */
 async function match(
   tx: StorageTx,
   taker: OrderRecord,
   now: number,
+  maxFills: number,
 ): Promise<{ taker: OrderRecord; fills: OrderFill[] }> {
   const tokenDecimals = getToken(taker.token).decimals;
   const quoteDecimals = getToken(taker.quoteToken).decimals;
   const opposite = taker.side === 'buy' ? 'sell' : 'buy';
   const fills: OrderFill[] = [];
   let current = taker;
-  book: while (current.filled < current.amount && fills.length < MAX_FILLS_PER_ORDER) {
-    const resting = await tx.economy.orders.book(
+  // The taker's rounding state: its gain from filling at better prices than its limit.
+  let incoming: OrderProgress = { side: taker.side, price: taker.price, filled: 0n, gain: 0n };
+  const resting = () => current.status === 'open' || current.status === 'partially_filled';
+  book: while (resting() && fills.length < maxFills) {
+    const makers = await tx.economy.orders.book(
       current.token,
       current.quoteToken,
       opposite,
       current.pubkey,
-      100,
+      Math.min(100, maxFills - fills.length),
     );
-    if (resting.length === 0) break;
-    for (const maker of resting) {
+    if (makers.length === 0) break;
+    for (const maker of makers) {
       if (!crosses(current.side, current.price, maker.price)) break book;
       const quantity = minBig(current.amount - current.filled, maker.amount - maker.filled);
-      const quote = quoteValueFloor(quantity, maker.price, tokenDecimals, quoteDecimals);
-      // A fill whose quote value rounds to 0 would give tokens away: matching stops there.
-      if (quote === 0n) break book;
+      const fill = settleFill(
+        incoming,
+        { side: maker.side, price: maker.price, filled: maker.filled, gain: 0n },
+        quantity,
+        tokenDecimals,
+        quoteDecimals,
+      );
+      incoming = fill.incoming;
       const buyer = current.side === 'buy' ? current : maker;
       const seller = current.side === 'buy' ? maker : current;
-      const entries: NewLedgerEntry[] = [
-        {
-          type: 'order',
-          pubkey: MARKET_ACCOUNT,
-          token: current.token,
-          amount: -quantity,
-          timestamp: now,
-          ref: seller.id,
-        },
-        {
-          type: 'order',
-          pubkey: buyer.pubkey,
-          token: current.token,
-          amount: quantity,
-          timestamp: now,
-          ref: buyer.id,
-        },
-        {
-          type: 'order',
-          pubkey: MARKET_ACCOUNT,
-          token: current.quoteToken,
-          amount: -quote,
-          timestamp: now,
-          ref: buyer.id,
-        },
-        {
-          type: 'order',
-          pubkey: seller.pubkey,
-          token: current.quoteToken,
-          amount: quote,
-          timestamp: now,
-          ref: seller.id,
-        },
-      ];
-      const nextBuyer = { ...buyer, filled: buyer.filled + quantity, escrow: buyer.escrow - quote };
-      const nextSeller = { ...seller, filled: seller.filled + quantity, escrow: seller.escrow - quantity };
-      // A completely filled buy gets back what its escrow kept beyond the fills (its limit price
-      // above the fill prices, and the rounding of each fill).
-      if (nextBuyer.filled === nextBuyer.amount && nextBuyer.escrow > 0n) {
-        entries.push(
-          {
-            type: 'order',
-            pubkey: MARKET_ACCOUNT,
-            token: current.quoteToken,
-            amount: -nextBuyer.escrow,
-            timestamp: now,
-            ref: buyer.id,
-          },
-          {
-            type: 'order',
-            pubkey: buyer.pubkey,
-            token: current.quoteToken,
-            amount: nextBuyer.escrow,
-            timestamp: now,
-            ref: buyer.id,
-          },
-        );
-        nextBuyer.escrow = 0n;
+      let { buyerPays, rounding } = fill;
+      if (rounding < 0n) {
+        // Only a buy filled under the older per-fill rounding (before this rule) can leave the
+        // rounding account short: its escrow, which kept that rounding, pays the difference.
+        const held = await tx.ledger.balance(MARKET_ROUNDING_ACCOUNT, current.quoteToken);
+        const short = minBig(-(held + rounding), buyer.escrow - buyerPays);
+        if (short > 0n) {
+          buyerPays += short;
+          rounding += short;
+        }
       }
+      // The rounding moves first: when negative it funds part of the seller's receipt.
+      const entries: NewLedgerEntry[] = [
+        ...move(MARKET_ACCOUNT, MARKET_ROUNDING_ACCOUNT, current.quoteToken, rounding, now, {
+          from: buyer.id,
+          to: buyer.id,
+        }),
+        ...move(MARKET_ACCOUNT, seller.pubkey, current.quoteToken, fill.sellerReceives, now, {
+          from: buyer.id,
+          to: seller.id,
+        }),
+        ...move(MARKET_ACCOUNT, buyer.pubkey, current.token, quantity, now, {
+          from: seller.id,
+          to: buyer.id,
+        }),
+      ];
+      // The resting side stays in the book; the incoming order may fill on (checked at the end).
+      const nextBuyer = settle(
+        { ...buyer, filled: buyer.filled + quantity, escrow: buyer.escrow - buyerPays },
+        now,
+        buyer === maker,
+      );
+      const nextSeller = settle(
+        { ...seller, filled: seller.filled + quantity, escrow: seller.escrow - quantity },
+        now,
+        seller === maker,
+      );
+      entries.push(...nextBuyer.entries, ...nextSeller.entries);
       await tx.ledger.apply(entries);
-      for (const o of [nextBuyer, nextSeller]) {
-        const status = stateOf(o);
+      for (const o of [nextBuyer.order, nextSeller.order]) {
         await tx.economy.orders.update(o.id, {
           filled: o.filled,
           escrow: o.escrow,
-          status,
-          closedAt: status === 'filled' ? now : null,
+          status: o.status,
+          closedAt: o.closedAt,
         });
       }
       await tx.economy.orders.insertFill({
@@ -158,7 +195,7 @@ async function match(
         makerOrderId: maker.id,
         amount: quantity,
         price: maker.price,
-        quoteAmount: quote,
+        quoteAmount: fill.sellerReceives,
         executedAt: now,
       });
       fills.push({
@@ -167,9 +204,22 @@ async function match(
         price: formatPrice(maker.price),
         executed_at: now,
       });
-      const updated = current.side === 'buy' ? nextBuyer : nextSeller;
-      current = { ...updated, status: stateOf(updated) };
-      if (current.filled === current.amount || fills.length >= MAX_FILLS_PER_ORDER) break book;
+      current = current.side === 'buy' ? nextBuyer.order : nextSeller.order;
+      if (!resting() || fills.length >= maxFills) break book;
+    }
+  }
+  if (resting()) {
+    // What is left of the incoming order rests, unless it is dust.
+    const last = settle(current, now, true);
+    if (last.order.status !== current.status) {
+      await tx.ledger.apply(last.entries);
+      await tx.economy.orders.update(current.id, {
+        filled: last.order.filled,
+        escrow: last.order.escrow,
+        status: last.order.status,
+        closedAt: last.order.closedAt,
+      });
+      current = last.order;
     }
   }
   return { taker: current, fills };
@@ -194,6 +244,15 @@ export function marketHandlers() {
       if (price === 0n) throw new ApiError('amount_too_small', 'price: expected more than 0');
       const tokenDecimals = getToken(body.token).decimals;
       const quoteDecimals = getToken(quoteToken).decimals;
+      const value = quoteValueFloor(amount, price, tokenDecimals, quoteDecimals);
+      if (value < MARKET_MIN_ORDER_VALUE) {
+        const minimum = formatAmount(MARKET_MIN_ORDER_VALUE, quoteToken);
+        throw new ApiError(
+          'order_below_minimum',
+          `amount x price: the order is worth ${formatAmount(value, quoteToken)} ${quoteToken} at its limit, below the marketplace's minimum of ${minimum} ${quoteToken}`,
+          { minimum_value: minimum, value: formatAmount(value, quoteToken), quote_token: quoteToken },
+        );
+      }
       const escrow =
         body.type === 'sell' ? amount : quoteValueCeil(amount, price, tokenDecimals, quoteDecimals);
       return executeOnce(ctx, raw, claimNonce, 'placeOrder', async (tx, now) => {
@@ -219,7 +278,7 @@ export function marketHandlers() {
           { type: 'order', pubkey: MARKET_ACCOUNT, token, amount: escrow, timestamp: now, ref: order.id },
         ]);
         await tx.economy.orders.insert(order);
-        const { taker, fills } = await match(tx, order, now);
+        const { taker, fills } = await match(tx, order, now, ctx.config.marketMaxFills);
         return {
           order_id: order.id,
           status: taker.status,

@@ -25,6 +25,8 @@ export const STORED_OPERATIONS = EXACTLY_ONCE_OPERATIONS;
 export interface SignedRequestKey {
   readonly pubkey: string;
   readonly nonce: string;
+  /** Its x-tm-timestamp, as sent (decimal milliseconds). */
+  readonly timestamp: string;
   readonly requestHash: string;
 }
 
@@ -47,7 +49,7 @@ export function signedRequestKey(request: FastifyRequest): SignedRequestKey | un
     hash.update('\n');
   }
   hash.update(request.rawBody ?? new Uint8Array(0));
-  return { pubkey, nonce, requestHash: hash.digest('hex') };
+  return { pubkey, nonce, timestamp, requestHash: hash.digest('hex') };
 }
 
 /**

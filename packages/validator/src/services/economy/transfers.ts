@@ -1,17 +1,8 @@
-import { createHash } from 'node:crypto';
-import { formatAmount, parseAmount, TOKEN_SYMBOLS } from '@tensormine/protocol';
+import { formatAmount, parseAmount, TOKEN_SYMBOLS, transferId } from '@tensormine/protocol';
 import { ApiError } from '../../http/errors.js';
 import { routeHandlers } from '../../http/handlers.js';
 import type { TransferRecord } from '../../store/types.js';
 import { executeOnce } from './requests.js';
-
-/**
- * The id of the transfer made by a signed request: derived from the hash of the whole signed
- * request, so the identical request (a retry) maps to the same id, and no other request does.
- */
-export function transferIdFor(requestHash: string): string {
-  return `t-${createHash('sha256').update(`transfer:${requestHash}`).digest('hex').slice(0, 32)}`;
-}
 
 function transferWire(t: TransferRecord) {
   return {
@@ -46,7 +37,8 @@ export function transferHandlers() {
       if (amount === 0n) throw new ApiError('amount_too_small', 'amount: expected more than 0');
       return executeOnce(ctx, raw, claimNonce, 'transfer', async (tx, now, key) => {
         const record: TransferRecord = {
-          id: transferIdFor(key.requestHash),
+          // Computable by the client from what it signed (protocol transferId).
+          id: transferId({ from: body.from, nonce: key.nonce, timestamp: key.timestamp }),
           from: body.from,
           to: body.to,
           token: body.token,

@@ -1,4 +1,11 @@
-import { RETARGET_WINDOW_BLOCKS, SSE_HEADERS, type SseHub, shouldRetarget } from '@tensormine/protocol';
+import {
+  RETARGET_WINDOW_BLOCKS,
+  SSE_HEADERS,
+  type SseHub,
+  shouldRetarget,
+  sseRefusal,
+} from '@tensormine/protocol';
+import { addressKey } from '@tensormine/service-kit';
 import { ApiError } from '../../http/errors.js';
 import { routeHandlers } from '../../http/handlers.js';
 import type { BlockRecord } from '../../store/types.js';
@@ -15,16 +22,19 @@ export function eventHandlers(events: SseHub) {
     async hexEvents(request) {
       const header = request.raw.headers['last-event-id'];
       const lastEventId = typeof header === 'string' ? header : request.query.last_event_id;
-      if (events.full) {
-        throw new ApiError(
-          'service_unavailable',
-          `the event stream has its maximum of ${events.size} subscribers; retry later or follow a status proxy`,
-        );
+      // At most eventStreamsPerAddress streams per client address, eventStreams in all.
+      const client = addressKey(request.raw.ip);
+      const admission = events.admission(client);
+      if (admission !== 'ok') {
+        const refusal = sseRefusal(admission, events.limits);
+        throw new ApiError(refusal.code, refusal.message, refusal.details, {
+          'retry-after': admission === 'full' ? '5' : '30',
+        });
       }
       const reply = request.reply;
       reply.hijack();
       reply.raw.writeHead(200, SSE_HEADERS);
-      const unsubscribe = events.subscribe(reply.raw, lastEventId);
+      const unsubscribe = events.subscribe(reply.raw, lastEventId, client);
       reply.raw.on('close', () => unsubscribe?.());
       return '';
     },

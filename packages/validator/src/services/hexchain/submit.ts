@@ -171,7 +171,7 @@ export function submitHandlers({ ctx, state, difficulty, sync, events, hooks, ge
           const winner = await tx.blocks.get(challenge.coord);
           return { accepted: false as const, winner };
         }
-        // A pool member's block is paid by the pool (PPLNS); any other by the solo rule.
+        // A block of the pool (pool work, or a member's) is paid by the pool; any other solo.
         const pool = await hooks.rewardBlock?.(tx, block, HEX_BLOCK_REWARD);
         if (pool === undefined) {
           await tx.ledger.apply([
