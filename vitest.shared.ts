@@ -1,13 +1,60 @@
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
 import { defineProject, type UserWorkspaceConfig } from 'vitest/config';
+import { HOOK_TIMEOUT_MS, TEST_TIMEOUT_MS } from './test-support/timeouts.ts';
+
+const SUPPORT = join(import.meta.dirname, 'test-support');
+
+/**
+ * Test files at once: one more than the cores. Many test files spend much of their time waiting
+ * on other processes (a validator, tm-sim, PostgreSQL, a browser), so a core is rarely busy with
+ * one file alone; vitest's default (cores - 1) left one of the two cores of a CI machine idle.
+ * Every project has the same number (vitest runs projects with one number as one group, sharing
+ * the workers); `--maxWorkers` on the command line overrides it.
+ */
+export const MAX_WORKERS = availableParallelism() + 1;
+
+export interface ProjectOptions {
+  /**
+   * The project's tests run firmware-sim's C programs: they are built once before the run
+   * (test-support/global-setup-firmware.ts).
+   */
+  readonly firmware?: boolean;
+}
 
 /**
  * The vitest project config of a workspace package. Workspace dependencies resolve to their
  * TypeScript sources (`@tensormine/source` export condition), so tests need no build.
+ *
+ * Every project gets the suite's time bounds (test-support/timeouts.ts: the one place they
+ * live), the run's shared services (test-support/global-setup.ts: one PostgreSQL server and one
+ * browser per run, started on first use) and the per-file clean-ups of the shared helpers
+ * (test-support/setup-file.ts). A project's own `test` options come last; a timeout is not one
+ * of them. A project's own `globalSetup` runs after the shared ones (it adds to them, it does
+ * not replace them).
  */
-export function packageProject(name: string, test: UserWorkspaceConfig['test'] = {}): UserWorkspaceConfig {
+export function packageProject(
+  name: string,
+  test: UserWorkspaceConfig['test'] = {},
+  options: ProjectOptions = {},
+): UserWorkspaceConfig {
+  const { globalSetup: ownGlobalSetup = [], ...own } = test;
   return defineProject({
     resolve: { conditions: ['@tensormine/source'] },
     ssr: { resolve: { conditions: ['@tensormine/source'] } },
-    test: { name, include: ['src/**/*.test.ts', 'test/**/*.test.ts'], ...test },
+    test: {
+      name,
+      include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+      maxWorkers: MAX_WORKERS,
+      testTimeout: TEST_TIMEOUT_MS,
+      hookTimeout: HOOK_TIMEOUT_MS,
+      globalSetup: [
+        join(SUPPORT, 'global-setup.ts'),
+        ...(options.firmware ? [join(SUPPORT, 'global-setup-firmware.ts')] : []),
+        ...(Array.isArray(ownGlobalSetup) ? ownGlobalSetup : [ownGlobalSetup]),
+      ],
+      setupFiles: [join(SUPPORT, 'setup-file.ts')],
+      ...own,
+    },
   });
 }

@@ -1,3 +1,4 @@
 import { packageProject } from '../vitest.shared.ts';
 
-export default packageProject('firmware-sim', { hookTimeout: 120_000, testTimeout: 120_000 });
+// Its test files are independent of each other: they share workers (test-support/cleanup.ts).
+export default packageProject('firmware-sim', { isolate: false }, { firmware: true });

@@ -1,14 +1,18 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildFirmware } from '../../test-support/firmware.ts';
 
 /** The firmware-sim package directory and its host build output. */
 export const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const buildDir = join(packageDir, 'build');
 
-/** Builds the C core and its host programs (`make`; a no-op when they are up to date). */
+/**
+ * Builds the C core and its host programs (`make`; a no-op when they are up to date, as they
+ * are after the run's global set-up built them: test-support/firmware.ts).
+ */
 export function buildCore(): void {
-  execFileSync('make', ['-s', 'all'], { cwd: packageDir, stdio: ['ignore', 'pipe', 'pipe'] });
+  buildFirmware();
 }
 
 /**

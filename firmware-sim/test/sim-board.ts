@@ -6,21 +6,14 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ReadStream } from 'node:tty';
+import { WAIT_TIMEOUT_MS } from '../../test-support/timeouts.ts';
+import { waitFor, waitForValue, within } from '../../test-support/wait.ts';
 import { buildDir } from './driver.ts';
 import { encodeFrame, type Frame, FrameDecoder, MSG } from './frame-codec.ts';
 
 /** True when socat is on the PATH. */
 export const hasSocat: boolean = spawnSync('socat', ['-V'], { stdio: 'ignore' }).status === 0;
-
-async function waitUntil(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!condition()) {
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(10);
-  }
-}
 
 export class SimBoard {
   /** Every frame received from the board, in order. */
@@ -54,11 +47,9 @@ export class SimBoard {
     const socat = spawn('socat', [`pty,raw,echo=0,link=${devicePath}`, `pty,raw,echo=0,link=${hostPath}`], {
       stdio: 'ignore',
     });
-    await waitUntil(
-      () => existsSync(devicePath) && existsSync(hostPath),
-      5000,
-      'socat to create the pty pair',
-    );
+    await waitFor(() => existsSync(devicePath) && existsSync(hostPath), 'socat to create the pty pair', {
+      intervalMs: 10,
+    });
     const fd = openSync(hostPath, 'r+');
     const board = new SimBoard(dir, socat, fd, new ReadStream(fd), devicePath);
     board.launch(args);
@@ -83,14 +74,9 @@ export class SimBoard {
     });
   }
 
-  /** Resolves with tm-sim's exit code. */
-  waitForExit(timeoutMs: number): Promise<number | null> {
-    return Promise.race([
-      this.exited ?? Promise.resolve(null),
-      sleep(timeoutMs).then(() => {
-        throw new Error(`tm-sim still running after ${timeoutMs} ms`);
-      }),
-    ]);
+  /** Resolves with tm-sim's exit code (rejects after `timeoutMs`, default: the suite's wait bound). */
+  waitForExit(timeoutMs: number = WAIT_TIMEOUT_MS): Promise<number | null> {
+    return within(this.exited ?? Promise.resolve(null), 'tm-sim to exit', timeoutMs);
   }
 
   /** Sends a frame with the next host seq; returns the seq. */
@@ -121,27 +107,26 @@ export class SimBoard {
     return this.cursor;
   }
 
-  /** The first frame after the mark that matches, waiting up to timeoutMs for it. */
-  async next(match: (f: Frame) => boolean, timeoutMs = 3000, what = 'a frame'): Promise<Frame> {
-    let found: Frame | undefined;
-    await waitUntil(
-      () => {
-        found = this.frames.slice(this.cursor).find(match);
-        return found !== undefined;
-      },
-      timeoutMs,
-      `${what}; received since the mark: ${this.describe(this.since())}; tm-sim stderr:\n${this.stderr}`,
-    );
-    return found!;
+  /**
+   * The first frame after the mark that matches, waiting for it (up to `timeoutMs`, default:
+   * the suite's wait bound, test-support/timeouts.ts).
+   */
+  next(match: (f: Frame) => boolean, timeoutMs?: number, what = 'a frame'): Promise<Frame> {
+    return waitForValue(() => this.frames.slice(this.cursor).find(match), what, {
+      intervalMs: 10,
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      context: () =>
+        `received since the mark: ${this.describe(this.since())}; tm-sim stderr:\n${this.stderr}`,
+    });
   }
 
   /** The next frame of a type after the mark. */
-  nextOfType(type: number, timeoutMs = 3000): Promise<Frame> {
+  nextOfType(type: number, timeoutMs?: number): Promise<Frame> {
     return this.next((f) => f.type === type, timeoutMs, `a frame of type 0x${type.toString(16)}`);
   }
 
   /** Waits for BOOT and HELLO after a (re)start. */
-  async booted(timeoutMs = 5000): Promise<{ boot: Frame; hello: Frame }> {
+  async booted(timeoutMs?: number): Promise<{ boot: Frame; hello: Frame }> {
     const boot = await this.nextOfType(MSG.BOOT, timeoutMs);
     const hello = await this.next(
       (f) => f.type === MSG.HELLO && f.at >= boot.at,
@@ -158,7 +143,7 @@ export class SimBoard {
   async stop(): Promise<void> {
     if (this.sim && this.exitCode === null) {
       this.sim.kill('SIGTERM');
-      await this.waitForExit(5000).catch(() => this.sim?.kill('SIGKILL'));
+      await this.waitForExit().catch(() => this.sim?.kill('SIGKILL'));
     }
     this.stream.destroy();
     try {

@@ -325,3 +325,12 @@ describe('known-answer self-test (tm_self_test, for a board at start-up)', () =>
     expect(out).toMatch(/^tm-selftest: core \d+\.\d+\.\d+ ok/);
   });
 });
+
+describe('the C protocol unit tests (tm-proto-test: frames, receiver, device, on a fake clock)', () => {
+  it('pass: the periods of retransmission, PROGRESS and timeouts counted on a clock the test sets', () => {
+    // The tm-sim tests over a pseudo-terminal (tm-sim.test.ts) run on the real clock and check
+    // what happens; these check when, by the board's clock, whatever the machine's speed.
+    const out = execFileSync(join(buildDir, 'tm-proto-test'), { encoding: 'utf8' });
+    expect(out).toMatch(/^tm-proto-test: \d+ checks ok/);
+  });
+});

@@ -1,3 +1,4 @@
 import { packageProject } from '../../vitest.shared.ts';
 
-export default packageProject('protocol');
+// Its test files are independent of each other: they share workers (test-support/cleanup.ts).
+export default packageProject('protocol', { isolate: false });

@@ -1,3 +1,4 @@
 import { packageProject } from '../../vitest.shared.ts';
 
-export default packageProject('terminal', { testTimeout: 30_000, hookTimeout: 60_000 });
+// Its test files are independent of each other: they share workers (test-support/cleanup.ts).
+export default packageProject('terminal', { isolate: false });

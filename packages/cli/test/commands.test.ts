@@ -272,7 +272,7 @@ describe('miner validator start', () => {
     await waitFor(
       () => /listening on (http:\S+)/.test(io.stdout.text),
       'the listening line',
-      30_000,
+      undefined,
       () => io.stderr.text,
     );
     const url = /listening on (http:\S+)/.exec(io.stdout.text)![1]!;

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { createClient, Signer } from '@tensormine/client';
 import { type CreateValidatorOptions, createValidator, type Validator } from '@tensormine/validator';
-import { afterEach } from 'vitest';
+import { afterEachTest } from '../../../test-support/cleanup.ts';
+import { waitFor as waitUntil } from '../../../test-support/wait.ts';
 import { type RunOptions, run } from '../src/index.js';
 import type { CliIo } from '../src/io.js';
 
@@ -49,7 +50,7 @@ export function cleanup(fn: () => Promise<unknown> | unknown): void {
   cleanups.push(fn);
 }
 
-afterEach(async () => {
+afterEachTest(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 
@@ -98,6 +99,7 @@ export async function testValidator(
     genesis?: CreateValidatorOptions['genesis'];
     poolStrategy?: 'solo' | 'pplns';
     poolShareIntervalMs?: bigint;
+    now?: () => number;
   } = {},
 ): Promise<{ validator: Validator; url: string }> {
   const validator = await createValidator({
@@ -115,6 +117,7 @@ export async function testValidator(
     keyRateLimitBurst: 100_000,
     logger: false,
     ...(options.genesis ? { genesis: options.genesis } : {}),
+    ...(options.now ? { now: options.now } : {}),
   });
   cleanup(() => validator.close());
   const url = await validator.listen({ host: '127.0.0.1', port: 0 });
@@ -142,18 +145,18 @@ export async function closedUrl(): Promise<string> {
   return `http://127.0.0.1:${port}`;
 }
 
-/** Polls `predicate` every 20 ms until it holds; fails after `timeoutMs`. */
-export async function waitFor(
+/**
+ * Polls `predicate` until it holds; fails after `timeoutMs` (default: the suite's wait bound),
+ * showing `context()` (test-support/wait.ts).
+ */
+export function waitFor(
   predicate: () => boolean,
   what: string,
-  timeoutMs = 30_000,
+  timeoutMs?: number,
   context?: () => string,
 ): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!predicate()) {
-    if (performance.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}${context ? `; so far:\n${context()}` : ''}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  return waitUntil(predicate, what, {
+    ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    ...(context === undefined ? {} : { context }),
+  });
 }

@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, test } from 'vitest';
+import { PROCESS_START_TIMEOUT_MS, WAIT_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
 import { cleanup, closedUrl, tempHome, testKey, testValidator, waitFor } from './helpers.js';
 
 const pkg = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -30,7 +31,7 @@ function runBin(
     execFile(
       process.execPath,
       [bin, ...args],
-      { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 60_000 },
+      { env: { PATH: process.env.PATH ?? '', ...env }, timeout: WAIT_TIMEOUT_MS },
       (error, stdout, stderr) =>
         resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stdout, stderr }),
     );
@@ -41,7 +42,7 @@ describe('the miner bin', () => {
   test('npx miner --version works from the repository', async () => {
     const { stdout } = await promisify(execFile)('npx', ['miner', '--version'], {
       cwd: root,
-      timeout: 60_000,
+      timeout: WAIT_TIMEOUT_MS,
     });
     expect(stdout).toBe('0.1.0\n');
   });
@@ -60,7 +61,7 @@ describe('the miner bin', () => {
     const node = systemNode.status === 0 ? 'node' : process.execPath;
     const { stdout } = await promisify(execFile)(node, [join(copy, 'bin', 'miner.js'), '--version'], {
       env: { PATH: systemPath() },
-      timeout: 60_000,
+      timeout: WAIT_TIMEOUT_MS,
     });
     expect(stdout).toBe('0.1.0\n');
   });
@@ -104,7 +105,7 @@ describe('the miner bin', () => {
     await waitFor(
       () => out.includes('accepted (1/0)'),
       'an accepted result',
-      60_000,
+      PROCESS_START_TIMEOUT_MS,
       () => out,
     );
     expect(out).not.toContain('\u001b['); // no terminal codes in a pipe

@@ -10,6 +10,11 @@ import { fileURLToPath } from 'node:url';
 import { stripVTControlCharacters } from 'node:util';
 import { expect, test } from 'vitest';
 import { alive, commandLine, descendants, killTree, survivors } from '../../../test-support/process-tree.ts';
+import {
+  PROCESS_START_TIMEOUT_MS,
+  SLOW_TEST_TIMEOUT_MS,
+  WAIT_TIMEOUT_MS,
+} from '../../../test-support/timeouts.ts';
 import { cleanup, tempHome, waitFor } from './helpers.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -36,7 +41,12 @@ test.skipIf(!hasScript)(
     });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     const text = () => stripVTControlCharacters(screen);
-    await waitFor(() => /accepted \(\d+\/0\) diff/.test(text()), 'an accepted result', 90_000, text);
+    await waitFor(
+      () => /accepted \(\d+\/0\) diff/.test(text()),
+      'an accepted result',
+      PROCESS_START_TIMEOUT_MS,
+      text,
+    );
     expect(text()).toContain('keys: h hashrate p pause r resume s results c connection q quit');
     expect(text()).toMatch(/ \* validator {2}http:\/\/127\.0\.0\.1:\d+ \(local, in this process; data in\s/);
     child.stdin.write('q');
@@ -46,7 +56,7 @@ test.skipIf(!hasScript)(
     expect(text()).toMatch(/\d\d:\d\d:\d\d stopped\r?\n/);
     expect(text().slice(text().lastIndexOf('STOPP'))).toMatch(/^STOPPED/);
   },
-  150_000,
+  SLOW_TEST_TIMEOUT_MS,
 );
 
 test.skipIf(!hasScript)(
@@ -71,7 +81,12 @@ test.skipIf(!hasScript)(
       const exited = new Promise<number | null>((resolve) => shell.on('exit', (code) => resolve(code)));
       const text = () => stripVTControlCharacters(screen);
       shell.stdin.write('stty cols 100 rows 30; npx miner mine --local --threads 1\n');
-      await waitFor(() => /accepted \(\d+\/0\) diff/.test(text()), 'an accepted result', 90_000, text);
+      await waitFor(
+        () => /accepted \(\d+\/0\) diff/.test(text()),
+        'an accepted result',
+        PROCESS_START_TIMEOUT_MS,
+        text,
+      );
       const tree = descendants(shell.pid!);
       const npx = tree.find((pid) => commandLine(pid).startsWith('npm exec miner'));
       const miner = tree.find((pid) => / \S*\/\.bin\/miner mine/.test(commandLine(pid)));
@@ -82,7 +97,7 @@ test.skipIf(!hasScript)(
       await waitFor(
         () => !below.some(alive),
         `every process from npx down to exit (${signal})`,
-        30_000,
+        WAIT_TIMEOUT_MS,
         () => survivors(below),
       );
       expect(text(), signal).toMatch(/\d\d:\d\d:\d\d stopped\r?\n/);
@@ -91,5 +106,5 @@ test.skipIf(!hasScript)(
       expect(await exited).toBe(0);
     }
   },
-  300_000,
+  SLOW_TEST_TIMEOUT_MS,
 );

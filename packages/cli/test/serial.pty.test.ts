@@ -6,24 +6,20 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
+import { buildFirmware, TM_SIM } from '../../../test-support/firmware.ts';
+import { waitFor as waitUntil } from '../../../test-support/wait.ts';
 import { run } from '../src/index.js';
 import { cleanup, runCli, tempHome, testIo, testKey, testValidator, waitFor } from './helpers.js';
 
-const TM_SIM = fileURLToPath(new URL('../../../firmware-sim/build/tm-sim', import.meta.url));
 const unavailable = (() => {
   if (spawnSync('socat', ['-V'], { stdio: 'ignore' }).status !== 0) return 'socat is not installed';
-  // Build it, or rebuild it when the C sources changed (make is incremental), as the serial
-  // package's tests do (make and a C compiler, like CI has).
-  spawnSync(
-    'make',
-    ['-C', fileURLToPath(new URL('../../../firmware-sim', import.meta.url)), 'build/tm-sim'],
-    {
-      stdio: 'ignore',
-      timeout: 120_000,
-    },
-  );
+  // Built before the run (test-support/firmware.ts); rebuilt when the C sources changed.
+  try {
+    buildFirmware();
+  } catch (error) {
+    return (error as Error).message;
+  }
   if (!existsSync(TM_SIM)) return `${TM_SIM} is not built (make -C firmware-sim build/tm-sim)`;
   return undefined;
 })();
@@ -105,7 +101,7 @@ describe.skipIf(unavailable !== undefined)(`serial boards (${unavailable ?? 'soc
     await waitFor(
       () => io.stdout.text.includes('accepted (1/0)'),
       'a block from the board',
-      60_000,
+      undefined,
       () => io.stdout.text,
     );
     expect(io.stdout.text).toContain(` * boards     ${port}\n`);
@@ -138,7 +134,7 @@ describe.skipIf(unavailable !== undefined)(`serial boards (${unavailable ?? 'soc
     await waitFor(
       () => notice('lost') !== undefined,
       'the board lost',
-      30_000,
+      undefined,
       () => io.stdout.text,
     );
     for (const kind of ['attached', 'rebooted', 'lost']) {
@@ -172,7 +168,7 @@ describe.skipIf(unavailable !== undefined)(`serial boards (${unavailable ?? 'soc
     await waitFor(
       () => io.stdout.text.includes('dialout'),
       'the help',
-      20_000,
+      undefined,
       () => io.stdout.text,
     );
     expect(io.stdout.text).toMatch(
@@ -200,7 +196,7 @@ describe.skipIf(unavailable !== undefined)(`serial boards (${unavailable ?? 'soc
     await waitFor(
       () => /accepted \(\d+\//.test(io.stdout.text),
       'an accepted result',
-      30_000,
+      undefined,
       () => io.stdout.text,
     );
     const api = /control API on http:\/\/127\.0\.0\.1:(\d+)/.exec(io.stdout.text)![1]!;
@@ -215,11 +211,15 @@ describe.skipIf(unavailable !== undefined)(`serial boards (${unavailable ?? 'soc
       const all = stdout.trimEnd().split('\n');
       return all.slice(all.findIndex((l) => l.startsWith('serial boards here')) - 1);
     };
-    let lines = await readBoards();
-    for (let i = 0; i < 20 && lines[3]?.split(/\s{2,}/)[1] !== 'ok'; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      lines = await readBoards();
-    }
+    let lines: string[] = [];
+    await waitUntil(
+      async () => {
+        lines = await readBoards();
+        return lines[3]?.split(/\s{2,}/)[1] === 'ok';
+      },
+      'the board mining (ok) in `miner devices`',
+      { intervalMs: 250, context: () => lines.join('\n') },
+    );
     expect(lines[1]).toBe(`serial boards here: 1 (the running miner, control API 127.0.0.1:${api})`);
     expect(lines[2]).toMatch(
       /^board\s+state\s+rate\s+firmware\s+chip id\s+port\s+last valid work\s+accepted\s+rejected\s+found\s+hw err\s+crc\s+resync\s+retx\s+reboots\s+lost$/,

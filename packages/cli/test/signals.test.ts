@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
 import { alive, commandLine, descendants, killTree, survivors } from '../../../test-support/process-tree.ts';
+import { PROCESS_START_TIMEOUT_MS, SLOW_TEST_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
 import { cleanup, runCli, tempHome, testValidator, waitFor } from './helpers.js';
 
 const pkg = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -55,7 +56,7 @@ async function startMining(command: string, args: string[], env: Record<string, 
   await waitFor(
     () => out.includes('accepted (1/0)'),
     'an accepted result',
-    90_000,
+    PROCESS_START_TIMEOUT_MS,
     () => out,
   );
   return { child, output: () => out, exited, tree: [child.pid!, ...descendants(child.pid!)] };
@@ -65,7 +66,7 @@ async function expectAllGone(tree: number[]): Promise<void> {
   await waitFor(
     () => tree.every((pid) => !alive(pid)),
     'every process of the tree to exit',
-    20_000,
+    undefined,
     () => survivors(tree),
   );
 }
@@ -73,7 +74,7 @@ async function expectAllGone(tree: number[]): Promise<void> {
 const MINE = ['mine', '--local', '--threads', '1'];
 
 // Each test starts real miners one after the other: minutes on a loaded 2-core machine.
-const SLOW = 300_000;
+const SLOW = SLOW_TEST_TIMEOUT_MS;
 
 describe('signals to the process tree', () => {
   test(
@@ -202,7 +203,7 @@ describe('a closed pipe', () => {
       execFile(
         'sh',
         ['-c', `${shell}; echo "status $?" >&2`],
-        { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, timeout: 90_000 },
+        { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, timeout: SLOW_TEST_TIMEOUT_MS },
         (error, _stdout, stderr) => resolve({ code: error ? 1 : 0, stderr }),
       );
     });

@@ -117,7 +117,11 @@ class FakeSession extends EventEmitter<SessionEvents> implements SessionView {
   }
 }
 
-const tick = () => new Promise((resolve) => setTimeout(resolve, 30));
+/** Resolves once `frames` has grown by `count` frames (refreshes): the app is drawn and its effects ran. */
+const refreshed = (frames: readonly unknown[], count = 1) => {
+  const target = frames.length + count;
+  return waitFor(() => frames.length >= target, `${count} more frame(s)`);
+};
 
 describe('the TUI layout', () => {
   test('shows a warming-up rate (~) from the first samples instead of n/a', () => {
@@ -151,7 +155,8 @@ describe('the TUI layout', () => {
         sharesRejected: 1,
         blocks: 3,
         shareDifficulty: 4096,
-        lastBlock: { height: 1204, mine: true, foundAt: Math.floor(Date.now() / 1000) - 12 },
+        // 12 s before the snapshot's own time (the TUI's clock), not before the real clock's
+        lastBlock: { height: 1204, mine: true, foundAt: Math.floor(session.snap.nowMs / 1000) - 12 },
         estimated: '0.12',
         paid: '1.5',
       },
@@ -162,7 +167,7 @@ describe('the TUI layout', () => {
       'pool      shares 41  stale 2  rejected 1  share diff 4096  est 0.12 PTM  paid 1.5 PTM  last blo',
     );
     // The whole line, as `s` prints it (the live area truncates it to the terminal's width).
-    expect(poolReport(session.snap.pool!, Date.now())).toMatch(
+    expect(poolReport(session.snap.pool!, session.snap.nowMs)).toMatch(
       /^pool shares 41\/2\/1 \(accepted\/stale\/rejected\), share diff 4096, blocks 3, est 0\.12 PTM, paid 1\.5 PTM, last block 1204 \(yours\) \(1[23]s ago\)$/,
     );
     expect(new FakeSession().snapshot().pool).toBeUndefined();
@@ -200,8 +205,7 @@ describe('the TUI layout', () => {
     expect(frame).toMatch(/^\d\d:\d\d:\d\d accepted \(13\/2\) diff 43118 \(103 ms\)$/m);
     // The live area is redrawn on every refresh; the log lines are not.
     const before = frames.length;
-    await tick();
-    await tick();
+    await refreshed(frames, 2);
     expect(frames.length).toBeGreaterThan(before);
     expect(lastFrame()!.split('accepted (13/2)').length).toBe(2);
   });
@@ -227,8 +231,10 @@ describe('the TUI layout', () => {
   });
 
   test('h, s and c print the hashrate, results and connection lines', async () => {
-    const { lastFrame, stdin } = render(<App session={new FakeSession()} onQuit={() => {}} refreshMs={20} />);
-    await tick();
+    const { lastFrame, stdin, frames } = render(
+      <App session={new FakeSession()} onQuit={() => {}} refreshMs={20} />,
+    );
+    await refreshed(frames);
     stdin.write('h');
     stdin.write('s');
     stdin.write('c');
@@ -245,11 +251,13 @@ describe('the TUI layout', () => {
   });
 
   test('q calls onQuit once and shows that it is stopping', async () => {
-    const onQuit = vi.fn(() => new Promise<void>((resolve) => setTimeout(resolve, 100)));
+    // The stop takes as long as the test says: the stopping state stays on screen until then.
+    const stopped = Promise.withResolvers<void>();
+    const onQuit = vi.fn(() => stopped.promise);
     const { lastFrame, frames, stdin } = render(
       <App session={new FakeSession()} onQuit={onQuit} refreshMs={20} />,
     );
-    await tick();
+    await refreshed(frames);
     stdin.write('q');
     stdin.write('q');
     await waitFor(() => lastFrame()!.includes('STOPPING'), 'the stopping state');
@@ -259,6 +267,7 @@ describe('the TUI layout', () => {
     expect(lastFrame()).toMatch(/cpu#0\s+stopping/);
     expect(lastFrame()).toMatch(/no device/);
     expect(onQuit).toHaveBeenCalledTimes(1);
+    stopped.resolve();
     // The last frame drawn says that it stopped, not that it is still stopping.
     await waitFor(() => frames.some((f) => f.includes('STOPPED')), 'the stopped state');
     const last = frames.findLast((f) => f.includes('STOPPED'))!;
@@ -269,15 +278,17 @@ describe('the TUI layout', () => {
 
   test('a stop signal (SIGINT, SIGTERM) stops like q: stopping, then stopped', async () => {
     const controller = new AbortController();
-    const onQuit = vi.fn(() => new Promise<void>((resolve) => setTimeout(resolve, 100)));
+    const stopped = Promise.withResolvers<void>();
+    const onQuit = vi.fn(() => stopped.promise);
     const { lastFrame, frames } = render(
       <App session={new FakeSession()} onQuit={onQuit} stop={controller.signal} refreshMs={20} />,
     );
-    await tick();
+    await refreshed(frames);
     expect(lastFrame()).toContain('MINING');
     controller.abort();
     await waitFor(() => lastFrame()!.includes('STOPPING'), 'the stopping state');
     expect(lastFrame()).toContain('stopping: workers, boards, journal');
+    stopped.resolve();
     await waitFor(() => frames.some((f) => f.includes('STOPPED')), 'the stopped state');
     expect(onQuit).toHaveBeenCalledTimes(1);
   });
@@ -356,8 +367,7 @@ describe('the TUI layout', () => {
       controller.abort();
       await done;
     });
-    await waitFor(() => stdout.text.includes('hashrate'), 'a frame');
-    await tick();
+    await waitFor(() => stdout.text.split('hashrate').length > 2, 'two frames');
     const before = stdout.text.length;
     stdout.columns = 50; // 120-wide rows now take 3 rows each
     stdout.emit('resize');
@@ -390,15 +400,17 @@ describe('the TUI layout', () => {
       patchConsole: false,
     });
     cleanup(() => instance.unmount());
-    await tick();
+    await waitFor(() => lastFrame().includes('hashrate'), 'a frame');
     const widest = (text: string) =>
       Math.max(...text.split('\n').map((l) => stripVTControlCharacters(l).length));
     expect(widest(lastFrame())).toBe(120);
     const before = stdout.text.length;
     stdout.columns = 60;
     stdout.emit('resize');
-    await waitFor(() => stdout.text.length > before, 'a new frame');
-    await tick();
+    await waitFor(
+      () => stdout.text.length > before && widest(lastFrame()) === 60,
+      'a new frame, 60 columns wide',
+    );
     expect(widest(lastFrame())).toBe(60);
     expect(lastFrame()).toContain('hashrate  10s 1.52 MH/s');
   });

@@ -3,7 +3,7 @@ import { type FoundResult, type HexchainJob, resultFromNonce } from '@tensormine
 import { encodeHeader, hashMeetsTarget, hexPowHash } from '@tensormine/protocol';
 import { describe, expect, test } from 'vitest';
 import { ClientWorkSource } from '../src/work-source.js';
-import { cleanup, closedUrl, testValidator } from './helpers.js';
+import { cleanup, closedUrl, testValidator, waitFor } from './helpers.js';
 
 function source(urls: string[], signer: Signer, latticeWatchMs = 0, latticeEvents = false): ClientWorkSource {
   const client = createClient({ urls, signer, healthCheckIntervalMs: 0 });
@@ -29,7 +29,7 @@ async function rivalTakesTheCell(
   latticeWatchMs: number,
   latticeEvents: boolean,
 ): Promise<{ job: HexchainJob; stale: Promise<string> }> {
-  const { url } = await testValidator({ hexDifficulty: 16n });
+  const { url, validator } = await testValidator({ hexDifficulty: 16n });
   const me = Signer.generate();
   const rival = Signer.generate();
   for (const signer of [me, rival]) {
@@ -41,7 +41,8 @@ async function rivalTakesTheCell(
   const theirs = source([url], rival);
   const stale = new Promise<string>((resolve) => mine.once('stale', resolve));
   const job = (await mine.getWork()) as HexchainJob;
-  if (latticeEvents) await new Promise((resolve) => setTimeout(resolve, 200)); // the stream opens
+  // the stream opens (before the rival's block, or this miner would not hear of it)
+  if (latticeEvents) await waitFor(() => validator.events.size === 1, "this miner's event stream open");
   let rivalJob = (await theirs.getWork()) as HexchainJob;
   while (rivalJob.coord.q !== job.coord.q || rivalJob.coord.r !== job.coord.r) {
     rivalJob = (await theirs.getWork()) as HexchainJob;
@@ -117,7 +118,10 @@ describe('ClientWorkSource', () => {
     s.on('stale', () => stale++);
     const job = (await s.getWork()) as HexchainJob;
     expect(await s.submit(solve(job))).toMatchObject({ status: 'accepted' });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The source stops watching the cell once it hears of the block taking it (its own, here):
+    // from then on nothing can call it stale.
+    const watching = () => (s as unknown as { watch: unknown }).watch !== undefined;
+    await waitFor(() => !watching(), 'the source to stop watching the cell');
     expect(stale).toBe(0);
   });
 

@@ -1,6 +1,8 @@
 import type { HexEvent } from '@tensormine/protocol';
+import type { Validator } from '@tensormine/validator';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
+import { waitFor, within } from '../../../test-support/wait.ts';
 import { Signer, solveWork, type TensormineClient } from '../src/index.js';
 import { client, startValidator } from './helpers.js';
 
@@ -14,28 +16,31 @@ async function mineOne(c: TensormineClient, signer: Signer): Promise<string> {
   return (result as { block_hash: string }).block_hash;
 }
 
-/** Takes events from an iterator until `count` arrived (or fails after 10 s). */
+/** Resolves once `validator`'s event stream has `count` subscribers: what a stream opened waits for. */
+function subscribed(validator: Validator, count = 1): Promise<void> {
+  return waitFor(() => validator.events.size >= count, `${count} subscriber(s) on the event stream`);
+}
+
 /** A registered miner listens to the event stream, mines one block, hears it, and disconnects. */
 async function oneBlockHeard(options: Parameters<typeof startValidator>[0] = {}) {
-  const { url } = await startValidator(options);
+  const { url, validator } = await startValidator(options);
   const signer = Signer.generate();
   const c = client({ url, signer, protocol: '4.1' });
   await c.miners.register();
   const it = c.hexchain.events();
   const next = it.next();
-  await new Promise((r) => setTimeout(r, 100));
+  await subscribed(validator);
   const hash = await mineOne(c, signer);
   const event = (await next).value as HexEvent;
   await it.return(undefined); // disconnect
   return { c, signer, hash, event };
 }
 
+/** Takes events from an iterator until `count` arrived (or fails after the wait bound). */
 async function take(it: AsyncIterator<HexEvent>, count: number): Promise<HexEvent[]> {
   const out: HexEvent[] = [];
-  const deadline = Date.now() + 10_000;
   while (out.length < count) {
-    if (Date.now() > deadline) throw new Error(`only ${out.length} of ${count} events`);
-    const next = await it.next();
+    const next = await within(it.next(), `event ${out.length + 1} of ${count}`);
     if (next.done) break;
     out.push(next.value);
   }
@@ -44,14 +49,14 @@ async function take(it: AsyncIterator<HexEvent>, count: number): Promise<HexEven
 
 describe('hexchain.events()', () => {
   it('yields each accepted block with an id, after its commit', async () => {
-    const { url } = await startValidator();
+    const { url, validator } = await startValidator();
     const signer = Signer.generate();
     const c = client({ url, signer, protocol: '4.1' });
     await c.miners.register();
     const controller = new AbortController();
     const it = c.hexchain.events({ signal: controller.signal });
     const first = it.next(); // opens the stream
-    await new Promise((r) => setTimeout(r, 100));
+    await subscribed(validator);
     const hashes = [await mineOne(c, signer), await mineOne(c, signer)];
     const events = [(await first).value as HexEvent, ...(await take(it, 1))];
     expect(events.map((e) => e.event)).toEqual(['block', 'block']);
@@ -108,7 +113,7 @@ describe('hexchain.events()', () => {
         if (chunks.join('').includes('event: difficulty')) break;
       }
     })();
-    await new Promise((r) => setTimeout(r, 200));
+    await waitFor(() => chunks.join('').includes(': heartbeat\n\n'), 'a heartbeat');
     const admin = await request(`${url}/admin/config`, {
       method: 'POST',
       headers: { authorization: `Bearer ${validator.adminToken}`, 'content-type': 'application/json' },

@@ -1,5 +1,5 @@
 import { type CreateValidatorOptions, createValidator, type Validator } from '@tensormine/validator';
-import { afterEach } from 'vitest';
+import { afterEachTest } from '../../../test-support/cleanup.ts';
 import { createClient, type TensormineClient, type ValidatorClientOptions } from '../src/index.js';
 
 /** In-process validators listening on port 0, and clients; all closed after each test. */
@@ -7,7 +7,7 @@ import { createClient, type TensormineClient, type ValidatorClientOptions } from
 const validators: Validator[] = [];
 const clients: { close(): Promise<void> }[] = [];
 
-afterEach(async () => {
+afterEachTest(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close()));
   await Promise.all(validators.splice(0).map((v) => v.close()));
 });

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../../../test-support/chromium.ts';
+import { testBrowser } from '../../../test-support/services.ts';
+import { PROCESS_START_TIMEOUT_MS, WAIT_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
 import { createHub, type Hub, StatusProber } from '../src/index.js';
 
 /**
@@ -104,7 +105,9 @@ beforeAll(async () => {
     gamesFile: join(dir, 'games.json'),
     adsFile: join(dir, 'ads.json'),
     publicUrl: 'https://hub.example.org',
-    statusTimeoutMs: 500,
+    // generous: a loaded machine must not make the game that answers look offline; only the hanging
+    // game waits for it (once: the result is cached)
+    statusTimeoutMs: 5_000,
     statusCacheMs: 60_000,
     statusConcurrency: 2,
     port: 0,
@@ -175,7 +178,7 @@ describe('hub API', () => {
       }, 100);
     });
     const url = await listen(slow);
-    const prober = new StatusProber({ timeoutMs: 2000, cacheMs: 0, concurrency: 2 });
+    const prober = new StatusProber({ timeoutMs: 30_000, cacheMs: 0, concurrency: 2 });
     const games = Array.from({ length: 7 }, (_, i) => ({
       id: `g${i}`,
       name: `G${i}`,
@@ -272,7 +275,11 @@ describe('hub API', () => {
           '--port',
           port,
         ],
-        { encoding: 'utf8', env: { ...process.env, HUB_LOG_LEVEL: 'silent' }, timeout: 60_000 },
+        {
+          encoding: 'utf8',
+          env: { ...process.env, HUB_LOG_LEVEL: 'silent' },
+          timeout: PROCESS_START_TIMEOUT_MS,
+        },
       );
       expect(run.status).toBe(1);
       expect(run.stderr.trim()).toBe(
@@ -281,7 +288,7 @@ describe('hub API', () => {
     } finally {
       busy.close();
     }
-  }, 90_000);
+  });
 
   it('the XSD check does reject a broken sitemap (the validation is real)', () => {
     const bad = join(dir, 'bad.xml');
@@ -347,7 +354,7 @@ describe('hub API', () => {
 describe('hub index page in Chromium', () => {
   let browser: Browser;
   beforeAll(async () => {
-    browser = await launchChromium();
+    browser = await testBrowser();
     mkdirSync(SCREENSHOTS, { recursive: true });
   });
   afterAll(async () => {
@@ -357,7 +364,7 @@ describe('hub index page in Chromium', () => {
   it('lists the games with live online/offline badges and shows the ads', async () => {
     const page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
     await page.goto(`${base}/`);
-    await page.waitForSelector('body[data-status-ready="true"]', { timeout: 10_000 });
+    await page.waitForSelector('body[data-status-ready="true"]', { timeout: WAIT_TIMEOUT_MS });
     const badge = (id: string) => page.locator(`[data-game-id="${id}"] .badge`).textContent();
     expect(await badge('star-miner')).toBe('online');
     expect(await badge('no-head')).toBe('offline');
@@ -367,7 +374,7 @@ describe('hub index page in Chromium', () => {
     // The name is shown as text, not interpreted as HTML.
     expect(await page.locator('[data-game-id="no-head"] h2').textContent()).toBe('No Head <b>Game</b>');
     expect(await page.locator('.ads[data-position="sidebar"] [data-ad-id="side"]').count()).toBe(1);
-    await page.waitForSelector('.popup[data-ad-id="pop"]', { timeout: 5000 });
+    await page.waitForSelector('.popup[data-ad-id="pop"]', { timeout: WAIT_TIMEOUT_MS });
     await page.screenshot({ path: join(SCREENSHOTS, 'index-with-popup.png') });
     await page.locator('.popup .close').click();
     expect(await page.locator('.popup').count()).toBe(0);
@@ -376,7 +383,7 @@ describe('hub index page in Chromium', () => {
     await page.locator('.filters button', { hasText: 'all' }).click();
     await page.screenshot({ path: join(SCREENSHOTS, 'index.png'), fullPage: true });
     await page.goto(`${base}/games/star-miner`);
-    await page.waitForSelector('.badge.online', { timeout: 10_000 });
+    await page.waitForSelector('.badge.online', { timeout: WAIT_TIMEOUT_MS });
     await page.screenshot({ path: join(SCREENSHOTS, 'game-page.png') });
     await page.close();
   });
@@ -391,9 +398,7 @@ describe('hub index page in Chromium', () => {
     // The viewer's styled tree: its banner first. Blocked styles leave the raw text of the
     // document above it (the garbled page).
     // (The page's functions are given as text: the hub's types have no DOM.)
-    await page.waitForFunction("document.body?.innerText.startsWith('This XML file does not')", null, {
-      timeout: 10_000,
-    });
+    await page.waitForFunction("document.body?.innerText.startsWith('This XML file does not')");
     expect(await page.evaluate<string>('document.body.innerText')).toContain(
       '<loc>https://hub.example.org/games/star-miner</loc>',
     );

@@ -1,7 +1,7 @@
 import type { DeviceNoticeKind } from './device.js';
 import type { FoundResult } from './found.js';
 import { formatHashrate } from './hashrate.js';
-import { type MinerLogEvent, POOL_QUEUE_MAX, type ShareDropReason } from './miner.js';
+import type { MinerLogEvent, ShareDropReason } from './miner.js';
 
 /**
  * One plain line per log event, xmrig style, for output that is not a terminal (the TUI
@@ -49,7 +49,8 @@ export function formatLogEvent(e: MinerLogEvent): string {
 }
 
 const DROP_WORDS: Record<ShareDropReason, string> = {
-  'queue-full': `more than ${POOL_QUEUE_MAX} waiting: the share difficulty is too easy for this miner until vardiff raises it`,
+  'queue-full':
+    'the queue of shares waiting to be sent was full: the share difficulty is too easy for this miner until vardiff raises it',
   expired: 'their challenge expired while they waited',
   stopped: 'the miner stopped with them queued',
 };

@@ -10,7 +10,7 @@ import { Connections } from './miner/connections.js';
 import { JobDispatcher } from './miner/dispatch.js';
 import { DropReporter } from './miner/drops.js';
 import type { MinerEvents, MinerLogEvent } from './miner/events.js';
-import { POOL_MAX_IN_FLIGHT, ShareQueue } from './miner/share-queue.js';
+import { POOL_MAX_IN_FLIGHT, POOL_QUEUE_MAX, ShareQueue } from './miner/share-queue.js';
 import type { DeviceSummary, MinerStats } from './miner/stats.js';
 import { MinerStatistics } from './miner/stats.js';
 import { Submissions } from './miner/submissions.js';
@@ -41,6 +41,11 @@ export interface MinerOptions {
   readonly expiryMarginMs?: number;
   /** Start paused. */
   readonly paused?: boolean;
+  /**
+   * Pool mode: how many shares may wait behind the in-flight ones (default POOL_QUEUE_MAX,
+   * 4096); beyond it the oldest waiting share is dropped and reported.
+   */
+  readonly shareQueueMax?: number;
   /** The clock, Unix ms (tests). */
   readonly now?: () => number;
 }
@@ -81,6 +86,10 @@ export class Miner extends EventEmitter<MinerEvents> {
     this.journalOption = options.journal;
     this.now = options.now ?? Date.now;
     this.pausedValue = options.paused ?? false;
+    const queueMax = options.shareQueueMax ?? POOL_QUEUE_MAX;
+    if (!Number.isSafeInteger(queueMax) || queueMax < 1) {
+      throw new MinerError('invalid_option', `shareQueueMax: expected a positive integer, got ${queueMax}`);
+    }
     const ids = new Set(this.backends.map((b) => b.id));
     if (ids.size !== this.backends.length) {
       throw new MinerError(
@@ -115,7 +124,7 @@ export class Miner extends EventEmitter<MinerEvents> {
       running,
     });
     this.drops = new DropReporter(now, log, () => this.shares.length);
-    this.shares = new ShareQueue(this.drops, now);
+    this.shares = new ShareQueue(this.drops, now, queueMax);
   }
 
   get paused(): boolean {

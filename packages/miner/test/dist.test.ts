@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { build } from 'tsup';
 import { expect, test } from 'vitest';
+import { WAIT_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
 import { copyNativeSources } from '../src/kernels/native/build.js';
 import { missingCpuFlags } from '../src/kernels/native/cpu.js';
 
@@ -55,7 +56,7 @@ test('workers load from the built worker.js', async () => {
     `;
     const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', child], {
       cwd: root,
-      timeout: 60_000,
+      timeout: WAIT_TIMEOUT_MS,
     });
     const out = JSON.parse(stdout.trim()) as {
       id: string;

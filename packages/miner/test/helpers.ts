@@ -11,7 +11,8 @@ import {
   targetFromDifficulty,
   utf8,
 } from '@tensormine/protocol';
-import { afterEach } from 'vitest';
+import { afterEachTest } from '../../../test-support/cleanup.ts';
+import { waitFor as waitUntil } from '../../../test-support/wait.ts';
 import type { DeviceBackend } from '../src/device.js';
 import type { FoundResult } from '../src/found.js';
 import type { HexchainJob, MiningJob, TensorJob } from '../src/job.js';
@@ -80,13 +81,9 @@ export function tensorTestJob(
   return tensorJob(tensorChallenge(deviceType, difficulty, operation).wire, KEY.publicKey);
 }
 
-/** Polls `predicate` every 10 ms until it holds; fails after `timeoutMs`. */
-export async function waitFor(predicate: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!predicate()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+/** Polls `predicate` until it holds; fails after `timeoutMs` (default: the suite's wait bound). */
+export function waitFor(predicate: () => boolean, what: string, timeoutMs?: number): Promise<void> {
+  return waitUntil(predicate, what, { intervalMs: 10, ...(timeoutMs === undefined ? {} : { timeoutMs }) });
 }
 
 /** The next `event` of `emitter`. */
@@ -101,7 +98,7 @@ export function cleanup(fn: () => Promise<unknown> | unknown): void {
   cleanups.push(fn);
 }
 
-afterEach(async () => {
+afterEachTest(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 

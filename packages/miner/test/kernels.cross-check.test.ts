@@ -28,6 +28,7 @@ import hexVectors from '@tensormine/protocol/vectors/hexchain.vectors.json' with
 import tensorVectors from '@tensormine/protocol/vectors/tensor.vectors.json' with { type: 'json' };
 import fc from 'fast-check';
 import { beforeAll, describe, expect, test as vitestTest } from 'vitest';
+import { SLOW_TEST_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
 import { hexchainHash, prepareHexchain, searchBlock } from '../src/kernels/hexchain.js';
 import { missingCpuFlags } from '../src/kernels/native/cpu.js';
 import { selectKernel } from '../src/kernels/select.js';
@@ -42,7 +43,7 @@ const KERNELS = ['js', 'wasm', 'native'] as const;
 const runs = (kernel: (typeof KERNELS)[number]) => kernel !== 'native' || nativeCpu;
 beforeAll(async () => {
   if (nativeCpu) expect((await selectKernel('native')).notice).toBeUndefined();
-}, 600_000);
+}, SLOW_TEST_TIMEOUT_MS);
 
 const bytes32 = fc.uint8Array({ minLength: 32, maxLength: 32 });
 const coord = fc

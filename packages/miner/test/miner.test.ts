@@ -5,6 +5,8 @@ import { describe, expect, test } from 'vitest';
 import { MiningEngine } from '../src/engine.js';
 import type { FoundResult } from '../src/found.js';
 import { Journal } from '../src/journal.js';
+import type { DropReporter } from '../src/miner/drops.js';
+import { ShareQueue } from '../src/miner/share-queue.js';
 import {
   Miner,
   type MinerLogEvent,
@@ -304,22 +306,49 @@ describe('pool shares', () => {
   });
 
   test('beyond the queue bound the oldest share is dropped and reported, and so are those queued at exit', async () => {
+    // A bound of 64 (POOL_QUEUE_MAX, 4096, unless told otherwise: below): the same path, without
+    // mining and signing 4,128 shares first, which took minutes on a loaded machine.
+    const QUEUE = 64;
     const source = new HeldPoolSource();
     source.difficulty = 16n;
-    const { miner, events } = await startMiner(source);
-    await waitFor(() => miner.stats().sharesDropped > 0, 'a full queue', 30_000);
-    expect(miner.stats().sharesQueued).toBe(POOL_QUEUE_MAX);
+    const { miner, events } = await startMiner(source, { shareQueueMax: QUEUE });
+    await waitFor(() => miner.stats().sharesDropped > 0, 'a full queue');
+    expect(miner.stats().sharesQueued).toBe(QUEUE);
     const first = ofType(events, 'shares-dropped')[0];
-    expect(first).toMatchObject({ type: 'shares-dropped', reason: 'queue-full', queued: POOL_QUEUE_MAX });
+    expect(first).toMatchObject({ type: 'shares-dropped', reason: 'queue-full', queued: QUEUE });
     expect(first?.count).toBe(first?.total);
     await miner.stop(0);
     const drops = ofType(events, 'shares-dropped');
     const last = drops.at(-1);
-    expect(last).toMatchObject({ reason: 'stopped', count: POOL_QUEUE_MAX, queued: 0 });
+    expect(last).toMatchObject({ reason: 'stopped', count: QUEUE, queued: 0 });
     // Every drop was reported: the counts add up to the total.
     expect(drops.reduce((sum, e) => sum + e.count, 0)).toBe(miner.stats().sharesDropped);
     expect(last?.total).toBe(miner.stats().sharesDropped);
     source.open();
+  });
+
+  test('the share queue holds POOL_QUEUE_MAX shares by default, then drops the oldest', () => {
+    const dropped: number[] = [];
+    const drops = {
+      dropped: (_reason: string, count: number) => dropped.push(count),
+    } as unknown as DropReporter;
+    const queue = new ShareQueue(drops, () => 0);
+    const share = (i: number) => ({ id: `s/${i}`, expiresAtMs: 1 }) as FoundResult;
+    for (let i = 0; i < POOL_QUEUE_MAX; i++) queue.push(share(i));
+    expect(queue.length).toBe(POOL_QUEUE_MAX);
+    expect(dropped).toEqual([]);
+    queue.push(share(POOL_QUEUE_MAX));
+    expect(queue.length).toBe(POOL_QUEUE_MAX);
+    expect(dropped).toEqual([1]);
+    const sent: string[] = [];
+    queue.drain(
+      () => sent.length < 1,
+      (f) => sent.push(f.id),
+    );
+    expect(sent).toEqual(['s/1']); // s/0, the oldest, was the one dropped
+    expect(() => new Miner({ source: new FakeSource(), backends: [], shareQueueMax: 0 })).toThrow(
+      'shareQueueMax: expected a positive integer, got 0',
+    );
   });
 });
 
@@ -354,7 +383,7 @@ describe('failover without noise', () => {
     const source = new TwoValidators();
     source.difficulty = 256n;
     const { events, miner } = await startMiner(source, { retryDelayMs: 100, maxRetryDelayMs: 400 });
-    await waitFor(() => ofType(events, 'accepted').length >= 30, '30 results accepted on B', 30_000);
+    await waitFor(() => ofType(events, 'accepted').length >= 30, '30 results accepted on B');
     const lost = ofType(events, 'connection-lost');
     expect(lost).toEqual([
       { type: 'connection-lost', url: 'http://a', reason: 'ECONNREFUSED', retryInMs: 100 },
@@ -366,7 +395,7 @@ describe('failover without noise', () => {
     expect(source.attemptsOnA).toBeLessThan(ofType(events, 'accepted').length / 2);
     // A comes back: its result is delivered, one restored event naming it.
     source.aDown = false;
-    await waitFor(() => miner.stats().journalSize === 0, 'the journaled result delivered', 10_000);
+    await waitFor(() => miner.stats().journalSize === 0, 'the journaled result delivered');
     expect(ofType(events, 'connection-restored').map((e) => e.url)).toEqual(['http://a']);
     expect(ofType(events, 'connection-lost')).toHaveLength(1);
   });

@@ -21,6 +21,7 @@ import {
 } from '@tensormine/protocol';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { SLOW_TEST_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
 import { benchJobs } from '../src/bench.js';
 import { MiningEngine } from '../src/engine.js';
 import { prepareHexchain } from '../src/kernels/hexchain.js';
@@ -33,7 +34,8 @@ import { firstFound } from './helpers.js';
 
 /** This machine can run the native kernels (x86-64 with SHA-NI, AVX2, SSE4.1, SSSE3). */
 const nativeCpu = process.arch === 'x64' && missingCpuFlags({})?.length === 0;
-const BUILD_TIMEOUT_MS = 600_000;
+/** Compiling the kernels with gcc -O2 on a loaded machine. */
+const BUILD_TIMEOUT_MS = SLOW_TEST_TIMEOUT_MS;
 
 describe('the C sources', () => {
   let dir: string;

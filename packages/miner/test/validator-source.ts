@@ -7,14 +7,14 @@ import {
   signRequest,
 } from '@tensormine/protocol';
 import { createValidator, type Validator } from '@tensormine/validator';
-import { afterEach } from 'vitest';
+import { afterEachTest } from '../../../test-support/cleanup.ts';
 import { type FoundResult, signFound } from '../src/found.js';
 import { hexchainJob, type MiningJob, tensorJob } from '../src/job.js';
 import type { SubmitOutcome, WorkSource, WorkSourceEvents } from '../src/work-source.js';
 
 const open: Validator[] = [];
 
-afterEach(async () => {
+afterEachTest(async () => {
   await Promise.all(open.splice(0).map((v) => v.close()));
 });
 

@@ -6,7 +6,7 @@
  */
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { launchChromium } from '../../../test-support/chromium.ts';
+import { testBrowser } from '../../../test-support/services.ts';
 import { prepareHexchain } from '../src/kernels/hexchain.js';
 import { HEXCHAIN_PARAMS, MAC_LAYOUT, POST_LAYOUT, WASM_BASE64 } from '../src/kernels/wasm.generated.js';
 import { WasmKernels } from '../src/kernels/wasm.js';
@@ -14,8 +14,8 @@ import { WasmKernels } from '../src/kernels/wasm.js';
 let browser: Browser;
 
 beforeAll(async () => {
-  browser = await launchChromium();
-}, 60_000);
+  browser = await testBrowser();
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -132,5 +132,5 @@ describe('WebAssembly SIMD kernels in Chromium', () => {
     expect(inBrowser.lanes).toEqual(Array.from(lanes));
     expect(inBrowser.bits).toBe(bits);
     expect(inBrowser.fired).toEqual(Array.from(fired));
-  }, 60_000);
+  });
 });

@@ -177,7 +177,7 @@ export const ERROR_CODES = {
   service_unavailable: {
     status: 503,
     description:
-      'The service is starting or shutting down, its database is busy or unreachable, or it is at a capacity of all its clients (every event-stream slot taken, the status proxy at its budget of validator requests): nothing was written; send the request again after Retry-After.',
+      'The service is starting or shutting down, its database is busy, unreachable or failing over, or it is at a capacity of all its clients (every event-stream slot taken, the status proxy at its budget of validator requests): nothing was written (unless the message says the connection to the database broke during COMMIT: then the outcome is unknown); send the identical request again after Retry-After, which is safe (docs/cluster.md).',
   },
   internal_error: { status: 500, description: 'An unexpected server error (a bug: please report it).' },
 

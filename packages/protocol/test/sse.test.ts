@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { formatSse, SseHub, type SseMessage, SseParser, type SseSink, sseRefusal } from '../src/index.js';
 
 /** A sink that keeps what it was written; `drain: false` keeps everything "unsent". */
@@ -63,14 +63,22 @@ describe('SseHub', () => {
     expect(fast.destroyed).toBe(true);
   });
 
-  it('refuses subscribers beyond its maximum and writes heartbeats', async () => {
+  it('refuses subscribers beyond its maximum and writes heartbeats', () => {
+    vi.useFakeTimers();
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
     const hub = new SseHub({ heartbeatMs: 10, maxSubscribers: 1 });
     const sink = new FakeSink();
     expect(hub.subscribe(sink)).toBeTypeOf('function');
     expect(hub.full).toBe(true);
     expect(hub.subscribe(new FakeSink())).toBeUndefined();
-    await new Promise((r) => setTimeout(r, 35));
-    expect(sink.text).toContain(': heartbeat\n\n');
+    vi.advanceTimersByTime(9);
+    expect(sink.text).not.toContain(': heartbeat');
+    vi.advanceTimersByTime(1);
+    expect(sink.text.match(/: heartbeat\n\n/g)).toHaveLength(1);
+    vi.advanceTimersByTime(20);
+    expect(sink.text.match(/: heartbeat\n\n/g)).toHaveLength(3);
     hub.close();
   });
 });

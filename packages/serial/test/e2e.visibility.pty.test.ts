@@ -52,7 +52,7 @@ describe.skipIf(unavailable !== undefined)('what an operator sees of a board (pt
     const { fleet: f, found, notices } = fleet([a.host, b.host]);
     await f.start();
     const first = startSim(a.device, ['--chip-id', CHIP, ...ESP32_RATE]);
-    await until(() => kinds(notices).includes('attached'), 15_000, 'attached');
+    await until(() => kinds(notices).includes('attached'), 'attached');
     expect(notices[0]).toEqual({
       kind: 'attached',
       unit: ID,
@@ -61,9 +61,9 @@ describe.skipIf(unavailable !== undefined)('what an operator sees of a board (pt
       message: 'tm-sim fw tm-sim 0.1.0',
     });
     f.setJob({ ...hexJob('vis-lost', 5000), stopOnFound: false });
-    await until(() => found.length >= 2 && (f.boards()[0]!.hashrate['10s'] ?? 0) > 0, 20_000, 'mining');
+    await until(() => found.length >= 2 && (f.boards()[0]!.hashrate['10s'] ?? 0) > 0, 'mining');
     await first.stop(); // unplugged
-    await until(() => kinds(notices).includes('lost'), 10_000, 'lost');
+    await until(() => kinds(notices).includes('lost'), 'lost');
     const lost = notices.find((n) => n.kind === 'lost')!;
     expect(lost).toMatchObject({ unit: ID, chipId: CHIP, port: a.host });
     expect(lost.message).toMatch(
@@ -72,24 +72,26 @@ describe.skipIf(unavailable !== undefined)('what an operator sees of a board (pt
     expect(lost.message.startsWith(a.host)).toBe(false);
     expect(f.boards()[0]!.state).toBe('no device');
     // No PROGRESS any more: the 10 s rate falls to zero instead of freezing at its last value.
-    await until(() => f.boards()[0]!.hashrate['10s'] === 0, 15_000, 'the rate decayed to zero');
+    await until(() => f.boards()[0]!.hashrate['10s'] === 0, 'the rate decayed to zero');
     startSim(b.device, ['--chip-id', CHIP, ...ESP32_RATE]); // plugged in elsewhere
-    await until(() => kinds(notices).includes('back'), 20_000, 'back');
+    await until(() => kinds(notices).includes('back'), 'back');
     expect(notices.find((n) => n.kind === 'back')).toMatchObject({ unit: ID, chipId: CHIP, port: b.host });
-    expect(kinds(notices)).toEqual(['attached', 'lost', 'back']);
+    // The board's life, once each. (A loaded machine answers ACKs late: the retransmissions that
+    // causes may add a link-degraded notice, the link-degraded test's subject, not this one's.)
+    expect(kinds(notices).filter((k) => k !== 'link-degraded')).toEqual(['attached', 'lost', 'back']);
     expect(f.boards()).toHaveLength(1);
     expect(f.units()[0]).toMatchObject({ id: ID, chipId: CHIP, port: b.host, counters: { linkLosses: 1 } });
-  }, 60_000);
+  });
 
   it('rebooted: a notice, the reboots counter, and mining goes on', async () => {
     const pty = await ptyPair();
     const { fleet: f, found, notices } = fleet([pty.host]);
     await f.start();
     const sim = startSim(pty.device, ['--chip-id', CHIP, ...ESP32_RATE, '--fault', 'reboot-after:3']);
-    await until(() => f.boards()[0]?.state === 'idle', 15_000, 'ready');
+    await until(() => f.boards()[0]?.state === 'idle', 'ready');
     f.setJob({ ...hexJob('vis-reboot', 2000), stopOnFound: false });
-    await sim.waitForLog(/fault: rebooting/, 15_000);
-    await until(() => kinds(notices).includes('rebooted'), 10_000, 'rebooted');
+    await sim.waitForLog(/fault: rebooting/);
+    await until(() => kinds(notices).includes('rebooted'), 'rebooted');
     expect(notices.find((n) => n.kind === 'rebooted')).toEqual({
       kind: 'rebooted',
       unit: ID,
@@ -99,17 +101,18 @@ describe.skipIf(unavailable !== undefined)('what an operator sees of a board (pt
     });
     expect(kinds(notices)).not.toContain('lost');
     const n = found.length;
-    await until(() => found.length > n, 20_000, 'results after the reboot');
+    await until(() => found.length > n, 'results after the reboot');
     expect(f.units()[0]!.counters).toMatchObject({ reboots: 1, linkLosses: 0 });
-  }, 60_000);
+  });
 
   it('self-test failed: a notice with the reason, and no work', async () => {
     const pty = await ptyPair();
     const { fleet: f, notices } = fleet([pty.host]);
     await f.start();
     startSim(pty.device, ['--chip-id', CHIP, ...ESP32_RATE, '--fault', 'wrong-result']);
-    await until(() => kinds(notices).includes('self-test-failed'), 15_000, 'self-test failed');
-    expect(notices).toEqual([
+    await until(() => kinds(notices).includes('self-test-failed'), 'self-test failed');
+    // (a link-degraded notice, which late ACKs on a loaded machine may add, is not this test's)
+    expect(notices.filter((n) => n.kind !== 'link-degraded')).toEqual([
       { kind: 'attached', unit: ID, chipId: CHIP, port: pty.host, message: 'tm-sim fw tm-sim 0.1.0' },
       {
         kind: 'self-test-failed',
@@ -119,19 +122,19 @@ describe.skipIf(unavailable !== undefined)('what an operator sees of a board (pt
         message: 'hex: wrong RESULT: the result fields differ from the reference',
       },
     ]);
-  }, 30_000);
+  });
 
   it('counts wrong results as hardware errors (self-test off)', async () => {
     const pty = await ptyPair();
     const { fleet: f, found } = fleet([pty.host], { selfTest: false });
     await f.start();
     startSim(pty.device, ['--chip-id', CHIP, ...ESP32_RATE, '--fault', 'wrong-result']);
-    await until(() => f.boards()[0]?.state === 'idle', 15_000, 'ready');
+    await until(() => f.boards()[0]?.state === 'idle', 'ready');
     f.setJob({ ...hexJob('vis-hw', 5000), stopOnFound: false });
-    await until(() => f.units()[0]!.counters.hardwareErrors >= 3, 20_000, 'hardware errors');
+    await until(() => f.units()[0]!.counters.hardwareErrors >= 3, 'hardware errors');
     expect(found).toEqual([]);
     expect(f.units()[0]!.counters.found).toBe(0);
-  }, 30_000);
+  });
 
   it('link degraded: CRC errors, resyncs and retransmissions counted, one notice', async () => {
     const pty = await ptyPair();
@@ -150,14 +153,14 @@ describe.skipIf(unavailable !== undefined)('what an operator sees of a board (pt
       '--fault',
       'drop:0.1',
     ]);
-    await until(() => f.boards()[0]?.state === 'idle', 30_000, 'ready through the faults');
+    await until(() => f.boards()[0]?.state === 'idle', 'ready through the faults');
     const job = { ...hexJob('vis-noisy', 5000), stopOnFound: false };
     f.setJob(job);
-    await until(() => kinds(notices).includes('link-degraded'), 30_000, 'link degraded');
+    await until(() => kinds(notices).includes('link-degraded'), 'link degraded');
     const degraded = notices.find((n) => n.kind === 'link-degraded')!;
     expect(degraded).toMatchObject({ unit: ID, chipId: CHIP, port: pty.host });
     expect(degraded.message).toMatch(/^\d+ link errors in \d+ s \(total .*\)$/);
-    await until(() => found.length >= 5, 30_000, 'results through the noise');
+    await until(() => found.length >= 5, 'results through the noise');
     // New jobs until one's ACK is dropped and the host sends the job again.
     for (let i = 0; i < 200 && f.units()[0]!.counters.retransmissions === 0; i++) {
       f.setJob({ ...hexJob(`vis-noisy-${i}`, 5000), stopOnFound: false });
@@ -172,35 +175,31 @@ describe.skipIf(unavailable !== undefined)('what an operator sees of a board (pt
     expect(kinds(notices).filter((k) => k === 'link-degraded')).toHaveLength(1);
     // The same figures in `miner devices` (BoardInfo).
     expect(f.boards()[0]!.counters).toEqual(f.units()[0]!.counters);
-  }, 90_000);
+  });
 
   it('pause and resume reach the board: its job is cancelled, it idles, then it gets new work', async () => {
     const pty = await ptyPair();
     const { fleet: f, found } = fleet([pty.host]);
     await f.start();
     const sim = startSim(pty.device, ['--chip-id', CHIP, ...ESP32_RATE, '--verbose']);
-    await until(() => f.boards()[0]?.state === 'idle', 15_000, 'ready');
+    await until(() => f.boards()[0]?.state === 'idle', 'ready');
     f.setJob({ ...hexJob('vis-pause', 5000), stopOnFound: false });
-    await until(() => found.length >= 2, 20_000, 'mining');
+    await until(() => found.length >= 2, 'mining');
     f.pause();
-    await sim.waitForLog(/<- CANCEL/, 5000);
-    await until(() => f.boards()[0]!.state === 'paused', 5000, 'paused');
+    await sim.waitForLog(/<- CANCEL/);
+    await until(() => f.boards()[0]!.state === 'paused', 'paused');
     const jobsBefore = sim.log().match(/<- JOB_HEX/g)?.length ?? 0;
     const foundBefore = found.length;
     // Idle: the board reports no job, and nothing new is sent or found.
-    await until(
-      () => /-> PROGRESS .*job 0\b/.test(sim.log().split('<- CANCEL').pop()!),
-      5000,
-      'the board idle',
-    );
+    await until(() => /-> PROGRESS .*job 0\b/.test(sim.log().split('<- CANCEL').pop()!), 'the board idle');
     await new Promise((r) => setTimeout(r, 1500));
     expect(sim.log().match(/<- JOB_HEX/g)?.length ?? 0).toBe(jobsBefore);
     expect(found.length).toBe(foundBefore);
     f.resume();
-    await until(() => (sim.log().match(/<- JOB_HEX/g)?.length ?? 0) > jobsBefore, 5000, 'new work');
-    await until(() => found.length > foundBefore, 20_000, 'results after resume');
+    await until(() => (sim.log().match(/<- JOB_HEX/g)?.length ?? 0) > jobsBefore, 'new work');
+    await until(() => found.length > foundBefore, 'results after resume');
     expect(f.boards()[0]!.state).toBe('ok');
-  }, 60_000);
+  });
 
   it('per board in the miner: results name the board, accepted and rejected per board, notices as log events, the control API', async () => {
     const pty = await ptyPair();
@@ -225,11 +224,7 @@ describe.skipIf(unavailable !== undefined)('what an operator sees of a board (pt
     await miner.start();
     try {
       startSim(pty.device, ['--chip-id', CHIP, ...ESP32_RATE]);
-      await until(
-        () => events.filter((e) => e.type === 'rejected').length >= 1,
-        30_000,
-        'accepted and rejected',
-      );
+      await until(() => events.filter((e) => e.type === 'rejected').length >= 1, 'accepted and rejected');
       const notice = events.find((e) => e.type === 'device-notice');
       expect(notice).toEqual({
         type: 'device-notice',
@@ -266,5 +261,5 @@ describe.skipIf(unavailable !== undefined)('what an operator sees of a board (pt
     } finally {
       await miner.stop();
     }
-  }, 60_000);
+  });
 });

@@ -13,6 +13,8 @@ import {
   u64le,
 } from '@tensormine/protocol';
 import { SerialPortMock } from 'serialport';
+import { vi } from 'vitest';
+import { waitFor } from '../../../test-support/wait.ts';
 import type { BindingInterface, OpenOptions } from '../src/binding.js';
 import { FrameDecoder } from '../src/codec/decoder.js';
 import {
@@ -426,16 +428,44 @@ export const FAST_TIMING = {
   selfTestMinMs: 1000,
 } as const;
 
-export function until(predicate: () => boolean, timeoutMs = 5000, what = 'condition'): Promise<void> {
-  const started = Date.now();
-  return new Promise((resolve, reject) => {
-    const poll = () => {
-      if (predicate()) resolve();
-      else if (Date.now() - started > timeoutMs) reject(new Error(`timed out waiting for ${what}`));
-      else setTimeout(poll, 10);
-    };
-    poll();
+/**
+ * The fake boards' and the sessions' clock: vitest's fake timers (timeouts, intervals and
+ * Date.now) moving 10 ms each time the event loop is free for a 10 ms timer. A loaded machine
+ * slows this clock down instead of jumping it forward: a stall never makes a board miss a
+ * heartbeat, an ACK time out or a back-off run out before the bytes in flight arrived (the mock
+ * serial port delivers them on process.nextTick, which stays real and runs between two moves),
+ * and the boards, the sessions and the backends keep their proportions whatever the machine's
+ * speed. Call it before creating boards; `useRealClock()` after closing them.
+ */
+export function useBoardClock(): void {
+  vi.useFakeTimers({
+    shouldAdvanceTime: true,
+    advanceTimeDelta: 10,
+    toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'],
   });
+}
+
+/** Back to the real timers (after the test's boards and sessions are closed). */
+export function useRealClock(): void {
+  vi.useRealTimers();
+}
+
+/**
+ * Polls `predicate` until it holds; fails naming `what` after the suite's wait bound
+ * (test-support/wait.ts, real time), or after `timeoutMs` when one is given.
+ */
+export function until(predicate: () => boolean, what?: string): Promise<void>;
+export function until(predicate: () => boolean, timeoutMs: number | undefined, what?: string): Promise<void>;
+export function until(predicate: () => boolean, a?: number | string, b?: string): Promise<void> {
+  const timeoutMs = typeof a === 'number' ? a : undefined;
+  const what = (typeof a === 'string' ? a : b) ?? 'condition';
+  return waitFor(predicate, what, { intervalMs: 10, ...(timeoutMs === undefined ? {} : { timeoutMs }) });
+}
+
+/** Resolves once `ms` of the boards' time has passed (on the board clock: however long that takes). */
+export function elapse(ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  return until(() => Date.now() >= end, `${ms} ms of the boards' time`);
 }
 
 export type { MiningJob };

@@ -1,17 +1,31 @@
 import type { FoundResult } from '@tensormine/miner';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ESP32_USB_SERIAL_CHIPS, usbSerialChip } from '../src/discovery.js';
 import { SerialFleet } from '../src/fleet.js';
-import { FAST_TIMING, FakeBoard, fakeBinding, hexJob, MockBinding, until } from './fake-board.js';
+import {
+  FAST_TIMING,
+  FakeBoard,
+  fakeBinding,
+  hexJob,
+  MockBinding,
+  until,
+  useBoardClock,
+  useRealClock,
+} from './fake-board.js';
 
 const boards = new Map<string, FakeBoard>();
 const fleets: SerialFleet[] = [];
+
+beforeEach(() => {
+  useBoardClock();
+});
 
 afterEach(async () => {
   for (const f of fleets.splice(0)) await f.stop();
   for (const b of boards.values()) b.dispose();
   boards.clear();
   MockBinding.reset();
+  useRealClock();
 });
 
 function plug(path: string, board: FakeBoard, ids = { vendorId: '10c4', productId: 'ea60' }) {
@@ -68,7 +82,7 @@ describe('SerialFleet', () => {
     });
     const { fleet: f } = fleet();
     await f.start();
-    await until(() => f.boards().filter((b) => b.state === 'idle').length === 2, 5000, 'two boards');
+    await until(() => f.boards().filter((b) => b.state === 'idle').length === 2, 'two boards');
     expect(
       f
         .boards()
@@ -89,7 +103,7 @@ describe('SerialFleet', () => {
     });
     const { fleet: f } = fleet({ ports: ['/dev/ttyS5'] });
     await f.start();
-    await until(() => f.boards()[0]?.state === 'idle', 5000, 'the board');
+    await until(() => f.boards()[0]?.state === 'idle', 'the board');
     await f.settled(1000);
     expect(f.boards().map((b) => b.port)).toEqual(['/dev/ttyS5']);
   });
@@ -99,11 +113,11 @@ describe('SerialFleet', () => {
     plug('/dev/ttyUSB1', new FakeBoard({ chipId: 'aa00000000000002', hexRate: 40_000 }));
     const { fleet: f, found } = fleet();
     await f.start();
-    await until(() => f.boards().filter((b) => b.state === 'idle').length === 2, 5000, 'two boards');
+    await until(() => f.boards().filter((b) => b.state === 'idle').length === 2, 'two boards');
     const job = { ...hexJob('fleet', 256), stopOnFound: false };
     expect(f.supports(job)).toBe(true);
     f.setJob(job);
-    await until(() => new Set(found.map((x) => x.device)).size === 2, 5000, 'results from both boards');
+    await until(() => new Set(found.map((x) => x.device)).size === 2, 'results from both boards');
     const ranges = [...boards.values()].flatMap((b) =>
       b.received
         .filter((m) => m.name === 'JOB_HEX' && m.nonceCount > 5000)
@@ -115,7 +129,7 @@ describe('SerialFleet', () => {
         ranges[i - 1]!.firstNonce + ranges[i - 1]!.nonceCount,
       );
     }
-    await until(() => f.hashrate().workers.length === 2 && f.totalHashes() > 0, 3000, 'hashrate');
+    await until(() => f.hashrate().workers.length === 2 && f.totalHashes() > 0, 'hashrate');
   });
 
   it('ends a solo job on every board at the first result', async () => {
@@ -123,15 +137,11 @@ describe('SerialFleet', () => {
     plug('/dev/ttyUSB1', new FakeBoard({ chipId: 'aa00000000000002' }));
     const { fleet: f, found } = fleet();
     await f.start();
-    await until(() => f.boards().filter((b) => b.state === 'idle').length === 2, 5000, 'two boards');
+    await until(() => f.boards().filter((b) => b.state === 'idle').length === 2, 'two boards');
     f.setJob(hexJob('solo', 1024));
-    await until(() => found.length >= 1, 5000, 'a result');
+    await until(() => found.length >= 1, 'a result');
     expect(f.job).toBeUndefined();
-    await until(
-      () => [...boards.values()].every((b) => b.currentJob === undefined),
-      3000,
-      'both boards idle',
-    );
+    await until(() => [...boards.values()].every((b) => b.currentJob === undefined), 'both boards idle');
   });
 
   it('recognises a board replugged on another port by its chip id and keeps its counters', async () => {
@@ -141,17 +151,17 @@ describe('SerialFleet', () => {
     const attached: string[] = [];
     f.boardEvents.on('attached', (_b, path) => attached.push(path));
     await f.start();
-    await until(() => f.boards()[0]?.state === 'idle', 5000, 'the board');
+    await until(() => f.boards()[0]?.state === 'idle', 'the board');
     f.setJob({ ...hexJob('replug', 256), stopOnFound: false });
-    await until(() => found.length >= 2, 5000, 'results');
+    await until(() => found.length >= 2, 'results');
     const before = f.boards()[0]!;
     unplug('/dev/ttyUSB0');
-    await until(() => f.boards()[0]?.state === 'no device', 3000, 'no device');
+    await until(() => f.boards()[0]?.state === 'no device', 'no device');
     expect(f.state).toBe('no device');
     plug('/dev/ttyUSB3', board);
-    await until(() => f.boards()[0]?.state === 'ok', 5000, 'back');
+    await until(() => f.boards()[0]?.state === 'ok', 'back');
     const n = found.length;
-    await until(() => found.length > n, 5000, 'results on the new port');
+    await until(() => found.length > n, 'results on the new port');
     const after = f.boards()[0]!;
     expect(f.boards()).toHaveLength(1);
     expect(after).toMatchObject({ id: before.id, chipId: 'bb00000000000001', port: '/dev/ttyUSB3' });

@@ -1,25 +1,27 @@
-import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { buildFirmware, TM_SIM } from '../../../test-support/firmware.ts';
+import { WAIT_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
+import { waitFor } from '../../../test-support/wait.ts';
 
 /**
  * End-to-end helpers: a socat pseudo-terminal pair (one end for the host, one for the board)
  * and the simulated board `firmware-sim/build/tm-sim` on it. Both are optional on a developer
  * machine (the tests that need them are skipped with a message); CI has both.
  */
-export const TM_SIM = fileURLToPath(new URL('../../../firmware-sim/build/tm-sim', import.meta.url));
-const FIRMWARE_DIR = fileURLToPath(new URL('../../../firmware-sim', import.meta.url));
+export { TM_SIM };
 
 export function hasSocat(): boolean {
   return spawnSync('socat', ['-V'], { stdio: 'ignore' }).status === 0;
 }
 
-/** Whether tm-sim exists, building it with make when it does not (and make is there). */
+/**
+ * Whether tm-sim is built: the run's global set-up built it (test-support/firmware.ts); `make`
+ * here finds it up to date, or rebuilds it after a change to the C sources.
+ */
 export function hasTmSim(): boolean {
-  if (existsSync(TM_SIM)) return true;
-  if (spawnSync('make', ['--version'], { stdio: 'ignore' }).status !== 0) return false;
   try {
-    execFileSync('make', ['-C', FIRMWARE_DIR, 'build/tm-sim'], { stdio: 'ignore', timeout: 120_000 });
+    buildFirmware();
   } catch {
     return false;
   }
@@ -72,7 +74,7 @@ export function ptyPair(): Promise<PtyPair> {
   return new Promise((resolve, reject) => {
     const paths: string[] = [];
     let text = '';
-    const timer = setTimeout(() => reject(new Error(`socat printed no ptys: ${text}`)), 5000);
+    const timer = setTimeout(() => reject(new Error(`socat printed no ptys: ${text}`)), WAIT_TIMEOUT_MS);
     socat.stderr!.on('data', (chunk: Buffer) => {
       text += chunk.toString();
       for (const m of text.matchAll(/PTY is (\S+)/g)) if (!paths.includes(m[1]!)) paths.push(m[1]!);
@@ -107,16 +109,10 @@ export function startSim(port: string, args: readonly string[] = []): Sim {
     process: child,
     log: () => text,
     resultNonces: () => [...text.matchAll(/-> RESULT seq \d+ job \d+ nonce (\d+)/g)].map((m) => Number(m[1])),
-    waitForLog: (pattern, timeoutMs = 10_000) =>
-      new Promise((resolve, reject) => {
-        const started = Date.now();
-        const poll = () => {
-          if (pattern.test(text)) resolve();
-          else if (Date.now() - started > timeoutMs)
-            reject(new Error(`tm-sim never logged ${pattern}:\n${text}`));
-          else setTimeout(poll, 20);
-        };
-        poll();
+    waitForLog: (pattern, timeoutMs) =>
+      waitFor(() => pattern.test(text), `tm-sim to log ${pattern}`, {
+        ...(timeoutMs === undefined ? {} : { timeoutMs }),
+        context: () => text,
       }),
     stop: () => stop(child),
   };

@@ -1,9 +1,20 @@
 import { type FoundResult, verifyFound } from '@tensormine/miner';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SerialDeviceBackend } from '../src/backend.js';
 import { SerialError } from '../src/errors.js';
 import { BoardSession } from '../src/session.js';
-import { FAST_TIMING, FakeBoard, fakeBinding, hexJob, MockBinding, tensorJob, until } from './fake-board.js';
+import {
+  elapse,
+  FAST_TIMING,
+  FakeBoard,
+  fakeBinding,
+  hexJob,
+  MockBinding,
+  tensorJob,
+  until,
+  useBoardClock,
+  useRealClock,
+} from './fake-board.js';
 
 const boards = new Map<string, FakeBoard>();
 const sessions: BoardSession[] = [];
@@ -39,12 +50,17 @@ async function backendFor(session: BoardSession, jobMs = 200) {
   return { backend, errors, found };
 }
 
+beforeEach(() => {
+  useBoardClock();
+});
+
 afterEach(async () => {
   for (const b of backends.splice(0)) await b.stop();
   for (const s of sessions.splice(0)) await s.close();
   for (const b of boards.values()) b.dispose();
   boards.clear();
   MockBinding.reset();
+  useRealClock();
 });
 
 describe('BoardSession', () => {
@@ -92,7 +108,7 @@ describe('BoardSession', () => {
     await backend.start();
     const before = board.received.length;
     backend.setJob(hexJob('no-work'));
-    await new Promise((r) => setTimeout(r, 100));
+    await elapse(100);
     expect(backend.state).toBe('self-test failed');
     expect(board.received.slice(before).filter((m) => m.name === 'JOB_HEX')).toEqual([]);
   });
@@ -173,7 +189,7 @@ describe('SerialDeviceBackend', () => {
     const { backend, found, errors } = await backendFor(setup('/dev/ttyUSB0', board), 200);
     const job = { ...hexJob('hx-1', 64), stopOnFound: false };
     backend.setJob(job);
-    await until(() => found.length >= 3, 5000, 'three results');
+    await until(() => found.length >= 3, 'three results');
     expect(backend.state).toBe('ok');
     for (const f of found) {
       expect(verifyFound(job, f)).toEqual({ ok: true });
@@ -186,7 +202,7 @@ describe('SerialDeviceBackend', () => {
     expect(counts.at(-1)).toBeGreaterThanOrEqual(3000); // 20 kH/s * 0.2 s, learned from PROGRESS
     expect(counts.at(-1)).toBeLessThanOrEqual(5000);
     expect(errors).toEqual([]);
-    await until(() => backend.totalHashes() > 0, 2000, 'hashes');
+    await until(() => backend.totalHashes() > 0, 'hashes');
   });
 
   it('mines a tensor job and verifies each result with computeWork and the thresholds', async () => {
@@ -194,7 +210,7 @@ describe('SerialDeviceBackend', () => {
     const { backend, found } = await backendFor(setup('/dev/ttyUSB0', board), 300);
     const job = { ...tensorJob('t-1'), stopOnFound: false };
     backend.setJob(job);
-    await until(() => found.length >= 2, 8000, 'two tensor results');
+    await until(() => found.length >= 2, 'two tensor results');
     for (const f of found) expect(verifyFound(job, f)).toEqual({ ok: true });
   });
 
@@ -202,8 +218,8 @@ describe('SerialDeviceBackend', () => {
     const board = new FakeBoard();
     const { backend, found } = await backendFor(setup('/dev/ttyUSB0', board));
     backend.setJob(hexJob('solo', 32));
-    await until(() => found.length >= 1, 5000, 'a result');
-    await until(() => board.currentJob === undefined, 2000, 'the cancel');
+    await until(() => found.length >= 1, 'a result');
+    await until(() => board.currentJob === undefined, 'the cancel');
     expect(backend.job).toBeUndefined();
     expect(backend.state).toBe('idle');
     expect(board.received.some((m) => m.name === 'CANCEL')).toBe(true);
@@ -216,8 +232,8 @@ describe('SerialDeviceBackend', () => {
     const { backend, found } = await backendFor(session);
     board.ignoreResultAcks = 2;
     backend.setJob({ ...hexJob('dup', 64), stopOnFound: false });
-    await until(() => found.length >= 2, 5000, 'two results');
-    await until(() => session.stats().duplicateResults >= 2, 3000, 'retransmitted results');
+    await until(() => found.length >= 2, 'two results');
+    await until(() => session.stats().duplicateResults >= 2, 'retransmitted results');
     const ids = found.map((f) => f.id);
     expect(new Set(ids).size).toBe(ids.length);
     expect(found.length).toBeLessThanOrEqual(board.results.length);
@@ -228,7 +244,7 @@ describe('SerialDeviceBackend', () => {
     const { backend, found, errors } = await backendFor(setup('/dev/ttyUSB0', board));
     board.lie = 'nonce';
     backend.setJob({ ...hexJob('liar', 32), stopOnFound: false });
-    await until(() => backend.stats.wrongResults >= 2, 5000, 'wrong results');
+    await until(() => backend.stats.wrongResults >= 2, 'wrong results');
     expect(found).toEqual([]);
     expect(errors[0]).toBeInstanceOf(SerialError);
     expect((errors[0] as SerialError).code).toBe('wrong_result');
@@ -245,15 +261,15 @@ describe('SerialDeviceBackend', () => {
     backend.on('state', (s) => states.push(s));
     const job = { ...hexJob('hb', 64), stopOnFound: false };
     backend.setJob(job);
-    await until(() => found.length >= 1, 5000, 'a result');
+    await until(() => found.length >= 1, 'a result');
     board.silent = true;
-    await until(() => backend.state === 'no device', 3000, 'no device');
+    await until(() => backend.state === 'no device', 'no device');
     expect(backend.job).toBe(job);
     expect(backend.info().lastValidWork?.challengeId).toBe('hb');
     const before = found.length;
     board.silent = false;
-    await until(() => backend.state === 'ok', 5000, 'reconnected');
-    await until(() => found.length > before, 5000, 'results after the reconnect');
+    await until(() => backend.state === 'ok', 'reconnected');
+    await until(() => found.length > before, 'results after the reconnect');
     expect(states).toEqual(expect.arrayContaining(['no device', 'starting', 'ok']));
     expect(backend.stats.linkLosses).toBe(1);
   });
@@ -265,16 +281,16 @@ describe('SerialDeviceBackend', () => {
     const skip = board.results.length; // the self-test's
     board.holdResults = true; // the RESULT frames are lost on the way: the host has none of them
     backend.setJob({ ...hexJob('reboot', 64), stopOnFound: false });
-    await until(() => board.results.length >= skip + 2, 5000, 'results on the board');
+    await until(() => board.results.length >= skip + 2, 'results on the board');
     expect(found).toEqual([]);
     board.boot(2); // a watchdog reset: the board keeps its results and sends them again
-    await until(() => backend.stats.reboots === 1, 3000, 'the BOOT');
-    await until(() => session.state === 'ready', 5000, 'the handshake after the reboot');
-    await until(() => found.length >= 2, 5000, 'the kept results');
+    await until(() => backend.stats.reboots === 1, 'the BOOT');
+    await until(() => session.state === 'ready', 'the handshake after the reboot');
+    await until(() => found.length >= 2, 'the kept results');
     const ids = found.map((f) => f.id);
     expect(new Set(ids).size).toBe(ids.length);
     for (const r of board.results.slice(skip, skip + 2)) expect(ids).toContain(`reboot/${r.nonce}`);
-    await until(() => backend.state === 'ok' && board.currentJob !== undefined, 3000, 'the job resent');
+    await until(() => backend.state === 'ok' && board.currentJob !== undefined, 'the job resent');
     expect(backend.stats.linkLosses).toBe(0);
   });
 
@@ -282,18 +298,14 @@ describe('SerialDeviceBackend', () => {
     const board = new FakeBoard();
     const { backend } = await backendFor(setup('/dev/ttyUSB0', board));
     backend.setJob({ ...hexJob('old', 1_000_000), stopOnFound: false });
-    await until(() => board.currentJob !== undefined, 2000, 'the first job');
+    await until(() => board.currentJob !== undefined, 'the first job');
     const first = board.currentJob!.jobId;
     backend.setJob({ ...hexJob('new', 1_000_000), stopOnFound: false });
-    await until(
-      () => board.currentJob !== undefined && board.currentJob.jobId !== first,
-      2000,
-      'the replacement',
-    );
+    await until(() => board.currentJob !== undefined && board.currentJob.jobId !== first, 'the replacement');
     const done = board.received.filter((m) => m.name === 'CANCEL');
     expect(done).toEqual([]); // replaced by the new JOB, not cancelled
     backend.setJob(undefined);
-    await until(() => board.currentJob === undefined, 2000, 'the cancel');
+    await until(() => board.currentJob === undefined, 'the cancel');
     expect(backend.state).toBe('idle');
   });
 
@@ -302,10 +314,10 @@ describe('SerialDeviceBackend', () => {
     const { backend, errors } = await backendFor(setup('/dev/ttyUSB0', board));
     board.refuseJobs = 5;
     backend.setJob(hexJob('busy', 1_000_000));
-    await until(() => errors.length >= 1, 2000, 'the refusal');
+    await until(() => errors.length >= 1, 'the refusal');
     expect(errors[0]!.message).toMatch(/JOB_HEX refused with status 5 \(busy\)/);
     board.refuseJobs = undefined;
-    await until(() => board.currentJob !== undefined, 3000, 'the job after the retry');
+    await until(() => board.currentJob !== undefined, 'the job after the retry');
   });
 
   it('does not take jobs it cannot run', async () => {

@@ -4,8 +4,10 @@
  * the validator's bin-signals.test.ts).
  */
 import { spawn } from 'node:child_process';
-import { describe, expect, onTestFinished, test, vi } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { describe, expect, onTestFinished, test } from 'vitest';
 import { descendants, killTree } from '../../../test-support/process-tree.ts';
+import { waitFor } from '../../../test-support/wait.ts';
 import {
   ancestors,
   launchers,
@@ -14,6 +16,15 @@ import {
   procfs,
   watchAncestors,
 } from '../src/npm-signals.js';
+
+/** A /proc file's text, trimmed (undefined once the process is gone). */
+function readProc(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}
 
 /** npm (10) -> sh -c (20) -> miner (30). */
 function fakeProc(): ProcReader & { wakes: number; gone: Set<number> } {
@@ -109,18 +120,23 @@ describe('the processes that started a program', () => {
     async () => {
       const sh = spawn('sh', ['-c', 'sleep 30; true'], { stdio: 'ignore' });
       onTestFinished(() => killTree(sh.pid!));
-      // The shell waits for its command (sleep).
-      await vi.waitFor(() => {
-        expect(procfs.commandLine(sh.pid!)?.[0]).toBe('sh');
-        expect(descendants(sh.pid!)).toHaveLength(1);
-      });
-      await new Promise((r) => setTimeout(r, 300));
+      // The shell waits for its command (sleep): asleep in the kernel's wait for a child.
+      await waitFor(
+        () =>
+          procfs.commandLine(sh.pid!)?.[0] === 'sh' &&
+          descendants(sh.pid!).length === 1 &&
+          readProc(`/proc/${sh.pid}/wchan`) === 'do_wait',
+        'the shell waiting on its command',
+      );
       const before = procfs.wakeUps(sh.pid!)!;
+      // An ignored signal is discarded when sent: the shell is not woken (a window to see it
+      // wake, were it woken: a slow machine can only make a wake show later, never invent one).
       process.kill(sh.pid!, 'SIGWINCH');
       await new Promise((r) => setTimeout(r, 300));
       expect(procfs.wakeUps(sh.pid!)).toBe(before);
       process.kill(sh.pid!, 'SIGINT');
-      await vi.waitFor(() => expect(procfs.wakeUps(sh.pid!)).toBe(before + 1));
+      await waitFor(() => procfs.wakeUps(sh.pid!) !== before, 'the shell woken by SIGINT');
+      expect(procfs.wakeUps(sh.pid!)).toBe(before + 1);
       // The shell is still waiting on its command: it did not pass the signal on or act on it.
       expect(sh.exitCode).toBeNull();
     },

@@ -6,7 +6,9 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
-import { afterEach, describe, expect, test, vi } from 'vitest';
+import { afterEach, describe, expect, test } from 'vitest';
+import { PROCESS_START_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
+import { waitFor } from '../../../test-support/wait.ts';
 
 const BIN = join(import.meta.dirname, 'fixtures', 'demo-bin.ts');
 const NODE_ARGS = ['--conditions=@tensormine/source', '--import', 'tsx', BIN];
@@ -98,7 +100,11 @@ describe('runServiceBin', () => {
     child.stdout?.on('data', (chunk: Buffer) => {
       out += chunk.toString();
     });
-    await vi.waitFor(() => expect(out).toMatch(/demo listening on \d+/), { timeout: 30_000, interval: 50 });
+    await waitFor(() => /demo listening on \d+/.test(out), 'the demo listening', {
+      timeoutMs: PROCESS_START_TIMEOUT_MS,
+      intervalMs: 50,
+      context: () => out,
+    });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);

@@ -1,28 +1,21 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { CHROMIUM_PATH, launchChromium as launchOwnChromium } from '../../../test-support/chromium.ts';
 
 /** Debian's Chromium driven by playwright-core (never a downloaded browser build). */
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const CHROMIUM = CHROMIUM_PATH;
 
 export const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), '..', 'test-artifacts');
 
+/**
+ * A browser of this process's own (the bench), with the artifacts directory made. Tests take
+ * the test run's browser instead (test-support/services.ts `testBrowser`).
+ */
 export async function launchChromium(): Promise<Browser> {
   mkdirSync(ARTIFACTS, { recursive: true });
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  return launchOwnChromium();
 }
 
 /** What the dashboard page exposes to tests and the console (public/dashboard.js). */

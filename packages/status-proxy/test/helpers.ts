@@ -1,12 +1,13 @@
 import { createClient, Signer, solveWork, type TensormineClient } from '@tensormine/client';
 import { type CreateValidatorOptions, createValidator, type Validator } from '@tensormine/validator';
-import { afterEach } from 'vitest';
+import { afterEachTest } from '../../../test-support/cleanup.ts';
+import { waitFor } from '../../../test-support/wait.ts';
 import { type CreateStatusProxyOptions, createStatusProxy, type StatusProxy } from '../src/index.js';
 
 /** A validator and a status proxy in front of it, both on free ports, closed after each test. */
 
 const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
+afterEachTest(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
 
@@ -66,15 +67,22 @@ export async function startNetwork(
   };
 }
 
-/** Polls `check` until it returns true (or fails after `ms`). */
-export async function until(
+/**
+ * Polls `check` until it returns true; fails naming `what` after the suite's wait bound
+ * (test-support/wait.ts), or after `ms` when given.
+ */
+export function until(check: () => boolean | Promise<boolean>, what?: string): Promise<void>;
+export function until(
   check: () => boolean | Promise<boolean>,
-  ms = 5000,
-  what = 'condition',
+  ms: number | undefined,
+  what?: string,
+): Promise<void>;
+export function until(
+  check: () => boolean | Promise<boolean>,
+  a?: number | string,
+  b?: string,
 ): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  const ms = typeof a === 'number' ? a : undefined;
+  const what = (typeof a === 'string' ? a : b) ?? 'condition';
+  return waitFor(check, what, ms === undefined ? {} : { timeoutMs: ms });
 }

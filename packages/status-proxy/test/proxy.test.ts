@@ -68,7 +68,9 @@ describe('status proxy: forwarded /api/hexchain/* routes', () => {
   });
 
   it('caches reads for cacheMs, coalesces concurrent misses, and drops the cache on a new block', async () => {
-    const net = await startNetwork({ proxy: { cacheMs: 60_000 } });
+    // An hour: within the test only a new block can drop the cache, never its expiry, however
+    // long a loaded machine takes.
+    const net = await startNetwork({ proxy: { cacheMs: 3_600_000 } });
     let upstreamStatus = 0;
     net.proxy.client.on('request', (e) => {
       if (e.operationId === 'hexStatus') upstreamStatus++;
@@ -121,7 +123,7 @@ describe('status proxy: its own routes', () => {
   it('serves /health, /api/live, /api/dashboard and the block columns', async () => {
     const net = await startNetwork();
     const hashes = await net.mine(4);
-    await until(() => net.proxy.mirror.size === 4, 5000, 'the mirror to see 4 blocks');
+    await until(() => net.proxy.mirror.size === 4, 'the mirror to see 4 blocks');
     const health = await json<{ status: string; service: string }>(`${net.proxyUrl}/health`);
     expect(health.body).toMatchObject({ status: 'ok', service: 'tensormine-status-proxy' });
     const live = await json<LiveState>(`${net.proxyUrl}/api/live`);
@@ -159,7 +161,7 @@ describe('status proxy: the re-served event stream', () => {
     const net = await startNetwork({
       proxy: { eventStreamsPerAddress: 1000, rateLimitPerSecond: 10_000, rateLimitBurst: 10_000 },
     });
-    await until(() => net.proxy.mirror.streamOpen, 5000, 'the upstream stream');
+    await until(() => net.proxy.mirror.streamOpen, 'the upstream stream');
     expect(net.validator.events.size).toBe(1);
     const agent = new Agent({ connections: 2000, pipelining: 0 });
     const N = 1000;
@@ -186,9 +188,9 @@ describe('status proxy: the re-served event stream', () => {
       }),
     );
     expect(streams).toHaveLength(N);
-    await until(() => net.proxy.mirror.hub.size === N, 10_000, '1000 subscribers');
+    await until(() => net.proxy.mirror.hub.size === N, '1000 subscribers');
     await net.mine(2);
-    await until(() => received.every((n) => n === 2), 15_000, 'every subscriber to get 2 blocks');
+    await until(() => received.every((n) => n === 2), 'every subscriber to get 2 blocks');
     // Still one upstream connection: the validator serves the proxy, not the browsers.
     expect(net.validator.events.size).toBe(1);
     expect(net.proxy.mirror.upstreamConnections).toBe(1);
@@ -198,7 +200,7 @@ describe('status proxy: the re-served event stream', () => {
 
   it('resumes a browser after a disconnect (Last-Event-ID) with no event lost', async () => {
     const net = await startNetwork();
-    await until(() => net.proxy.mirror.streamOpen, 5000, 'the upstream stream');
+    await until(() => net.proxy.mirror.streamOpen, 'the upstream stream');
     const read = (lastEventId: string | undefined, count: number) =>
       new Promise<{ id: string | undefined; event: string; data: string }[]>((resolve, reject) => {
         const out: { id: string | undefined; event: string; data: string }[] = [];
@@ -222,12 +224,12 @@ describe('status proxy: the re-served event stream', () => {
         req.end();
       });
     const first = read(undefined, 1);
-    await until(() => net.proxy.mirror.hub.size === 1, 5000, 'the subscriber');
+    await until(() => net.proxy.mirror.hub.size === 1, 'the subscriber');
     const [h1] = await net.mine(1);
     const [e1] = await first;
     expect(JSON.parse(e1!.data).block.block_hash).toBe(h1);
     const missed = await net.mine(3); // while the browser is away
-    await until(() => net.proxy.mirror.size === 4, 5000, 'the mirror');
+    await until(() => net.proxy.mirror.size === 4, 'the mirror');
     const resumed = await read(e1!.id, 3);
     expect(resumed.map((e) => JSON.parse(e.data).block.block_hash)).toEqual(missed);
   });

@@ -2,7 +2,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../../../test-support/chromium.ts';
+import { testBrowser } from '../../../test-support/services.ts';
+import { WAIT_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
 import { connectStandardWallet, contextWithStandardWallet } from './browser-wallet.js';
 import { balance, type Env, newWallet, startEnv, type Wallet } from './env.js';
 
@@ -20,7 +21,7 @@ let browser: Browser;
 
 beforeAll(async () => {
   env = await startEnv();
-  browser = await launchChromium();
+  browser = await testBrowser();
   mkdirSync(SHOTS, { recursive: true });
 });
 
@@ -46,14 +47,15 @@ async function toConsent(page: Page): Promise<void> {
 
 async function allowAs(page: Page, login: string): Promise<void> {
   await page.fill('#login', login);
-  await Promise.all([page.waitForURL(`${env.base}/`, { timeout: 10_000 }), page.click('#allow')]).catch(
-    async (e) => {
-      await page.screenshot({ path: join(SHOTS, 'allow-failed.png') });
-      throw new Error(
-        `${(e as Error).message}; at ${page.url()}: ${(await page.textContent('body'))?.slice(0, 300)}`,
-      );
-    },
-  );
+  await Promise.all([
+    page.waitForURL(`${env.base}/`, { timeout: WAIT_TIMEOUT_MS }),
+    page.click('#allow'),
+  ]).catch(async (e) => {
+    await page.screenshot({ path: join(SHOTS, 'allow-failed.png') });
+    throw new Error(
+      `${(e as Error).message}; at ${page.url()}: ${(await page.textContent('body'))?.slice(0, 300)}`,
+    );
+  });
   await page.waitForSelector('body[data-ready="true"]');
 }
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Signer } from '@tensormine/client';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../../../test-support/chromium.ts';
+import { testBrowser } from '../../../test-support/services.ts';
 import { connectStandardWallet, contextWithStandardWallet } from './browser-wallet.js';
 import { balance, type Env, newWallet, startEnv, type Wallet } from './env.js';
 
@@ -34,7 +34,7 @@ beforeAll(async () => {
       { wallet: imported, token: 'PTM', amount: '300' },
     ],
   });
-  browser = await launchChromium();
+  browser = await testBrowser();
   mkdirSync(SHOTS, { recursive: true });
 });
 
@@ -47,7 +47,7 @@ async function signIn(page: Page, login: string): Promise<void> {
   await page.click('#signin');
   await page.waitForSelector('#allow');
   await page.fill('#login', login);
-  await Promise.all([page.waitForURL(`${env.base}/`, { timeout: 15_000 }), page.click('#allow')]);
+  await Promise.all([page.waitForURL(`${env.base}/`), page.click('#allow')]);
   await page.waitForSelector('body[data-ready="true"]');
   await page.waitForFunction(() => document.getElementById('account')?.textContent !== 'not signed in');
 }
@@ -61,7 +61,7 @@ async function claim(page: Page): Promise<void> {
 async function buy(page: Page, product: 'premium' | 'no-ads', currency: 'PTM' | 'SOL'): Promise<string> {
   await page.selectOption('#currency', currency);
   await page.click(`#buy-${product}`);
-  await page.waitForSelector('#buy-result.ok, #buy-result.error', { timeout: 30_000 });
+  await page.waitForSelector('#buy-result.ok, #buy-result.error');
   return (await page.textContent('#buy-result')) ?? '';
 }
 
@@ -179,7 +179,7 @@ describe('the terminal page with the built-in wallet', () => {
     await page.fill('#builtin-new-passphrase', 'correct horse battery');
     await page.fill('#builtin-new-passphrase2', 'correct horse battery');
     await page.click('#builtin-create');
-    await page.waitForSelector('#builtin-result.ok', { timeout: 30_000 });
+    await page.waitForSelector('#builtin-result.ok');
     const address = (await page.textContent('#wallet')) ?? '';
     expect(address).toMatch(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/);
     expect(await page.textContent('#wallet-via')).toBe('(Built-in wallet)');
@@ -207,11 +207,11 @@ describe('the terminal page with the built-in wallet', () => {
     await page.click('#builtin summary');
     await page.fill('#builtin-passphrase', 'wrong passphrase');
     await page.click('#builtin-unlock');
-    await page.waitForSelector('#builtin-result.error', { timeout: 30_000 });
+    await page.waitForSelector('#builtin-result.error');
     expect(await page.textContent('#builtin-result')).toBe('Wallet not connected: wrong passphrase');
     await page.fill('#builtin-passphrase', 'correct horse battery');
     await page.click('#builtin-unlock');
-    await page.waitForSelector('#builtin-result.ok', { timeout: 30_000 });
+    await page.waitForSelector('#builtin-result.ok');
     expect(await buy(page, 'no-ads', 'SOL')).toMatch(/^Bought no ads for 0\.05 SOL/);
     expect(await balance(env.validatorUrl, wallet, 'SOL')).toBe('0');
     // More than it holds: the validator's refusal, shown as it is; nothing moved.
@@ -251,7 +251,7 @@ describe('the terminal page with the built-in wallet', () => {
     await page.fill('#builtin-new-passphrase', 'another passphrase');
     await page.fill('#builtin-new-passphrase2', 'another passphrase');
     await page.click('#builtin-create');
-    await page.waitForSelector('#builtin-result.ok', { timeout: 30_000 });
+    await page.waitForSelector('#builtin-result.ok');
     expect(await page.textContent('#wallet')).toBe(imported.address);
     expect(await buy(page, 'premium', 'PTM')).toMatch(/^Bought premium for 200 PTM/);
     expect(await balance(env.validatorUrl, imported, 'PTM')).toBe('100');

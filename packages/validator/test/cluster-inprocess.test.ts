@@ -1,5 +1,6 @@
 import { formatPublicKey, type HexStatus, RETARGET_WINDOW_BLOCKS, signRequest } from '@tensormine/protocol';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { waitFor } from '../../../test-support/wait.ts';
 import type { Validator } from '../src/app.js';
 import { LIVE_MS } from '../src/services/cluster.js';
 import { HEX_DIFFICULTY_WRITES_COUNTER } from '../src/services/hexchain.js';
@@ -8,7 +9,7 @@ import { openSqliteStorage } from '../src/store/sqlite.js';
 import type { Storage } from '../src/store/types.js';
 import { register, testKey, testValidator } from './helpers.js';
 import { issue, mine, submit } from './hexchain-mine.js';
-import { type PostgresServer, startPostgres } from './support/postgres.js';
+import { type PostgresServer, testPostgres } from './support/postgres.js';
 
 /**
  * Several validators on one database, in one process: the cluster logic (notifications,
@@ -20,14 +21,12 @@ import { type PostgresServer, startPostgres } from './support/postgres.js';
 const alice = testKey('cluster-alice');
 const open: Validator[] = [];
 const bob = testKey('cluster-bob');
-// Each test mines a few blocks and may wait for notifications: generous on a loaded machine.
-vi.setConfig({ testTimeout: 30_000 });
 
 const storages: Storage[] = [];
 let server: PostgresServer;
 beforeAll(async () => {
-  server = await startPostgres();
-}, 60_000);
+  server = await testPostgres();
+});
 afterAll(async () => {
   await server?.stop();
 });
@@ -65,12 +64,9 @@ function clusterOn(engine: Engine) {
   };
 }
 
-async function until(what: string, check: () => Promise<boolean> | boolean, ms = 5_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
+/** Waits (the suite's generous bound) until `check` holds. */
+function until(what: string, check: () => Promise<boolean> | boolean): Promise<void> {
+  return waitFor(check, what, { intervalMs: 5 });
 }
 
 async function hexStatus(v: Validator): Promise<HexStatus> {
@@ -83,6 +79,13 @@ describe.each(['sqlite', 'postgres'] as const)('validators sharing one database 
   });
 
   it("a block accepted by one node is in the other nodes' lattice and event stream, pushed", async () => {
+    // The heartbeat (the safety-net catch-up, every 5 s) never runs in this test: its interval
+    // is faked and never advanced, so only the notification can bring the block, however long
+    // a loaded machine takes.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
     const [a, b] = await cluster(2);
     await register(a!, alice);
     const publishedBefore = b!.events.stats().published;
@@ -90,8 +93,7 @@ describe.each(['sqlite', 'postgres'] as const)('validators sharing one database 
     const res = await submit(a!, mine(c, alice));
     expect(res.statusCode, res.body).toBe(200);
     const key = `${c.coord.q}/${c.coord.r}/${c.coord.s}`;
-    // Well under the heartbeat period (5 s): the notification brought it, not the safety-net poll.
-    await until('node 1 to apply the block', async () => (await hexStatus(b!)).occupied === 2, 1_000);
+    await until('node 1 to apply the block', async () => (await hexStatus(b!)).occupied === 2);
     const block = await b!.inject(`/api/hexchain/lattice/${key}`);
     expect(block.statusCode, block.body).toBe(200);
     expect(block.json()).toMatchObject({ block_hash: res.json().block_hash });

@@ -175,9 +175,7 @@ describe('marketplace: rounding cannot be farmed', () => {
   const exact = (q: bigint) => q * p;
   const UNIT = 10n ** 21n;
 
-  it('a taker buying a resting sell in slices pays at least the exact value; the seller receives it less under 1 unit', {
-    timeout: 120_000,
-  }, async () => {
+  it('a taker buying a resting sell in slices pays at least the exact value; the seller receives it less under 1 unit', async () => {
     const v = await testValidator({ now: manualClock().now, genesis: GENESIS });
     const ask = (await order(v, victim, 'sell', '100', PRICE)).json();
     expect(ask.status).toBe('open');
@@ -201,9 +199,7 @@ describe('marketplace: rounding cannot be farmed', () => {
     await conserved(v);
   });
 
-  it('a seller filling a resting buy in slices receives at most the exact value', {
-    timeout: 120_000,
-  }, async () => {
+  it('a seller filling a resting buy in slices receives at most the exact value', async () => {
     const v = await testValidator({ now: manualClock().now, genesis: GENESIS });
     const bid = (await order(v, victim, 'buy', '100', PRICE)).json();
     expect(bid.status).toBe('open');
@@ -267,9 +263,7 @@ async function countingStorage(): Promise<{ storage: Storage; transactions: { fi
 }
 
 describe('marketplace: the work of one placement is bounded', () => {
-  it(`a buy crossing 1,000 resting sells makes at most ${MAX_FILLS_PER_ORDER} fills in its transaction; other requests wait behind no more`, {
-    timeout: 120_000,
-  }, async () => {
+  it(`a buy crossing 1,000 resting sells makes at most ${MAX_FILLS_PER_ORDER} fills in its transaction; other requests wait behind no more`, async () => {
     const { storage, transactions } = await countingStorage();
     const v = await testValidator({ now: manualClock().now, genesis: GENESIS, storage });
     // 1,000 sells of 0.2 PTM at 0.05 (the minimum each), resting (written straight to storage).

@@ -29,6 +29,7 @@ import {
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { describe, expect, it } from 'vitest';
+import { SOAK_TEST_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
 import type { Validator } from '../src/app.js';
 import type { EconomyGenesis } from '../src/services/economy.js';
 import { HEX_BLOCK_REWARD } from '../src/services/hexchain.js';
@@ -828,7 +829,7 @@ async function runSequence(ops: readonly Op[]): Promise<void> {
 
 describe('the economy against a reference model', () => {
   it('answers like the model, keeps every balance equal to it and conserves every token', {
-    timeout: 600_000,
+    timeout: SOAK_TEST_TIMEOUT_MS,
   }, async () => {
     await fc.assert(fc.asyncProperty(fc.array(opArb, { minLength: 300, maxLength: 600 }), runSequence), {
       numRuns: Number(process.env.ECONOMY_MODEL_RUNS ?? 8),

@@ -1,5 +1,6 @@
 import { type ClientRequest, type IncomingMessage, request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
+import { WAIT_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
 import { testValidator } from './helpers.js';
 
 /**
@@ -44,9 +45,7 @@ function stream(
 }
 
 describe('event stream limits', () => {
-  it('with the defaults, one address holds at most 64 streams and another address still gets one', {
-    timeout: 60_000,
-  }, async () => {
+  it('with the defaults, one address holds at most 64 streams and another address still gets one', async () => {
     const v = await testValidator();
     const base = await v.listen({ host: '127.0.0.1', port: 0 });
     for (let i = 0; i < 64; i++) expect((await stream(base, '127.0.0.2')).status).toBe(200);
@@ -58,7 +57,7 @@ describe('event stream limits', () => {
     expect(v.events.size).toBe(65);
   });
 
-  it('keeps the global cap (503) and frees a slot when a stream closes', { timeout: 60_000 }, async () => {
+  it('keeps the global cap (503) and frees a slot when a stream closes', async () => {
     const v = await testValidator({ eventStreams: 4, eventStreamsPerAddress: 3 });
     const base = await v.listen({ host: '127.0.0.1', port: 0 });
     for (let i = 0; i < 3; i++) expect((await stream(base, '127.0.0.2')).status).toBe(200);
@@ -69,13 +68,11 @@ describe('event stream limits', () => {
     expect(JSON.parse(await full.body())).toMatchObject({ code: 'service_unavailable' });
     // One of 127.0.0.2's streams ends: that address may open one again.
     open[0]!.destroy();
-    await expect.poll(() => v.events.size, { timeout: 10_000 }).toBe(3);
+    await expect.poll(() => v.events.size, { timeout: WAIT_TIMEOUT_MS }).toBe(3);
     expect((await stream(base, '127.0.0.2')).status).toBe(200);
   });
 
-  it('behind a trusted proxy, counts each forwarded client; X-Forwarded-For from anyone else is ignored', {
-    timeout: 60_000,
-  }, async () => {
+  it('behind a trusted proxy, counts each forwarded client; X-Forwarded-For from anyone else is ignored', async () => {
     const v = await testValidator({ eventStreamsPerAddress: 2, trustProxy: '127.0.0.9' });
     const base = await v.listen({ host: '127.0.0.1', port: 0 });
     const via = (client: string) => stream(base, '127.0.0.9', { 'x-forwarded-for': client });

@@ -8,17 +8,17 @@ import {
   utf8,
 } from '@tensormine/protocol';
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, afterEach } from 'vitest';
+import { afterEachFile, afterEachTest } from '../../../test-support/cleanup.ts';
 import { type CreateValidatorOptions, createValidator, type Validator } from '../src/app.js';
-import { type PostgresServer, startPostgres } from './support/postgres.js';
+import { type PostgresServer, testPostgres } from './support/postgres.js';
 
 const open: Validator[] = [];
 
 /**
  * `TENSORMINE_TEST_STORAGE=postgres npx vitest run --project validator` runs the tests that use
- * testValidator on PostgreSQL (one server per test file; a fresh database per validator, or the
- * database of its `dataDir` when a test gives one, so that restarts find their data) instead of
- * node:sqlite.
+ * testValidator on PostgreSQL (the test run's server, test-support/services.ts; a fresh database
+ * per validator, or the database of its `dataDir` when a test gives one, so that restarts find
+ * their data) instead of node:sqlite.
  */
 const onPostgres = process.env.TENSORMINE_TEST_STORAGE === 'postgres';
 let postgres: Promise<PostgresServer> | undefined;
@@ -28,7 +28,7 @@ const databases = new Map<string, Promise<string>>();
 
 async function testDatabaseUrl(dataDir: string | undefined): Promise<string | undefined> {
   if (!onPostgres) return undefined;
-  postgres ??= startPostgres();
+  postgres ??= testPostgres();
   const server = await postgres;
   if (dataDir === undefined || dataDir === ':memory:') return server.createDatabase();
   let url = databases.get(dataDir);
@@ -39,9 +39,12 @@ async function testDatabaseUrl(dataDir: string | undefined): Promise<string | un
   return url;
 }
 
-afterAll(async () => {
-  await (await postgres)?.stop();
-}, 30_000);
+afterEachFile(async () => {
+  const server = postgres;
+  postgres = undefined;
+  databases.clear();
+  await (await server)?.stop();
+});
 
 /**
  * A validator in memory (closed after each test), with low difficulties so tests mine fast and
@@ -68,7 +71,7 @@ export async function testValidator(options: CreateValidatorOptions = {}): Promi
   return v;
 }
 
-afterEach(async () => {
+afterEachTest(async () => {
   await Promise.all(open.splice(0).map((v) => v.close()));
 });
 
@@ -77,7 +80,11 @@ export function testKey(name: string): KeyPair {
   return keyPairFromSecret(taggedHash('validator-test/key', utf8(name)));
 }
 
-/** Sends a JSON request signed by `key` with the signed-request headers. */
+/**
+ * Sends a JSON request signed by `key` with the signed-request headers, stamped with the
+ * validator's clock (its `now` option), unless `timestamp` is given: a test on a test clock
+ * never depends on how long it ran in real time.
+ */
 export function signedInject(
   v: Validator,
   key: KeyPair,
@@ -92,7 +99,7 @@ export function signedInject(
     path: url,
     body: payload,
     secretKey: key.secretKey,
-    ...(options.timestamp !== undefined ? { timestamp: options.timestamp } : {}),
+    timestamp: options.timestamp ?? v.context.now(),
   });
   return v.inject({
     method,

@@ -1,5 +1,6 @@
 import { formatPublicKey, type HexChallenge, type KeyPair, type PoolInfo } from '@tensormine/protocol';
 import { describe, expect, it } from 'vitest';
+import { SLOW_TEST_TIMEOUT_MS, SOAK_TEST_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
 import type { Validator } from '../src/app.js';
 import { POOL_FEE_ACCOUNT } from '../src/services/pool/payout.js';
 import { register, testKey, testValidator } from './helpers.js';
@@ -158,7 +159,7 @@ const T_ONE_SIDED = 4.03;
 
 describe('pooled mining simulation (PPLNS)', () => {
   it('pays three miners with hash rates 1:2:5 in proportion to their work', {
-    timeout: 240_000,
+    timeout: SLOW_TEST_TIMEOUT_MS,
   }, async () => {
     const clock = { now: Date.now() };
     const v = await simValidator(clock);
@@ -190,7 +191,7 @@ describe('pooled mining simulation (PPLNS)', () => {
   });
 
   it('pays a pool hopper (mining only right after each block) no more than its work', {
-    timeout: 600_000,
+    timeout: SOAK_TEST_TIMEOUT_MS,
   }, async () => {
     const excess: number[] = [];
     for (let seed = 1; seed <= RUNS; seed++) {

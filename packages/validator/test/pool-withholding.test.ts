@@ -10,6 +10,7 @@ import {
   utf8,
 } from '@tensormine/protocol';
 import { afterAll, describe, expect, it } from 'vitest';
+import { SOAK_TEST_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
 import type { Validator } from '../src/app.js';
 import { POOL_FEE_ACCOUNT, POOL_REWARD_ACCOUNT } from '../src/services/pool/payout.js';
 import { openStorage } from '../src/store/open.js';
@@ -78,9 +79,7 @@ async function seededValidator(dir: string, clock: { now: number }, seed: string
 }
 
 describe('block withholding', () => {
-  it('a block of pool work submitted alone after leaving pays the pool exactly as the pooled block', {
-    timeout: 120_000,
-  }, async () => {
+  it('a block of pool work submitted alone after leaving pays the pool exactly as the pooled block', async () => {
     const honest = testKey('withhold-exact-honest');
     const cheat = testKey('withhold-exact-cheat');
     const clock = { now: Date.now() };
@@ -156,7 +155,7 @@ describe('block withholding', () => {
    * withholder earned two and a half times the honest member's pay per unit of work.
    */
   it('a withholding member earns no more per unit of work than an honest one (seeded runs)', {
-    timeout: 600_000,
+    timeout: SOAK_TEST_TIMEOUT_MS,
   }, async () => {
     const BLOCKS = 60;
     const ratios: number[] = [];

@@ -147,9 +147,7 @@ describe('POST /api/hexchain/pool/share', () => {
     expectError(await submitShare(v, shareSubmission(open, alice, 0)), 409, 'share_not_reserved');
   });
 
-  it('counts a share for an expired challenge or an occupied cell as stale, not paid', {
-    timeout: 30_000,
-  }, async () => {
+  it('counts a share for an expired challenge or an occupied cell as stale, not paid', async () => {
     let now = Date.now();
     const v = await poolValidator({ now: () => now });
     await join(v, alice);

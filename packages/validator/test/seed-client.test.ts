@@ -21,7 +21,6 @@ function expectDocumentedRefusal(res: LightMyRequestResponse, what: string): str
   return body.code;
 }
 
-// Each test starts a validator: seconds on a busy machine, hence the bound of each.
 describe("the seed's miner client", () => {
   it('gets a challenge with device_type cpu (an alias of native) and every read it makes', async () => {
     const v = await testValidator();
@@ -100,7 +99,7 @@ describe("the seed's miner client", () => {
     const miner = await v.inject({ method: 'GET', url: `/miners/${pubkey}` });
     expect(miner.statusCode).toBe(200);
     expect(miner.json()).toMatchObject({ pubkey, registered: false });
-  }, 60_000);
+  });
 
   it('registers a device as cpu and lists it as native, also when filtered by cpu', async () => {
     const v = await testValidator();
@@ -114,7 +113,7 @@ describe("the seed's miner client", () => {
     expect(listed.json().by_type).toMatchObject({ native: 1 });
     const miner = await v.inject({ method: 'GET', url: `/miners/${formatPublicKey(key.publicKey)}` });
     expect(miner.json()).toMatchObject({ registered: true, device_type: 'native' });
-  }, 60_000);
+  });
 
   it('refuses a device type it does not know, listing every value it accepts', async () => {
     const v = await testValidator();
@@ -139,7 +138,7 @@ describe("the seed's miner client", () => {
         ],
       },
     });
-  }, 60_000);
+  });
 
   it('refuses its proofs with documented codes, never a 5xx', async () => {
     const v = await testValidator();
@@ -196,5 +195,5 @@ describe("the seed's miner client", () => {
       after.push(expectDocumentedRefusal(res, `registered, ${what}`));
     }
     expect(after).toEqual(['signature_required', 'signature_invalid']);
-  }, 60_000);
+  });
 });

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { WAIT_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
 import {
   type AcceptedProof,
   type BlockRecord,
@@ -532,7 +533,7 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
           wake?.();
         });
         const until = async (n: number) => {
-          const deadline = Date.now() + 5_000;
+          const deadline = Date.now() + WAIT_TIMEOUT_MS;
           while (got.length < n && Date.now() < deadline) {
             await new Promise<void>((resolve) => {
               wake = resolve;

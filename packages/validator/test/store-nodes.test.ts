@@ -2,14 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresStorage } from '../src/store/postgres.js';
 import { openSqliteStorage } from '../src/store/sqlite.js';
 import type { NodeRecord, Storage } from '../src/store/types.js';
-import { type PostgresServer, startPostgres } from './support/postgres.js';
+import { type PostgresServer, testPostgres } from './support/postgres.js';
 
 /** The cluster_nodes repository (services/cluster.ts heartbeats) on both engines. */
 
 let server: PostgresServer;
 beforeAll(async () => {
-  server = await startPostgres();
-}, 60_000);
+  server = await testPostgres();
+});
 afterAll(async () => {
   await server?.stop();
 });

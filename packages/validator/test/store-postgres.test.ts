@@ -1,32 +1,40 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WAIT_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
+import { waitFor } from '../../../test-support/wait.ts';
 import { StorageError } from '../src/store/errors.js';
 import { LATEST_SCHEMA_VERSION, MIGRATIONS, type Migration } from '../src/store/migrations.js';
-import { openPostgresStorage, redactDatabaseUrl, translate } from '../src/store/postgres.js';
+import {
+  isConnectionError,
+  isNotPrimary,
+  openPostgresStorage,
+  redactDatabaseUrl,
+  translate,
+} from '../src/store/postgres.js';
 import { migratePostgres, postgresSchemaVersion } from '../src/store/postgres-migrations.js';
 import { InsufficientBalanceError, type Storage } from '../src/store/types.js';
 import { describeStorageConformance } from './storage-conformance.js';
-import { type PostgresServer, startPostgres } from './support/postgres.js';
+import { type PostgresServer, testPostgres, uniqueDatabaseName } from './support/postgres.js';
 
 /**
- * The storage on a real PostgreSQL server started by this file (test/support/postgres.ts):
+ * The storage on a real PostgreSQL server (the test run's, test-support/services.ts):
  * the conformance suite, migrations, notifications across two storages on one database,
  * conservation under concurrent transfers from two storages, and connections lost and back.
  */
 
 let server: PostgresServer;
-const TEMPLATE = 'tm_migrated';
+const TEMPLATE = uniqueDatabaseName('tm_migrated');
 
 beforeAll(async () => {
-  server = await startPostgres();
+  server = await testPostgres();
   // A migrated database to copy: each conformance test gets a fresh copy.
   const storage = await openPostgresStorage({ url: await server.createDatabase(TEMPLATE) });
   await storage.close();
-}, 60_000);
+});
 
 afterAll(async () => {
   await server?.stop();
-}, 30_000);
+});
 
 describeStorageConformance('postgres', async () =>
   openPostgresStorage({ url: await server.createDatabase(undefined, { template: TEMPLATE }), poolSize: 4 }),
@@ -46,16 +54,9 @@ async function admin<T>(url: string, fn: (client: pg.Client) => Promise<T>): Pro
   }
 }
 
-async function eventually(
-  what: string,
-  check: () => Promise<boolean> | boolean,
-  timeoutMs = 10_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+/** Waits (the suite's bound) until `check` holds. */
+function eventually(what: string, check: () => Promise<boolean> | boolean): Promise<void> {
+  return waitFor(check, what, { intervalMs: 25 });
 }
 
 describe('PostgreSQL migrations', () => {
@@ -236,7 +237,7 @@ describe('two storages on one PostgreSQL database', () => {
     expect(entries).toHaveLength(2 * count);
     const sumOfEntries = entries.reduce((sum, e) => sum + e.amount, 0n);
     expect(sumOfEntries).toBe(0n);
-  }, 60_000);
+  });
 
   it('answers storage_busy, having written nothing, when a transaction loses every run to another node', async () => {
     const busy = await openPostgresStorage({
@@ -318,7 +319,7 @@ describe('two storages on one PostgreSQL database', () => {
     ]);
     expect(results.filter(Boolean)).toHaveLength(1);
     expect(await one.read((tx) => tx.blocks.count())).toBe(1);
-  }, 30_000);
+  });
 });
 
 describe('PostgreSQL connections lost and restored', () => {
@@ -336,7 +337,7 @@ describe('PostgreSQL connections lost and restored', () => {
       const terminate = () =>
         admin(url, async (client) => {
           const result = await client.query(
-            "SELECT count(*)::int AS n FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'victim%') t",
+            "SELECT count(*)::int AS n FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'victim%' AND datname = current_database()) t",
           );
           return result.rows[0].n as number;
         });
@@ -370,5 +371,71 @@ describe('PostgreSQL connections lost and restored', () => {
     } finally {
       await storage.close();
     }
-  }, 30_000);
+  });
+
+  it('re-runs a write refused by a server that takes no writes (a standby during a failover) on a new connection', async () => {
+    const url = await server.createDatabase(undefined, { template: TEMPLATE });
+    const db = new URL(url).pathname.slice(1);
+    const storage = await openPostgresStorage({ url, poolSize: 1, unavailableRetryMs: WAIT_TIMEOUT_MS });
+    try {
+      // The pooled connection is read-write; connections opened from now on are read-only,
+      // like those a proxy still sends to a primary being demoted.
+      await admin(server.url, (c) => c.query(`ALTER DATABASE ${db} SET default_transaction_read_only = on`));
+      await admin(server.url, (c) =>
+        c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [db]),
+      );
+      let attempts = 0;
+      await storage.transaction(async (tx) => {
+        attempts++;
+        // The server becomes writable again while the first attempt runs on its read-only
+        // connection (SQLSTATE 25006): that connection must be discarded, not reused.
+        if (attempts === 1) {
+          await admin(server.url, (c) => c.query(`ALTER DATABASE ${db} RESET default_transaction_read_only`));
+        }
+        await tx.meta.set('written', String(attempts));
+      });
+      expect(attempts).toBeGreaterThanOrEqual(2);
+      expect(await storage.read((tx) => tx.meta.get('written'))).toBe(String(attempts));
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('gives a write up as storage_unavailable, having written nothing, when the server takes no writes for too long', async () => {
+    const url = await server.createDatabase(undefined, { template: TEMPLATE });
+    const db = new URL(url).pathname.slice(1);
+    const storage = await openPostgresStorage({ url, poolSize: 2, unavailableRetryMs: 300 });
+    try {
+      await admin(server.url, async (c) => {
+        await c.query(`ALTER DATABASE ${db} SET default_transaction_read_only = on`);
+        await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [db]);
+      });
+      const error = await storage.transaction((tx) => tx.meta.set('never', '1')).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StorageError);
+      expect(error).toMatchObject({ code: 'storage_unavailable' });
+      expect((error as Error).message).toContain('nothing was written');
+      // Reads still work on a read-only server.
+      expect(await storage.read((tx) => tx.meta.get('never'))).toBeUndefined();
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('classifies the failover errors of PostgreSQL as a lost connection or a server that is not the primary', () => {
+    const pgError = (code: string, message = 'x') => Object.assign(new Error(message), { code });
+    for (const code of ['08006', '08001', '57P01', '57P02', '57P03', 'ECONNREFUSED', 'ECONNRESET']) {
+      expect(isConnectionError(pgError(code)), code).toBe(true);
+    }
+    expect(isConnectionError(new Error('Connection terminated unexpectedly'))).toBe(true);
+    expect(isNotPrimary(pgError('25006', 'cannot execute INSERT in a read-only transaction'))).toBe(true);
+    expect(isNotPrimary(pgError('0A000', 'cannot use serializable mode in a hot standby'))).toBe(true);
+    for (const [code, message] of [
+      ['0A000', 'cannot insert multiple commands into a prepared statement'],
+      ['23505', 'duplicate key'],
+      ['40001', 'could not serialize access'],
+    ] as const) {
+      expect(isNotPrimary(pgError(code, message)), code).toBe(false);
+      expect(isConnectionError(pgError(code, message)), code).toBe(false);
+    }
+  });
 });

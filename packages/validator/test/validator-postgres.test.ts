@@ -7,7 +7,7 @@ import { resolveConfig } from '../src/config.js';
 import { PostgresStorage } from '../src/store/postgres.js';
 import { conservation, genesisWith, hex, signedPost } from './economy-helpers.js';
 import { testKey } from './helpers.js';
-import { type PostgresServer, startPostgres } from './support/postgres.js';
+import { type PostgresServer, testPostgres } from './support/postgres.js';
 
 /**
  * The validator itself (createValidator, its services and routes) on PostgreSQL, chosen by the
@@ -21,13 +21,13 @@ let server: PostgresServer;
 const validators: Validator[] = [];
 
 beforeAll(async () => {
-  server = await startPostgres();
-}, 60_000);
+  server = await testPostgres();
+});
 
 afterAll(async () => {
   await Promise.all(validators.map((v) => v.close()));
   await server?.stop();
-}, 30_000);
+});
 
 async function node(databaseUrl: string): Promise<Validator> {
   const v = await createValidator({
@@ -89,7 +89,7 @@ describe('the validator on PostgreSQL', () => {
     expect(again.json().transfer_id).toBe(first.json().transfer_id);
     const after = (await two.inject(`/balances/${hex(bob)}`)).json();
     expect(after.balances.find((b: { token: string }) => b.token === 'PTM').available).toBe('99');
-  }, 60_000);
+  });
 });
 
 describe('databaseUrl setting', () => {

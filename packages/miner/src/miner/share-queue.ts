@@ -18,6 +18,8 @@ export class ShareQueue {
   constructor(
     private readonly drops: DropReporter,
     private readonly now: () => number,
+    /** How many shares may wait (POOL_QUEUE_MAX unless the Miner was told otherwise). */
+    private readonly max: number = POOL_QUEUE_MAX,
   ) {}
 
   get length(): number {
@@ -27,7 +29,7 @@ export class ShareQueue {
   /** Queues a share; when the queue is full the oldest one is dropped (and reported). */
   push(found: FoundResult): void {
     this.#shares.push(found);
-    if (this.#shares.length > POOL_QUEUE_MAX) {
+    if (this.#shares.length > this.max) {
       this.#shares.shift();
       this.drops.dropped('queue-full', 1);
     }

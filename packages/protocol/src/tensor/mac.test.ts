@@ -33,9 +33,7 @@ describe('WebAssembly SIMD multiply-accumulate core', () => {
     }
   });
 
-  test('conv3x3 equals the reference for every N in [1, 64], F in [1, 8] and every operand kind', {
-    timeout: 30_000,
-  }, () => {
+  test('conv3x3 equals the reference for every N in [1, 64], F in [1, 8] and every operand kind', () => {
     for (let n = 1; n <= 64; n++) {
       // Every filter count at the small sizes and at 16, 31, 64; one elsewhere.
       const every = n <= 9 || n === 16 || n === 31 || n === 64;

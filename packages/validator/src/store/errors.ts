@@ -17,8 +17,11 @@ import { CodedError } from '@tensormine/protocol';
  * - `corrupt_row`: a stored value does not have the expected type.
  * - `storage_busy`: (PostgreSQL) the transaction lost every re-run to concurrent transactions of
  *   other nodes; nothing of it was written. Not a bug: HTTP answers 503 with Retry-After.
- * - `storage_unavailable`: (PostgreSQL) the database cannot be reached; nothing was written
- *   unless the connection broke during COMMIT. HTTP answers 503 with Retry-After.
+ * - `storage_unavailable`: (PostgreSQL) the database cannot be reached, or the server reached
+ *   takes no writes (a standby, during a failover), for longer than the storage re-runs a
+ *   transaction (`unavailableRetryMs`); nothing was written, unless the connection broke during
+ *   COMMIT (then the outcome is unknown: the message says so). HTTP answers 503 with
+ *   Retry-After; sending the identical request again is safe (docs/cluster.md, "Failover").
  */
 export type StorageErrorCode =
   | 'nested_transaction'

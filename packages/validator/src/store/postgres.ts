@@ -21,10 +21,19 @@ export interface PostgresStorageOptions {
   readonly maxAttempts?: number;
   /** How long to wait for a connection, in milliseconds. Default 10 000. */
   readonly connectTimeoutMs?: number;
+  /**
+   * For how long, in milliseconds, a transaction whose connection was lost (or that met a
+   * server that takes no writes: a standby, a demoted primary) is re-run on a new connection
+   * before it is given up as `storage_unavailable`. Default 5 000: a lost connection or a
+   * switchover is ridden out; a failover that takes longer is answered 503 with Retry-After
+   * (docs/cluster.md).
+   */
+  readonly unavailableRetryMs?: number;
 }
 
 export const DEFAULT_POOL_SIZE = 10;
 const DEFAULT_MAX_ATTEMPTS = 30;
+const DEFAULT_UNAVAILABLE_RETRY_MS = 5_000;
 
 /**
  * Opens (migrating if needed) the validator's storage on PostgreSQL.
@@ -56,6 +65,14 @@ export async function openPostgresStorage(options: PostgresStorageOptions): Prom
  * so conflicts come only from other nodes. Notifications
  * queued by `tx.notify` are sent with `pg_notify` just before COMMIT; `listen` uses a
  * dedicated connection ({@link PostgresListener}).
+ *
+ * Failover (docs/cluster.md): a connection that breaks, and a write refused because the server
+ * is not (or no longer) a primary (SQLSTATE 25006 read_only_sql_transaction, or a hot standby's
+ * refusal of SERIALIZABLE), are the same event to a transaction: the connection is discarded
+ * (the pool opens a new one, to whatever server the URL reaches now) and the callback is re-run,
+ * for up to `unavailableRetryMs`; after that it is `storage_unavailable`. Nothing of a failed
+ * attempt is written (a transaction is atomic); only a connection lost during COMMIT leaves
+ * the outcome unknown, and that attempt is never re-run.
  */
 export class PostgresStorage implements Storage {
   readonly location: string;
@@ -65,6 +82,7 @@ export class PostgresStorage implements Storage {
   readonly #listener: PostgresListener;
   readonly #inside = new AsyncLocalStorage<Scope>();
   readonly #maxAttempts: number;
+  readonly #unavailableRetryMs: number;
   readonly #slots: Semaphore;
   /** Write transactions of this node, one at a time (see the class comment). */
   readonly #writer = new Semaphore(1);
@@ -80,12 +98,14 @@ export class PostgresStorage implements Storage {
     migration: MigrateResult,
     maxAttempts: number,
     poolSize: number,
+    unavailableRetryMs: number,
   ) {
     this.#pool = pool;
     this.#listener = listener;
     this.location = location;
     this.migration = migration;
     this.#maxAttempts = maxAttempts;
+    this.#unavailableRetryMs = unavailableRetryMs;
     this.#slots = new Semaphore(poolSize);
   }
 
@@ -93,12 +113,17 @@ export class PostgresStorage implements Storage {
     const location = redactDatabaseUrl(options.url);
     const maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
     const poolSize = options.poolSize ?? DEFAULT_POOL_SIZE;
-    for (const [what, value] of [
-      ['maxAttempts', maxAttempts],
-      ['poolSize', poolSize],
+    const unavailableRetryMs = options.unavailableRetryMs ?? DEFAULT_UNAVAILABLE_RETRY_MS;
+    for (const [what, value, min] of [
+      ['maxAttempts', maxAttempts, 1],
+      ['poolSize', poolSize, 1],
+      ['unavailableRetryMs', unavailableRetryMs, 0],
     ] as const) {
-      if (!Number.isSafeInteger(value) || value < 1) {
-        throw new StorageError('invalid_value', `${what}: expected a positive integer, got ${String(value)}`);
+      if (!Number.isSafeInteger(value) || value < min) {
+        throw new StorageError(
+          'invalid_value',
+          `${what}: expected an integer of at least ${min}, got ${String(value)}`,
+        );
       }
     }
     const config = clientConfig(options);
@@ -119,7 +144,15 @@ export class PostgresStorage implements Storage {
         ...config,
         application_name: `${config.application_name}-listen`,
       });
-      return new PostgresStorage(pool, listener, location, migration, maxAttempts, poolSize);
+      return new PostgresStorage(
+        pool,
+        listener,
+        location,
+        migration,
+        maxAttempts,
+        poolSize,
+        unavailableRetryMs,
+      );
     } catch (error) {
       await pool.end().catch(() => undefined);
       throw error;
@@ -179,6 +212,7 @@ export class PostgresStorage implements Storage {
   }
 
   async #run<T>(readOnly: boolean, fn: (tx: StorageTx) => Promise<T>): Promise<T> {
+    const giveUpAt = Date.now() + this.#unavailableRetryMs;
     for (let attempt = 1; ; attempt++) {
       // At most poolSize transactions hold a connection; the others wait here (without the
       // pool's connection timeout, which is for reaching the server).
@@ -190,11 +224,16 @@ export class PostgresStorage implements Storage {
       } catch (error) {
         this.#slots.release();
         if (!readOnly) this.#writer.release();
+        // (Through a proxy during a failover, connecting fails at once: try again for a while.)
+        if (Date.now() < giveUpAt && !this.#pool.ended && !this.#closed) {
+          await pause(attempt);
+          continue;
+        }
         throw new StorageError('storage_unavailable', `cannot reach the database ${this.location}`, {
           cause: error,
         });
       }
-      const executor = new PostgresExecutor(client);
+      const executor = new PostgresExecutor(client, readOnly);
       // A checked-out connection that breaks emits 'error'; unheard, it would end the process.
       const onError = () => {
         executor.lost = true;
@@ -234,7 +273,9 @@ export class PostgresStorage implements Storage {
         // a broken connection refused to send ("not queryable") was never sent.
         const conflict = executor.conflict || isConflict(error);
         const unsent = !commitSent || String((error as Error)?.message).includes('not queryable');
-        const retry = (conflict || (lost && unsent)) && attempt < this.#maxAttempts && !this.#pool.ended;
+        const retry =
+          !this.#pool.ended &&
+          ((conflict && attempt < this.#maxAttempts) || (lost && unsent && Date.now() < giveUpAt));
         if (!retry) {
           if (error instanceof StorageError || !(conflict || lost)) throw error;
           throw conflict
@@ -295,10 +336,21 @@ class PostgresExecutor implements SqlExecutor {
   readonly dialect = postgresDialect;
   /** A statement failed with a serialization conflict or a deadlock. */
   conflict = false;
-  /** A statement failed because the connection broke. */
+  /**
+   * A statement failed because the connection broke, or because the server takes no writes (a
+   * standby): either way the connection is discarded and the transaction may be re-run.
+   */
   lost = false;
 
-  constructor(private readonly client: pg.PoolClient) {}
+  constructor(
+    private readonly client: pg.PoolClient,
+    private readonly readOnly: boolean,
+  ) {}
+
+  #classify(error: unknown): void {
+    if (isConflict(error)) this.conflict = true;
+    if (isConnectionError(error) || (!this.readOnly && isNotPrimary(error))) this.lost = true;
+  }
 
   prepare(sql: string): SqlStatement {
     const { name, text } = translate(sql);
@@ -306,8 +358,7 @@ class PostgresExecutor implements SqlExecutor {
       try {
         return await this.client.query<Row>({ name, text, values: params.map(toParam) });
       } catch (error) {
-        if (isConflict(error)) this.conflict = true;
-        if (isConnectionError(error)) this.lost = true;
+        this.#classify(error);
         throw error;
       }
     };
@@ -322,8 +373,7 @@ class PostgresExecutor implements SqlExecutor {
     try {
       await this.client.query(sql);
     } catch (error) {
-      if (isConflict(error)) this.conflict = true;
-      if (isConnectionError(error)) this.lost = true;
+      this.#classify(error);
       throw error;
     }
   }
@@ -398,6 +448,10 @@ export function clientConfig(
     connectionString: options.url,
     application_name: options.applicationName ?? 'tensormine-validator',
     connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+    // A server that vanished without closing its connections (a machine lost, a network cut)
+    // is found by TCP keepalive instead of never.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         oid === INT8_OID && format !== 'binary'
@@ -430,7 +484,11 @@ export function isConflict(error: unknown): boolean {
   return code === '40001' || code === '40P01';
 }
 
-/** The connection broke: the server went away, or an administrator terminated the session. */
+/**
+ * The connection broke: the server went away (08xxx connection exceptions, 57P01 admin_shutdown,
+ * 57P02 crash_shutdown: another backend crashed, 57P03 cannot_connect_now: the server is
+ * starting, stopping or in recovery), or an administrator terminated the session.
+ */
 export function isConnectionError(error: unknown): boolean {
   const code = sqlState(error);
   if (code !== undefined) {
@@ -443,6 +501,18 @@ export function isConnectionError(error: unknown): boolean {
     message.includes('connection error') ||
     message.includes('Client was closed and is not queryable')
   );
+}
+
+/**
+ * The server takes no writes: SQLSTATE 25006 read_only_sql_transaction (a standby, a primary
+ * being demoted, `default_transaction_read_only`), or a hot standby refusing SERIALIZABLE
+ * (0A000 "cannot use serializable mode in a hot standby"). In a write transaction this means
+ * the connection reached a server that is not the primary (any more): a failover.
+ */
+export function isNotPrimary(error: unknown): boolean {
+  const code = sqlState(error);
+  if (code === '25006') return true;
+  return code === '0A000' && /hot standby|during recovery/.test(String((error as Error | null)?.message));
 }
 
 /** A random pause growing with the attempt (1 to 2^attempt ms, at most 250 ms). */

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PROCESS_START_TIMEOUT_MS } from '../../../../test-support/timeouts.ts';
 
 /**
  * Validator processes (the real bin, `src/bin.ts start`) for cluster tests and benches: each
@@ -74,8 +75,8 @@ export async function startNode(options: StartNodeOptions): Promise<Node> {
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`node ${options.nodeId} did not start in 60 s: ${out}`));
-    }, 60_000);
+      reject(new Error(`node ${options.nodeId} did not start in ${PROCESS_START_TIMEOUT_MS} ms: ${out}`));
+    }, PROCESS_START_TIMEOUT_MS);
     child.stdout!.on('data', (chunk: Buffer) => {
       keep(chunk);
       const match = /listening on (http:\/\/\S+)/.exec(out);
