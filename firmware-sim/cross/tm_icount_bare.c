@@ -1,5 +1,5 @@
 /*
- * tm-icount: instructions per nonce of the core's searches on rv32imc, read from the
+ * tm-icount: instructions per nonce of the core's searches (and per ed25519 signature) on rv32imc, read from the
  * minstret counter. Run under qemu with `-icount shift=0`, where minstret counts retired
  * guest instructions exactly (make rv32-icount). The searches are given thresholds no nonce
  * meets, so every nonce is a full miss, the common case while mining.
@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "../core/tm_core.h"
+#include "../core/tm_ed25519.h"
 #include "../core/tm_hexchain.h"
 #include "../core/tm_sha_port.h"
 #include "../core/tm_tensor.h"
@@ -51,6 +52,28 @@ static void tensor(const char *name, uint8_t op, uint16_t n, uint8_t f, uint64_t
   row(name, sol.iterations, instret() - t0);
 }
 
+/* Instructions per ed25519 operation on a 117-byte message (a signed request's size). */
+static void ed25519(void) {
+  uint8_t seed[32], pub[32], msg[117], sig[64];
+  uint64_t t0, sign_i, verify_i, public_i;
+  uint32_t i;
+  int32_t ok;
+  for (i = 0; i < 32u; i++) seed[i] = (uint8_t)(i * 29u + 3u);
+  for (i = 0; i < sizeof msg; i++) msg[i] = (uint8_t)(i * 11u + 7u);
+  t0 = instret();
+  tm_ed25519_public_key(seed, pub);
+  public_i = instret() - t0;
+  t0 = instret();
+  tm_ed25519_sign(seed, pub, msg, sizeof msg, sig);
+  sign_i = instret() - t0;
+  t0 = instret();
+  ok = tm_ed25519_verify(sig, msg, sizeof msg, pub);
+  verify_i = instret() - t0;
+  printf("icount ed25519-public-key instructions=%lu\n", (unsigned long)public_i);
+  printf("icount ed25519-sign signatures=1 instructions=%lu\n", (unsigned long)sign_i);
+  printf("icount ed25519-verify signatures=1 instructions=%lu valid=%d\n", (unsigned long)verify_i, (int)ok);
+}
+
 int main(void) {
   uint8_t prefix[80] = {0}, target[32] = {0};
   tm_block_solution b;
@@ -64,5 +87,6 @@ int main(void) {
   tensor("tensor-esp32-matmul-32", TM_OP_MATMUL, 32, 0, 40);
   tensor("tensor-esp32-conv-4x32", TM_OP_CONV, 32, 4, 40);
   tensor("tensor-esp8266-matmul-16", TM_OP_MATMUL, 16, 0, 100);
+  ed25519();
   return 0;
 }

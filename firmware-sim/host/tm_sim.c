@@ -29,6 +29,7 @@
 #include "../core/tm_core.h"
 #include "../core/tm_proto.h"
 #include "../core/tm_selftest.h"
+#include "tm_sim_net.h"
 
 #define SIM_MAX_N TM_MAX_TENSOR_DIM
 #define SIM_MAX_F TM_MAX_CONV_FILTERS
@@ -365,7 +366,7 @@ static int open_port(const char *path) {
 
 static void usage(FILE *to) {
   fprintf(to,
-          "usage: tm-sim --port PATH [options]\n"
+          "usage: tm-sim --port PATH [options]   (or tm-sim --net URL ...: the board on the network)\n"
           "A simulated tensormine board speaking docs/serial-protocol.md on a tty (e.g. one end of\n"
           "`socat -d -d pty,raw,echo=0 pty,raw,echo=0`). Logs to stderr.\n"
           "  --port PATH              the tty to open (required)\n"
@@ -554,6 +555,10 @@ static double capped_rate(const tm_device_status *st) {
 int main(int argc, char **argv) {
   double credit = 0; /* seconds of mining the cap allows now */
   double last = 0;
+  int arg;
+  for (arg = 1; arg < argc; arg++) {
+    if (strcmp(argv[arg], "--net") == 0) return tm_sim_net_main(argc, argv); /* the board on the network */
+  }
   clock_gettime(CLOCK_MONOTONIC, &sim.t0);
   parse_args(argc, argv);
   sim.fd = open_port(sim.port);

@@ -8,8 +8,13 @@
 #include <string.h>
 
 #include "../core/sha256.h"
+#include "../core/sha512.h"
+#include "../core/tm_ed25519.h"
 #include "../core/tm_core.h"
 #include "../core/tm_hexchain.h"
+#include "../core/tm_http.h"
+#include "../core/tm_json.h"
+#include "../core/tm_sign.h"
 #include "../core/tm_sha_port.h"
 #include "../core/tm_tensor.h"
 
@@ -173,6 +178,99 @@ static const char *run(char **f, int n) {
     if (len < 0) return "bad hex";
     tm_sha256(bytes, (uint32_t)len, a32);
     print_hex(a32, 32);
+    return NULL;
+  }
+  if (strcmp(f[0], "sha512") == 0 && n <= 2) {
+    uint8_t digest[64];
+    len = n == 2 ? parse_hex(f[1], bytes, sizeof bytes) : 0;
+    if (len < 0) return "bad hex";
+    tm_sha512(bytes, (uint32_t)len, digest);
+    print_hex(digest, 64);
+    return NULL;
+  }
+  if (strcmp(f[0], "ed25519_public") == 0 && n == 2) {
+    if (!parse_hex_exact(f[1], a32, 32)) return "bad seed";
+    tm_ed25519_public_key(a32, b32);
+    print_hex(b32, 32);
+    return NULL;
+  }
+  if (strcmp(f[0], "ed25519_sign") == 0 && (n == 2 || n == 3)) {
+    uint8_t signature[64];
+    if (!parse_hex_exact(f[1], a32, 32)) return "bad seed";
+    len = n == 3 ? parse_hex(f[2], bytes, sizeof bytes) : 0;
+    if (len < 0) return "bad hex";
+    tm_ed25519_public_key(a32, b32);
+    tm_ed25519_sign(a32, b32, bytes, (uint32_t)len, signature);
+    print_hex(b32, 32);
+    put_char(' ');
+    print_hex(signature, 64);
+    return NULL;
+  }
+  if (strcmp(f[0], "ed25519_verify") == 0 && (n == 3 || n == 4)) {
+    uint8_t signature[64];
+    if (!parse_hex_exact(f[1], a32, 32) || !parse_hex_exact(f[2], signature, 64)) return "bad key or signature";
+    len = n == 4 ? parse_hex(f[3], bytes, sizeof bytes) : 0;
+    if (len < 0) return "bad hex";
+    put_u64((uint64_t)tm_ed25519_verify(signature, bytes, (uint32_t)len, a32));
+    return NULL;
+  }
+  if (strcmp(f[0], "request_sign") == 0 && n == 7) {
+    /* request_sign <seed> <method> <path> <body hex | -> <timestamp ms> <nonce>: the x-tm-* headers */
+    uint8_t nonce[16];
+    uint8_t lines[512];
+    tm_buf h;
+    uint32_t i;
+    len = strcmp(f[4], "-") == 0 ? -1 : parse_hex(f[4], bytes, sizeof bytes);
+    if (!parse_hex_exact(f[1], a32, 32) || !parse_u64(f[5], &u) || !parse_hex_exact(f[6], nonce, 16) ||
+        (len < 0 && strcmp(f[4], "-") != 0))
+      return "bad request_sign arguments";
+    tm_ed25519_public_key(a32, b32);
+    tm_buf_init(&h, lines, sizeof lines);
+    if (tm_request_headers(&h, a32, b32, f[2], f[3], len < 0 ? NULL : bytes, len < 0 ? 0u : (uint32_t)len, u,
+                           nonce) != 0)
+      return "tm_request_headers failed";
+    for (i = 0; i < h.len; i++) {
+      if (lines[i] == '\r') continue;
+      put_char(lines[i] == '\n' ? ';' : (char)lines[i]);
+    }
+    return NULL;
+  }
+  if (strcmp(f[0], "submission_sign") == 0 && n == 4) {
+    uint8_t signature[64];
+    if (!parse_hex_exact(f[1], a32, 32) || !parse_hex_exact(f[3], header, 88)) return "bad submission_sign arguments";
+    tm_ed25519_public_key(a32, b32);
+    tm_submission_sign(a32, b32, f[2], header, signature);
+    print_hex(signature, 64);
+    return NULL;
+  }
+  if (strcmp(f[0], "notify_verify") == 0 && n == 4) {
+    uint8_t signature[64];
+    len = parse_hex(f[3], bytes, sizeof bytes);
+    if (!parse_hex_exact(f[1], a32, 32) || !parse_hex_exact(f[2], signature, 64) || len < 0)
+      return "bad notify_verify arguments";
+    put_u64((uint64_t)tm_notify_verify(a32, bytes, (uint32_t)len, signature));
+    return NULL;
+  }
+  if (strcmp(f[0], "json") == 0 && n == 3) {
+    /* json <path | .> <text hex>: the type of the value at path and the value's text in hex */
+    tm_span doc, v;
+    int32_t type;
+    len = parse_hex(f[2], bytes, sizeof bytes);
+    if (len < 0) return "bad hex";
+    doc.p = (const char *)bytes;
+    doc.n = (uint32_t)len;
+    type = tm_json_get(doc, strcmp(f[1], ".") == 0 ? "" : f[1], &v);
+    put_i64(type);
+    if (type > 0) {
+      put_char(' ');
+      print_hex((const uint8_t *)v.p, v.n);
+    }
+    return NULL;
+  }
+  if (strcmp(f[0], "http_date") == 0 && n == 2) {
+    len = parse_hex(f[1], bytes, sizeof bytes);
+    if (len < 0) return "bad hex";
+    put_u64(tm_http_date((const char *)bytes, (uint32_t)len));
     return NULL;
   }
   if (strcmp(f[0], "input") == 0 && n == 3) {

@@ -6,6 +6,16 @@
  * (input_hex may be "-" to derive X from the challenge hash).
  *
  *   sha256 <hex>                          -> <digest>
+ *   sha512 <hex>                          -> <digest>  (an empty message: no argument, as for sha256)
+ *   ed25519_public <seed>                 -> <public key>
+ *   ed25519_sign <seed> [<message hex>]   -> <public key> <signature>
+ *   ed25519_verify <public key> <signature> [<message hex>] -> 1 | 0
+ *   request_sign <seed> <method> <path> <body hex | -> <timestamp ms> <nonce>
+ *                                         -> the four x-tm-* header lines, each ended by ';'
+ *   submission_sign <seed> <challenge_id> <header>  -> <signature>  (PTM41/submit)
+ *   notify_verify <node key> <signature> <body hex> -> 1 | 0   (PTM41/notify, protocol 4.17)
+ *   json <path | .> <text hex>            -> <type> [<value text hex>]  (tm_json_get; type < 1: none)
+ *   http_date <text hex>                  -> Unix seconds (0: not an IMF-fixdate)
  *   input <challenge_hash> <N>            -> <X hex>          (expand of taggedHash("PTM4/input", hash))
  *   path_target <challenge_hash>          -> <8 bytes hex>
  *   act <a>                               -> <relu> <sigmoid> <tanh>

@@ -56,6 +56,12 @@ describe.skipIf(!rv32 && !inCi)('rv32imc, bare metal under qemu-system-riscv32',
       expect(m, `${name} in ${out}`).not.toBeNull();
       expect(Number(m![3])).toBeGreaterThan(1000);
     }
+    for (const name of ['ed25519-sign', 'ed25519-verify']) {
+      const m = new RegExp(`^icount ${name} signatures=1 instructions=(\\d+)`, 'm').exec(out);
+      expect(m, `${name} in ${out}`).not.toBeNull();
+      expect(Number(m![1])).toBeGreaterThan(100_000);
+    }
+    expect(out).toMatch(/^icount ed25519-verify .* valid=1$/m);
   });
 });
 
@@ -65,5 +71,15 @@ describe.skipIf(!lx106 && !inCi)('Xtensa LX106 (ESP8266)', () => {
     const report = make('cross-report');
     expect(report).toMatch(/\| Xtensa LX106 \(ESP8266\), gcc -O2 \| [\d,]+ \| [\d,]+/);
     expect(report).toMatch(/\| `tm_device_poll` \| \d+ \| \d+ \|/);
+    expect(report).toMatch(/\| `tm_board_step` \| \d+ \| \d+ \|/);
+    expect(report).toMatch(/\| `tm_ed25519_sign` \| \d+ \| \d+ \|/);
+  });
+});
+
+describe('the Arduino sketch (Espressif toolchains cannot be installed here)', () => {
+  it('compiles as C++ against stubs of the Arduino-ESP32 API, serial and Wi-Fi modes, and the lwIP port', () => {
+    expect(make('sketch-check')).toMatch(
+      /sketch-check: serial and Wi-Fi modes and the lwIP socket port compile/,
+    );
   });
 });

@@ -10,15 +10,168 @@
  *     as a library (lib_deps = tensormine-core=symlink://../core).
  * See firmware-sim/README.md, "Flashing an ESP32".
  *
- * What the board supplies to the core: Serial at 115200 (the protocol's only channel: nothing
- * else is ever printed on it), esp_rom_crc32_le as the CRC-32, the eFuse MAC as the chip id,
- * esp_reset_reason() for BOOT, millis() as the clock, and RTC memory that keeps unacknowledged
- * results across a software or watchdog reset.
+ * Two modes, chosen at build time:
+ *
+ *   - Serial (the default): the board of docs/serial-protocol.md behind a host bridge. What the
+ *     board supplies to the core: Serial at 115200 (the protocol's only channel: nothing else is
+ *     ever printed on it), esp_rom_crc32_le as the CRC-32, the eFuse MAC as the chip id,
+ *     esp_reset_reason() for BOOT, millis() as the clock, and RTC memory that keeps
+ *     unacknowledged results across a software or watchdog reset.
+ *   - Wi-Fi: with a tm_config.h beside this file (copy tm_config.example.h) that defines
+ *     TM_WIFI_SSID, the board mines on its own: core/tm_board.c over lwIP's BSD sockets
+ *     (port/tm_net_bsd.c), its own ed25519 key kept in NVS, a callback port for the
+ *     validator's notifications. Serial then carries log lines only.
  */
 #include <Arduino.h>
 #include <esp_attr.h>
 #include <esp_rom_crc.h>
 #include <esp_system.h>
+
+#if defined(__has_include)
+#if __has_include("tm_config.h")
+#include "tm_config.h"
+#endif
+#endif
+
+#ifdef TM_WIFI_SSID
+/* ---- Wi-Fi mode ------------------------------------------------------------------------- */
+#include <Preferences.h>
+#include <WiFi.h>
+#include <esp_random.h>
+
+extern "C" {
+#include "tm_board.h"
+#include "tm_json.h"
+#include "tm_net_bsd.h"
+#include "tm_selftest.h"
+}
+
+#ifndef TM_CALLBACK_PORT
+#define TM_CALLBACK_PORT 4242
+#endif
+#ifndef TM_POLL_MS
+#define TM_POLL_MS 0
+#endif
+#ifndef TM_POOL
+#define TM_POOL 0
+#endif
+#ifndef TM_POOL_STAKE
+#define TM_POOL_STAKE "0"
+#endif
+#define TM_BOARD_MAX_N 32u /* the esp32 device type of docs/protocol.md 3.1 */
+#define TM_BOARD_MAX_F 4u
+/* the board's task: its worst case is about 5.5 KiB (a callback's ed25519 verification, README) */
+#define TM_BOARD_STACK_BYTES 16384u
+
+static int32_t scratch_words[TM_SCRATCH_WORDS_ANY(TM_BOARD_MAX_N, TM_BOARD_MAX_F)]; /* 16,932 B, v4.0 */
+static int8_t input_buffer[TM_BOARD_MAX_N * TM_BOARD_MAX_N];                         /* 1,024 B */
+static uint8_t io_buffer[8192]; /* an answer; a v4.0 challenge at N = 32 is about 6 KB */
+static tm_board board;
+static tm_net_bsd net;
+static tm_net_port port;
+
+static uint32_t clock_ms(void *ctx) {
+  (void)ctx;
+  return millis();
+}
+
+/* esp_fill_random is a true random source while the radio is on (Wi-Fi is, here). */
+static void random_bytes(void *ctx, uint8_t *buf, uint32_t len) {
+  (void)ctx;
+  esp_fill_random(buf, len);
+}
+
+static void log_line(void *ctx, const char *line) {
+  (void)ctx;
+  Serial.printf("[%10lu] %s\n", (unsigned long)millis(), line);
+}
+
+/* The board's secret key: made once, on the first boot, and kept in NVS (flash). */
+static void load_key(uint8_t seed[32]) {
+  Preferences nvs;
+  nvs.begin("tensormine", false);
+  if (nvs.getBytes("seed", seed, 32) != 32) {
+    esp_fill_random(seed, 32);
+    nvs.putBytes("seed", seed, 32);
+    Serial.println("tensormine: a new key was made and kept in NVS");
+  }
+  nvs.end();
+}
+
+static void wifi_connect(void) {
+  if (WiFi.status() == WL_CONNECTED) return;
+  Serial.printf("tensormine: connecting to %s\n", TM_WIFI_SSID);
+  WiFi.mode(WIFI_STA);
+  WiFi.begin(TM_WIFI_SSID, TM_WIFI_PASSWORD);
+  while (WiFi.status() != WL_CONNECTED) delay(250);
+  Serial.printf("tensormine: Wi-Fi up, address %s\n", WiFi.localIP().toString().c_str());
+}
+
+static void board_task(void *arg) {
+  (void)arg;
+  for (;;) {
+    if (WiFi.status() != WL_CONNECTED) {
+      wifi_connect(); /* the board registers again by itself if the validator forgot it */
+      continue;
+    }
+    /* about 20 ms of mining per turn, callbacks answered between 4 ms slices */
+    if (tm_board_step(&board, 20, TM_BOARD_UNLIMITED) == 0) {
+      if (tm_net_bsd_wait(&net, 20)) tm_board_serve(&board);
+    }
+    vTaskDelay(1); /* let the idle task run (watchdog) */
+  }
+}
+
+void setup() {
+  tm_board_config cfg;
+  /* the known-answer self-test in the v4.0 buffers, before they are the board's */
+  const tm_scratch selftest = {scratch_words, sizeof scratch_words / sizeof scratch_words[0]};
+  Serial.begin(115200);
+  if (tm_self_test(&selftest, input_buffer) != TM_OK) {
+    Serial.println("tensormine: the core's known-answer self-test failed; not mining");
+    for (;;) delay(1000);
+  }
+  wifi_connect();
+  memset(&cfg, 0, sizeof cfg);
+  load_key(cfg.seed);
+  if (tm_net_bsd_open(&net, "0.0.0.0", TM_CALLBACK_PORT ? TM_CALLBACK_PORT : -1, clock_ms, random_bytes, NULL) != 0) {
+    Serial.println("tensormine: cannot listen on the callback port; polling only");
+    tm_net_bsd_open(&net, "0.0.0.0", -1, clock_ms, random_bytes, NULL);
+  }
+  tm_net_bsd_port(&net, &port);
+  cfg.url = TM_VALIDATOR_URL;
+  cfg.device_type = "esp32";
+  cfg.callback_port = net.port;
+  cfg.poll_ms = TM_POLL_MS;
+  cfg.pool = TM_POOL;
+  cfg.pool_stake = TM_POOL_STAKE;
+  cfg.max_n = TM_BOARD_MAX_N;
+  cfg.max_f = TM_BOARD_MAX_F;
+  cfg.scratch = scratch_words;
+  cfg.scratch_words = sizeof scratch_words / sizeof scratch_words[0];
+  cfg.input = input_buffer;
+  cfg.input_bytes = sizeof input_buffer;
+  cfg.io = io_buffer;
+  cfg.io_bytes = sizeof io_buffer;
+  cfg.net = &port;
+  cfg.log = log_line;
+  if (tm_board_init(&board, &cfg) != TM_OK) {
+    Serial.println("tensormine: tm_config.h is not valid (see the line above); not mining");
+    for (;;) delay(1000);
+  }
+  {
+    char hex[65];
+    tm_hex_encode(tm_board_public_key(&board), 32, hex);
+    Serial.printf("tensormine: board key %s, validator %s, callback port %u\n", hex, TM_VALIDATOR_URL,
+                  (unsigned)net.port);
+  }
+  xTaskCreatePinnedToCore(board_task, "tm-board", TM_BOARD_STACK_BYTES, NULL, 1, NULL, 1);
+}
+
+void loop() { vTaskDelay(1000); /* the board runs in its own task */ }
+
+#else
+/* ---- Serial mode ------------------------------------------------------------------------ */
 
 extern "C" {
 #include "tm_proto.h"
@@ -125,3 +278,5 @@ void loop() {
   /* about 20 ms of mining per call at the rate measured at boot, then back to the port */
   tm_device_poll(&device, millis(), TM_BUDGET_AUTO);
 }
+
+#endif /* TM_WIFI_SSID */

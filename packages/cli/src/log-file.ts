@@ -3,8 +3,8 @@ import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { CliError } from './errors.js';
 import { type CliIo, writeLine } from './io.js';
+import { JobLineSummary } from './job-lines.js';
 import { timestamp } from './plain.js';
-import { JobLineSummary } from './reports.js';
 import type { SessionLine, SessionView } from './session.js';
 
 /**

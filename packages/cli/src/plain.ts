@@ -1,7 +1,8 @@
 import type { MinerLogEvent } from '@tensormine/miner';
 import { applyHotkey, HOTKEY_HELP, hotkeyAction } from './hotkeys.js';
 import { aborted, type CliIo, tolerateLostTerminal, writeLine } from './io.js';
-import { hashrateReport, JobLineSummary } from './reports.js';
+import { JobLineSummary } from './job-lines.js';
+import { hashrateReport } from './reports.js';
 import type { SessionLine, SessionView } from './session.js';
 
 /**

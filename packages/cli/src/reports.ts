@@ -1,6 +1,5 @@
 import type { EndpointState } from '@tensormine/client';
 import { formatDifficulty, formatHashrate, type HashrateWindows, type MinerStats } from '@tensormine/miner';
-import type { SessionLine } from './session.js';
 import type { PoolView } from './work-source.js';
 
 /**
@@ -125,31 +124,4 @@ export function formatAgo(atMs: number | undefined, nowMs: number): string {
 
 export function formatMs(ms: number | undefined): string {
   return ms === undefined ? 'n/a' : `${Math.round(ms)} ms`;
-}
-
-/**
- * `new job` lines at several blocks a second would swamp the log: at most one a second is
- * printed, followed by how many were left out (`(+12 more new jobs)`). Other lines pass.
- */
-export class JobLineSummary {
-  private lastAtMs = Number.NEGATIVE_INFINITY;
-  private skipped = 0;
-  constructor(
-    private readonly everyMs = 1000,
-    private readonly now: () => number = Date.now,
-  ) {}
-
-  /** The text to print for this line, or undefined to leave it out. */
-  text(line: SessionLine): string | undefined {
-    if (line.event?.type !== 'job') return line.text;
-    const t = this.now();
-    if (t - this.lastAtMs < this.everyMs) {
-      this.skipped++;
-      return undefined;
-    }
-    this.lastAtMs = t;
-    const more = this.skipped;
-    this.skipped = 0;
-    return more > 0 ? `${line.text} (+${more} more new job${more === 1 ? '' : 's'})` : line.text;
-  }
 }

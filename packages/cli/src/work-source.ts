@@ -14,6 +14,7 @@ import {
   POOL,
   SOLO,
   type SubmitOutcome,
+  signFound,
   tensorJob,
   type WorkSource,
   type WorkSourceEvents,
@@ -23,20 +24,20 @@ import {
   type Coord,
   coordEquals,
   type DeviceType,
-  decodeHeader,
   formatAmount,
-  fromHex,
   type HexSubmissionInput,
   type PoolShareResult,
   parseAmount,
+  type SignedHexSubmission,
 } from '@tensormine/protocol';
 import { describeError, failureReason, isUnreachable } from './errors.js';
 
 /**
  * The miner's WorkSource on the SDK client: `getWork` asks the client for work (v4.1 where
  * the validator serves the hexchain, else v4.0; failover across the validators in order) and
- * turns it into a job for the engine; `submit` signs and submits a result with the client's
- * `submitWork`, to the validator that issued its work. Failures are explained for people:
+ * turns it into a job for the engine; `submit` signs a result (the miner built and verified
+ * it: `signFound` with the key's Signer) and sends that body as it is with the client's
+ * `submitSigned`, to the validator that issued its work. Failures are explained for people:
  * when no validator answers, every URL is probed and named with its reason (ECONNREFUSED,
  * timeout, 503 ...); an unregistered key names the `miner register` command to run.
  */
@@ -428,21 +429,20 @@ export class ClientWorkSource extends EventEmitter<ClientWorkSourceEvents> imple
         message: `result ${found.id} was found for key ${minerKey}, not for this key ${signer.publicKeyHex}`,
       };
     }
-    const work = this.works.get(found.challengeId);
-    if (this.options.pool && found.kind === 'hexchain') {
-      const header = decodeHeader(fromHex(found.header, 88, 'header'));
-      return this.submitShare(
-        signer.buildHexSubmission({
-          challengeId: found.challengeId,
-          challengeHash: header.challengeHash,
-          coord: header.coord,
-          nonce: found.nonce,
-        }),
-      );
+    // Built and verified by the miner; signed here, once, and sent as it is.
+    let signed: ReturnType<typeof signFound>;
+    try {
+      signed = signFound(found, signer);
+    } catch (error) {
+      // Only a damaged journal line gets here (a header that is not this result's): final.
+      return { status: 'rejected', code: 'validation_failed', message: describeError(error) };
     }
+    const work = this.works.get(found.challengeId);
+    if (this.options.pool && found.kind === 'hexchain')
+      return this.submitShare(signed as SignedHexSubmission);
     if (work !== undefined) {
       try {
-        const { result } = await client.submitWork(work, { nonce: found.nonce });
+        const { result } = await client.submitSigned(work, signed);
         if (work.version === '4.1' && this.works.get(found.challengeId) === work) this.stopWatch();
         return { status: 'accepted', details: result as unknown as Record<string, unknown> };
       } catch (error) {
@@ -452,22 +452,10 @@ export class ClientWorkSource extends EventEmitter<ClientWorkSourceEvents> imple
     // A journaled result from an earlier run: its work is gone, the result holds what is
     // signed, and which validator issued it is not known. Offered to each validator in order:
     // one that does not know the challenge says challenge_not_found, and the next is tried.
-    const send = async (endpoint: string): Promise<unknown> => {
-      if (found.kind === 'hexchain') {
-        const header = decodeHeader(fromHex(found.header, 88, 'header'));
-        const body = signer.buildHexSubmission({
-          challengeId: found.challengeId,
-          challengeHash: header.challengeHash,
-          coord: header.coord,
-          nonce: found.nonce,
-        });
-        return client.hexchain.submit(body, { endpoint });
-      }
-      return client.v40.submit(
-        { proof: found.proof, signature: signer.signProof(found.proof) },
-        { endpoint },
-      );
-    };
+    const send = (endpoint: string): Promise<unknown> =>
+      'proof' in signed
+        ? client.v40.submit(signed, { endpoint })
+        : client.hexchain.submit(signed, { endpoint });
     let unavailable: SubmitOutcome | undefined;
     let notFound: SubmitOutcome | undefined;
     for (const endpoint of this.options.urls) {

@@ -167,13 +167,13 @@ describe('miner devices', () => {
     expect(code).toBe(0);
     const lines = stdout.trimEnd().split('\n');
     expect(lines[0]).toBe('registered devices: 2 (native 1, esp32 0, esp8266 1)');
-    expect(lines[1]).toMatch(/^device\s+public key\s+type\s+port\s+last seen$/);
+    expect(lines[1]).toMatch(/^device\s+public key\s+type\s+port\s+last seen\s+rate\s+work\s+callback$/);
     expect(lines).toHaveLength(4);
     expect(lines.find((l) => l.includes(a.publicKeyHex))).toMatch(
-      new RegExp(`^dev-\\S+\\s+${a.publicKeyHex}\\s+native\\s+-\\s+(never|\\d+s ago)$`),
+      new RegExp(`^dev-\\S+\\s+${a.publicKeyHex}\\s+native\\s+-\\s+(never|\\d+s ago)\\s+-\\s+-\\s+none$`),
     );
     expect(lines.find((l) => l.includes(b.publicKeyHex))).toMatch(
-      new RegExp(`^dev-\\S+\\s+${b.publicKeyHex}\\s+esp8266\\s+-\\s+(never|\\d+s ago)$`),
+      new RegExp(`^dev-\\S+\\s+${b.publicKeyHex}\\s+esp8266\\s+-\\s+(never|\\d+s ago)\\s+-\\s+-\\s+none$`),
     );
     const json = JSON.parse((await runCli(['devices', '--url', url, '--json'], env)).stdout) as {
       registered: { total: number };

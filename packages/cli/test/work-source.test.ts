@@ -1,5 +1,5 @@
 import { createClient, Signer } from '@tensormine/client';
-import { type FoundResult, type HexchainJob, resultFromNonce } from '@tensormine/miner';
+import { type FoundResult, type HexchainJob, resultFromNonce, signFound } from '@tensormine/miner';
 import { encodeHeader, hashMeetsTarget, hexPowHash } from '@tensormine/protocol';
 import { describe, expect, test } from 'vitest';
 import { ClientWorkSource } from '../src/work-source.js';
@@ -87,6 +87,26 @@ describe('ClientWorkSource', () => {
     // A rejection carries the validator's code.
     const forged = { ...found, nonce: found.nonce + 1 };
     expect(await s.submit(forged)).toMatchObject({ status: 'rejected' });
+  });
+
+  test("sends the miner's result as it is, signed once: nothing rebuilt or recomputed", async () => {
+    const { url } = await testValidator({ hexDifficulty: 16n });
+    const signer = Signer.generate();
+    const client = createClient({ urls: [url], signer, healthCheckIntervalMs: 0 });
+    cleanup(() => client.close());
+    await client.miners.register();
+    const sent: unknown[] = [];
+    const submitSigned = client.submitSigned.bind(client);
+    client.submitSigned = (work, signed, options) => {
+      sent.push(signed);
+      return submitSigned(work, signed, options);
+    };
+    client.submitWork = () => Promise.reject(new Error('the miner path must not rebuild the result'));
+    const s = new ClientWorkSource({ client, signer, urls: [url], latticeWatchMs: 0 });
+    cleanup(async () => s.close());
+    const found = solve((await s.getWork()) as HexchainJob);
+    expect(await s.submit(found)).toMatchObject({ status: 'accepted', details: { accepted: true } });
+    expect(sent).toEqual([signFound(found, signer)]);
   });
 
   test("says the work is stale when another miner's block takes the target cell", async () => {

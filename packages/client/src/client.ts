@@ -6,6 +6,8 @@ import {
   type RouteBody,
   type RouteQuery,
   type RouteReply,
+  type SignedHexSubmission,
+  type SignedProof,
 } from '@tensormine/protocol';
 import { InvalidInputError, NetworkError, ProtocolMismatchError } from './errors.js';
 import { type EventStreamOptions, hexEventStream } from './event-stream.js';
@@ -19,6 +21,7 @@ import {
   isHexchainMissing,
   ProtocolDetector,
   type ProtocolVersion,
+  type SignedSolution,
   type SubmitWorkResult,
   type TensorWork,
   type TensorWorkResult,
@@ -405,7 +408,9 @@ export class TensormineClient extends ServiceClient<'validator'> {
    * Submits the solution of a work unit, signed by the signer, to the validator that issued it:
    * a v4.1 block (POST /api/hexchain/submit) or a v4.0 proof (POST /submit). Retried on a
    * connection error or a timeout, to the same validator (an identical resubmission returns the
-   * original acceptance).
+   * original acceptance). For a caller that has only a nonce: the client builds the block or the
+   * proof (a v4.0 proof's work is recomputed unless `solution.work` is given) and signs it. A
+   * miner that built, verified and signed its result already sends it with `submitSigned`.
    *
    * @returns `{ version, result, endpoint }`: HexSubmitResult for v4.1, SubmitResult for v4.0.
    * @throws InvalidInputError (no signer, bad nonce), ValidatorError (the rejection reason, e.g.
@@ -427,8 +432,6 @@ export class TensormineClient extends ServiceClient<'validator'> {
         },
       ]);
     }
-    const endpoint = options.endpoint ?? work.endpoint;
-    const pinned = { ...options, endpoint };
     if (work.version === '4.1') {
       const c = (work as HexWork).challenge;
       const body = signer.buildHexSubmission({
@@ -436,16 +439,10 @@ export class TensormineClient extends ServiceClient<'validator'> {
         challengeHash: fromHex(c.challenge_hash, 32, 'challenge_hash'),
         coord: c.coord,
         nonce: solution.nonce,
-      });
-      const result = await this.#submitting(endpoint, () => this.hexchain.submit(body, pinned));
-      const done: HexWorkResult = { version: '4.1', result, submission: body, endpoint };
-      return done as SubmitWorkResult<W>;
+      }) as SignedHexSubmission;
+      return this.#send(work, body, options);
     }
-    if (work.version !== '4.0') {
-      throw new ProtocolMismatchError(
-        `work.version: expected "4.0" or "4.1", got ${JSON.stringify((work as { version?: unknown }).version)}`,
-      );
-    }
+    if (work.version !== '4.0') throw versionMismatch(work);
     const tensorWork = work as TensorWork;
     const c = tensorWork.challenge;
     const computed = workOf(tensorWork, solution, signer.publicKey);
@@ -456,7 +453,54 @@ export class TensormineClient extends ServiceClient<'validator'> {
       solution.nonce,
       computed,
     );
-    const signature = signer.signProof(proof);
+    return this.#send(work, { proof, signature: signer.signProof(proof) }, options);
+  }
+
+  /**
+   * Sends a solution built and signed already (a miner's verified result), exactly as it is, to
+   * the validator that issued `work`, with `submitWork`'s retries: a v4.1 block submission
+   * (POST /api/hexchain/submit) or a v4.0 signed proof envelope (POST /submit). Nothing is
+   * rebuilt, recomputed or signed here; the body must answer `work` (its challenge id).
+   *
+   * @returns as `submitWork`.
+   * @throws InvalidInputError (a body for another challenge), ProtocolMismatchError (a work
+   *   that is neither 4.0 nor 4.1), ValidatorError (the rejection reason), NetworkError,
+   *   TimeoutError
+   */
+  async submitSigned<W extends Work>(
+    work: W,
+    signed: SignedSolution<W>,
+    options: CallOptions = {},
+  ): Promise<SubmitWorkResult<W>> {
+    const body = signed as SignedHexSubmission | SignedProof;
+    if (work.version === '4.1') {
+      const id = (work as HexWork).challenge.id;
+      const given = isObject(body) && 'challenge_id' in body ? body.challenge_id : undefined;
+      if (given !== id) throw notThisWork('challenge_id', id, given);
+      return this.#send(work, body as SignedHexSubmission, options);
+    }
+    if (work.version !== '4.0') throw versionMismatch(work);
+    const id = (work as TensorWork).challenge.challenge_id;
+    const given = isObject(body) && isObject(body.proof) ? body.proof.challenge_id : undefined;
+    if (given !== id) throw notThisWork('proof.challenge_id', id, given);
+    return this.#send(work, body as SignedProof, options);
+  }
+
+  /** Sends a signed solution to the validator that issued its work (or `options.endpoint`). */
+  async #send<W extends Work>(
+    work: W,
+    body: SignedHexSubmission | SignedProof,
+    options: CallOptions,
+  ): Promise<SubmitWorkResult<W>> {
+    const endpoint = options.endpoint ?? work.endpoint;
+    const pinned = { ...options, endpoint };
+    if (work.version === '4.1') {
+      const submission = body as SignedHexSubmission;
+      const result = await this.#submitting(endpoint, () => this.hexchain.submit(submission, pinned));
+      const done: HexWorkResult = { version: '4.1', result, submission, endpoint };
+      return done as SubmitWorkResult<W>;
+    }
+    const { proof, signature } = body as SignedProof;
     const result = await this.#submitting(endpoint, () => this.v40.submit({ proof, signature }, pinned));
     const done: TensorWorkResult = { version: '4.0', result, proof, signature, endpoint };
     return done as SubmitWorkResult<W>;
@@ -482,4 +526,24 @@ export class TensormineClient extends ServiceClient<'validator'> {
  */
 export function createClient(options: ValidatorClientOptions): TensormineClient {
   return new TensormineClient(options);
+}
+
+function versionMismatch(work: Work): ProtocolMismatchError {
+  return new ProtocolMismatchError(
+    `work.version: expected "4.0" or "4.1", got ${JSON.stringify((work as { version?: unknown }).version)}`,
+  );
+}
+
+/** A signed body that answers another challenge than the work it is sent for. */
+function notThisWork(path: string, expected: string, got: unknown): InvalidInputError {
+  return new InvalidInputError([
+    {
+      path,
+      message: `${path}: expected ${JSON.stringify(expected)} (the challenge of the work), got ${got === undefined ? 'none' : JSON.stringify(got)}`,
+    },
+  ]);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
 }

@@ -40,6 +40,7 @@ export {
   type HexWork,
   type HexWorkResult,
   type ProtocolVersion,
+  type SignedSolution,
   type SolveWorkOptions,
   type SubmitWorkResult,
   solveWork,

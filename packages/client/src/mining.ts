@@ -9,6 +9,8 @@ import {
   type HexSubmitResult,
   type ProofWire,
   ProtocolError,
+  type SignedHexSubmission,
+  type SignedProof,
   type SubmitResult,
   solveBlock,
   solveProof,
@@ -88,6 +90,16 @@ export interface TensorWorkResult {
   readonly signature: readonly number[];
   readonly endpoint: string;
 }
+
+/**
+ * A solution built and signed already, as it travels (`submitSigned`): per version, a union for a
+ * union. v4.1 the block submission, v4.0 the signed proof envelope.
+ */
+export type SignedSolution<W extends Work> = W extends HexWork
+  ? SignedHexSubmission
+  : W extends TensorWork
+    ? SignedProof
+    : never;
 
 /** The result type of submitWork for a work type: per version, a union for a union. */
 export type SubmitWorkResult<W extends Work> = W extends HexWork

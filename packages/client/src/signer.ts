@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import {
   buildSubmission,
   type Coord,
+  decodeHeader,
   describe,
   formatPublicKey,
   generateKeyPair,
@@ -13,8 +14,10 @@ import {
   type ProofWire,
   parseProof,
   type SignedRequestHeaders,
+  signatureToWire,
   signProof,
   signRequest,
+  signSubmission,
   toHex,
 } from '@tensormine/protocol';
 import { InvalidInputError, KeyFileError } from './errors.js';
@@ -236,6 +239,27 @@ export class Signer {
       throw new InvalidInputError([{ path: 'proof', message: `proof.${message}` }]);
     }
     return signProof(parsed.bytes, this.#secretKey);
+  }
+
+  /**
+   * The `signature` of a v4.1 block submission whose 88-byte header is built already (a miner's
+   * result): ed25519 over `submissionMessage(challengeId, header)`, as 64 byte integers. Nothing
+   * is recomputed: the header is signed as it is.
+   * @throws InvalidInputError when the header is not 88 bytes or not this signer's (its key).
+   */
+  signSubmission(challengeId: string, header: Uint8Array): number[] {
+    let minerKey: Uint8Array;
+    try {
+      minerKey = decodeHeader(header).minerPublicKey;
+    } catch (error) {
+      throw new InvalidInputError(
+        [{ path: 'header', message: (error as Error).message }],
+        {},
+        { cause: error },
+      );
+    }
+    this.#assertOwn(formatPublicKey(minerKey), 'header.miner_pubkey');
+    return signatureToWire(signSubmission(challengeId, header, this.#secretKey));
   }
 
   /** The signed body of POST /api/hexchain/submit for a solved v4.1 challenge. */

@@ -20,6 +20,14 @@ import { Signer } from '../src/signer.js';
 const SECRET = '9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60';
 const PUBLIC = 'd75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a'; // RFC 8032 test 1
 
+/** A solved v4.1 challenge, as `buildHexSubmission` takes it. */
+const HEX_PARTS = {
+  challengeId: 'h-1',
+  challengeHash: new Uint8Array(32).fill(7),
+  coord: { q: 1, r: -1, s: 0 },
+  nonce: 42,
+};
+
 let dir: string;
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'tensormine-signer-'));
@@ -96,12 +104,7 @@ describe('Signer', () => {
 
   it('builds the same signed hexchain submission as the protocol package', () => {
     const signer = Signer.fromSecretKey(SECRET);
-    const parts = {
-      challengeId: 'h-1',
-      challengeHash: new Uint8Array(32).fill(7),
-      coord: { q: 1, r: -1, s: 0 },
-      nonce: 42,
-    };
+    const parts = HEX_PARTS;
     const submission = signer.buildHexSubmission(parts);
     expect(submission).toEqual(buildSubmission({ ...parts, keyPair: keyPairFromSecret(fromHex(SECRET)) }));
     const header = encodeHeader({
@@ -113,6 +116,30 @@ describe('Signer', () => {
     expect(
       verify(signatureFromWire(submission.signature), submissionMessage('h-1', header), fromHex(PUBLIC)),
     ).toBe(true);
+  });
+
+  it('signs a header built already as it is: the signature buildHexSubmission makes, only for its own key', () => {
+    const signer = Signer.fromSecretKey(SECRET);
+    const parts = HEX_PARTS;
+    const header = encodeHeader({ ...parts, minerPublicKey: fromHex(PUBLIC) });
+    const signature = signer.signSubmission('h-1', header);
+    expect(signature).toEqual(signer.buildHexSubmission(parts).signature);
+    expect(verify(Uint8Array.from(signature), submissionMessage('h-1', header), fromHex(PUBLIC))).toBe(true);
+    const theirs = encodeHeader({ ...parts, minerPublicKey: new Uint8Array(32).fill(0xab) });
+    expect(() => signer.signSubmission('h-1', theirs)).toThrow(
+      `header.miner_pubkey: expected this signer's public key ${PUBLIC}, got a string of 64 characters`,
+    );
+    const short = (() => {
+      try {
+        signer.signSubmission('h-1', header.subarray(0, 87));
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(short).toBeInstanceOf(InvalidInputError);
+    expect((short as InvalidInputError).problems).toEqual([
+      { path: 'header', message: 'header: expected 88 bytes, got 87' },
+    ]);
   });
 
   it('signs a v4.0 proof over its canonical bytes, and only its own', () => {

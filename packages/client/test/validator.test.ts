@@ -3,7 +3,10 @@ import {
   coordEquals,
   fromHex,
   parseAmount,
+  proofFromWork,
   type Receipt,
+  type SignedHexSubmission,
+  type SignedProof,
   verifyReceipt,
 } from '@tensormine/protocol';
 import { describe, expect, it } from 'vitest';
@@ -250,6 +253,101 @@ describe('a v4.0 mining round', () => {
     const work = await c.getWork();
     expect(work.version).toBe('4.0');
     expect(seen.map((r) => r.operationId)).toEqual(['requestChallenge']);
+  });
+});
+
+describe('a solution built and signed already (submitSigned)', () => {
+  it('v4.1: sends the block submission as it is and answers as submitWork does', async () => {
+    const { url } = await startValidator();
+    const signer = Signer.generate();
+    const c = client({ url, signer });
+    await c.miners.register();
+    const work = (await c.getWork()) as HexWork;
+    const solution = solveWork(work, signer, { maxIterations: 1_000_000 })!;
+    const signed = signer.buildHexSubmission({
+      challengeId: work.challenge.id,
+      challengeHash: fromHex(work.challenge.challenge_hash),
+      coord: work.challenge.coord,
+      nonce: solution.nonce,
+    }) as SignedHexSubmission;
+    const seen = requestsOf(c);
+    const submitted = await c.submitSigned(work, signed);
+    expect(submitted).toMatchObject({ version: '4.1', endpoint: url });
+    expect(submitted.submission).toBe(signed);
+    expect(submitted.result).toMatchObject({ accepted: true, depth: 1, reward: '1', token: 'PTM' });
+    expect(seen.map((e) => e.operationId)).toEqual(['hexSubmit']);
+    // submitWork builds the same body from the nonce: the original acceptance.
+    expect((await c.submitWork(work, solution)).result).toEqual(submitted.result);
+  });
+
+  it('v4.0: sends the signed proof as it is (its work is not computed again)', async () => {
+    const { url } = await startValidator({ hexchain: false });
+    const signer = Signer.generate();
+    const c = client({ url, signer });
+    await c.miners.register();
+    const work = (await c.getWork({ deviceType: 'esp8266' })) as TensorWork;
+    const solution = solveWork(work, signer, { maxIterations: 200_000 })!;
+    const proof = proofFromWork(
+      work.challenge.challenge_id,
+      fromHex(work.challenge.hash),
+      signer.publicKey,
+      solution.nonce,
+      solution.work!,
+    );
+    const signature = signer.signProof(proof);
+    const submitted = await c.submitSigned(work, { proof, signature });
+    expect(submitted).toMatchObject({ version: '4.0', endpoint: url });
+    expect(submitted.proof).toBe(proof);
+    expect(submitted.signature).toBe(signature);
+    expect(submitted.result).toMatchObject({ accepted: true, miner_pubkey: signer.publicKeyHex });
+  });
+
+  it('refuses a body that answers another challenge, before sending it', async () => {
+    const { url } = await startValidator();
+    const signer = Signer.generate();
+    const c = client({ url, signer });
+    await c.miners.register();
+    const work = (await c.getWork()) as HexWork;
+    const other = (await c.getWork()) as HexWork;
+    const signed = signer.buildHexSubmission({
+      challengeId: other.challenge.id,
+      challengeHash: fromHex(other.challenge.challenge_hash),
+      coord: other.challenge.coord,
+      nonce: 0,
+    }) as SignedHexSubmission;
+    const seen = requestsOf(c);
+    const error = (await c.submitSigned(work, signed).catch((e: unknown) => e)) as InvalidInputError;
+    expect(error).toBeInstanceOf(InvalidInputError);
+    expect(error.problems).toEqual([
+      {
+        path: 'challenge_id',
+        message: `challenge_id: expected ${JSON.stringify(work.challenge.id)} (the challenge of the work), got ${JSON.stringify(other.challenge.id)}`,
+      },
+    ]);
+    expect(seen).toEqual([]);
+  });
+
+  it('v4.0: refuses a body that is not a proof of the work, or a work of no known version, before sending it', async () => {
+    const { url } = await startValidator({ hexchain: false });
+    const signer = Signer.generate();
+    const c = client({ url, signer });
+    await c.miners.register();
+    const work = (await c.getWork({ deviceType: 'esp8266' })) as TensorWork;
+    const seen = requestsOf(c);
+    const hexBody = { challenge_id: work.challenge.challenge_id } as unknown as SignedProof;
+    const error = (await c.submitSigned(work, hexBody).catch((e: unknown) => e)) as InvalidInputError;
+    expect(error).toBeInstanceOf(InvalidInputError);
+    expect(error.problems).toEqual([
+      {
+        path: 'proof.challenge_id',
+        message: `proof.challenge_id: expected ${JSON.stringify(work.challenge.challenge_id)} (the challenge of the work), got none`,
+      },
+    ]);
+    const future = { ...work, version: '5.0' } as unknown as TensorWork;
+    await expect(c.submitSigned(future, hexBody)).rejects.toThrow(
+      new ProtocolMismatchError('work.version: expected "4.0" or "4.1", got "5.0"'),
+    );
+    expect(seen).toEqual([]);
   });
 });
 

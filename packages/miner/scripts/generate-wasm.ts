@@ -1,7 +1,7 @@
 /**
  * Generates src/kernels/wasm.generated.ts: the WebAssembly SIMD (128-bit) kernels as a base64
- * module, written from scratch by the scripts of the protocol package (wasm-emit.ts writes the
- * bytes, sha256-wasm.ts the symbolic SHA-256; no toolchain). The module exports `memory` and:
+ * module, written from scratch by @tensormine/wasm-gen (wasm-emit.ts writes the bytes,
+ * sha256-wasm.ts the symbolic SHA-256; no toolchain). The module exports `memory` and:
  *
  * - `scanHexchain(loStart, count, t0) -> i32`: the hexchain nonce search, LANES nonces per
  *   iteration (GROUPS interleaved groups of 4 lanes: 1 measured faster than 2 on V8, which
@@ -13,33 +13,36 @@
  *   first digest word is compared with t0 in the loop.
  * - `expandWeights(blocks)`, `macMatmul(n, swap)` and `macConv(n, filters, swap)`: the v4.0
  *   accumulators, the same functions as the protocol package's verifier core (one generator:
- *   protocol/scripts/mac-wasm.ts; the hexchain parameters sit below its buffers).
+ *   wasm-gen/src/mac-wasm.ts; the hexchain parameters sit below its buffers).
  * - `postStats(count)` and `postFired(count, below) -> bits`: what the search does with Z
  *   after the multiply-accumulates (the accumulator fold, sum, min, max; the fired bitmap and
- *   its MML description length), protocol/scripts/post-wasm.ts.
+ *   its MML description length), wasm-gen/src/post-wasm.ts.
  *
  *   npx tsx packages/miner/scripts/generate-wasm.ts          (writes the file)
  *   npx tsx packages/miner/scripts/generate-wasm.ts --check  (fails when it is out of date)
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MAC_LAYOUT, MAC_PAGES, macFunctions } from '../../protocol/scripts/mac-wasm.js';
-import { POST_END, POST_LAYOUT, POST_PAGES, postFunctions } from '../../protocol/scripts/post-wasm.js';
 import {
   BSWAP32_LANES,
   Builder,
   compressSymbolic,
-  lit,
-  type Val,
-} from '../../protocol/scripts/sha256-wasm.js';
-import {
   type FunctionDef,
   I32,
+  lit,
+  MAC_LAYOUT,
+  MAC_PAGES,
+  macFunctions,
   moduleBytes,
   op,
+  POST_END,
+  POST_LAYOUT,
+  POST_PAGES,
+  postFunctions,
   V128,
+  type Val,
   writeGenerated,
-} from '../../protocol/scripts/wasm-emit.js';
+} from '@tensormine/wasm-gen';
 
 /** Interleaved groups of 4 lanes in the hexchain loop. */
 const GROUPS = 1;
@@ -173,9 +176,9 @@ writeGenerated(
 export const HEXCHAIN_LANES = ${LANES};
 /** Byte offset of the 13 hexchain parameter words in the module's memory. */
 export const HEXCHAIN_PARAMS = ${HEXCHAIN_PARAMS};
-/** Byte offsets of the multiply-accumulate buffers (protocol/scripts/mac-wasm.ts). */
+/** Byte offsets of the multiply-accumulate buffers (@tensormine/wasm-gen mac-wasm.ts). */
 export const MAC_LAYOUT = ${JSON.stringify(MAC_LAYOUT)} as const;
-/** Byte offsets of the post-processing buffers (protocol/scripts/post-wasm.ts). */
+/** Byte offsets of the post-processing buffers (@tensormine/wasm-gen post-wasm.ts). */
 export const POST_LAYOUT = ${JSON.stringify(POST_LAYOUT)} as const;
 `,
   bytes,

@@ -8,6 +8,8 @@ export type MinerErrorCode =
   | 'invalid_option'
   /** A kernel reported a result that the reference verifier rejects: a bug, never submitted. */
   | 'kernel_mismatch'
+  /** A result whose parts disagree (its nonce, its submission or proof, its header): never signed. */
+  | 'invalid_result'
   /** A worker thread failed to start or exited unexpectedly. */
   | 'worker_failed'
   /** The journal file could not be read or written. */

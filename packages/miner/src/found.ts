@@ -1,6 +1,8 @@
 import {
   binomialTail,
   computeWork,
+  coordEquals,
+  decodeHeader,
   type ErrorCode,
   encodeHeader,
   equalBytes,
@@ -8,26 +10,30 @@ import {
   fromHex,
   type HexSubmissionInput,
   hexPowHash,
-  type KeyPair,
   meetsThresholds,
-  numberToQ16,
   type ProofWire,
   parseProof,
-  proofBytesFromWire,
   proofFromWork,
   q16ToNumber,
-  signatureToWire,
-  signProof,
-  signSubmission,
+  type SignedHexSubmission,
+  type SignedProof,
   toHex,
   verifyBlock,
 } from '@tensormine/protocol';
+import { MinerError } from './errors.js';
 import { expectedHashes, type HexchainJob, type MiningJob, type TensorJob } from './job.js';
+
+export type { SignedHexSubmission, SignedProof } from '@tensormine/protocol';
 
 /**
  * A found result: a nonce that the reference verifier accepts for its job, in the wire form
  * the validator takes (unsigned: the WorkSource signs when it submits, see `signFound`). Plain
  * JSON (no bytes, no bigint), so that the journal can store it as it is.
+ *
+ * Built, verified and signed once: `resultFromNonce` builds it with the reference and checks
+ * it (the result it returns is frozen), `verifyFound` does not check such a result again,
+ * `signFound` signs it as it is, and the WorkSource sends that body unchanged (the CLI through
+ * the client's `submitSigned`): nothing is rebuilt or recomputed on the way.
  */
 interface FoundBase {
   /** `challengeId/nonce`: the result's identity (the journal's key). */
@@ -120,16 +126,13 @@ export function resultFromNonce(
     };
     const verdict = verifyBlock(hexTerms(job), submission, { requireSignature: false });
     if (!verdict.ok) return { ok: false, code: verdict.code, message: verdict.message };
-    return {
-      ok: true,
-      found: {
-        ...base,
-        kind: 'hexchain',
-        achievedDifficulty: hashDifficulty(powHash),
-        header: toHex(header),
-        submission,
-      },
-    };
+    return built(job, {
+      ...base,
+      kind: 'hexchain',
+      achievedDifficulty: hashDifficulty(powHash),
+      header: toHex(header),
+      submission,
+    });
   }
   if (!Number.isSafeInteger(nonce) || nonce < 0) {
     return {
@@ -141,16 +144,49 @@ export function resultFromNonce(
   const work = computeWork(job.task, job.minerPublicKey, nonce);
   if (!meetsThresholds(job.task, work)) return thresholdRejection(job, work.mmlScoreQ16, work.pathDistance);
   const proof = proofFromWork(job.challengeId, job.task.challengeHash, job.minerPublicKey, nonce, work);
-  return {
-    ok: true,
-    found: { ...base, kind: 'tensor', achievedDifficulty: pathDifficulty(work.pathDistance), proof },
-  };
+  return built(job, {
+    ...base,
+    kind: 'tensor',
+    achievedDifficulty: pathDifficulty(work.pathDistance),
+    proof,
+  });
+}
+
+/**
+ * The results `resultFromNonce` built and found valid, with the terms of the job they were
+ * checked against (`termsOf`). Frozen, so what was checked is what is submitted.
+ */
+const verified = new WeakMap<FoundResult, string>();
+
+function built(job: MiningJob, found: FoundResult): { readonly ok: true; readonly found: FoundResult } {
+  deepFreeze(found);
+  verified.set(found, termsOf(job));
+  return { ok: true, found };
+}
+
+/** What `verifyFound` checks a result against, as one string. */
+function termsOf(job: MiningJob): string {
+  return job.kind === 'hexchain'
+    ? `hexchain ${job.challengeId} ${formatCoordKey(job.coord)} ${toHex(job.challengeHash)} ${job.target.toString(16)}`
+    : `tensor ${job.challengeId} ${toHex(job.task.challengeHash)} ${job.task.mmlThresholdQ16} ${job.task.pathDistanceMax}`;
+}
+
+function formatCoordKey(c: { readonly q: number; readonly r: number; readonly s: number }): string {
+  return `${c.q},${c.r},${c.s}`;
+}
+
+function deepFreeze(value: object): void {
+  for (const child of Object.values(value)) {
+    if (typeof child === 'object' && child !== null && !Object.isFrozen(child)) deepFreeze(child);
+  }
+  Object.freeze(value);
 }
 
 /**
  * Verifies a found result against its job with the reference: `verifyBlock` (no signature)
  * for hexchain; for tensor the recomputation, field by field, and the thresholds, as
- * `verifyProof` does after the signature.
+ * `verifyProof` does after the signature. A result that `resultFromNonce` built (and checked)
+ * against the same terms is not checked again: it cannot have changed (it is frozen).
  */
 export function verifyFound(job: MiningJob, found: FoundResult): { readonly ok: true } | ResultRejection {
   if (found.challengeId !== job.challengeId) {
@@ -160,6 +196,7 @@ export function verifyFound(job: MiningJob, found: FoundResult): { readonly ok: 
       message: `challenge_id: expected ${job.challengeId}, got ${found.challengeId}`,
     };
   }
+  if (verified.get(found) === termsOf(job)) return { ok: true };
   if (job.kind === 'hexchain') {
     if (found.kind !== 'hexchain')
       return { ok: false, code: 'validation_failed', message: 'expected a hexchain result' };
@@ -199,33 +236,75 @@ export function verifyFound(job: MiningJob, found: FoundResult): { readonly ok: 
   return { ok: true };
 }
 
-/** A signed hexchain submission: the body of POST /api/hexchain/submit. */
-export type SignedHexSubmission = HexSubmissionInput & { readonly signature: readonly number[] };
-
-/** A signed proof envelope: the body of POST /submit. */
-export interface SignedProof {
-  readonly proof: ProofWire;
-  readonly signature: number[];
+/**
+ * What signs a result: the key that mined it. The client's `Signer` is one (`Signer.load(...)`,
+ * `Signer.fromSecretKey(...)`); the secret key stays inside it.
+ */
+export interface FoundSigner {
+  /** ed25519 over `proofMessage` of a v4.0 proof, as 64 byte integers. */
+  signProof(proof: ProofWire): readonly number[];
+  /** ed25519 over `submissionMessage(challengeId, header)` of a v4.1 block, as 64 byte integers. */
+  signSubmission(challengeId: string, header: Uint8Array): readonly number[];
 }
 
-/** The signed request body for a result: POST /api/hexchain/submit or POST /submit. */
-export function signFound(found: HexchainFound, keyPair: KeyPair): SignedHexSubmission;
-export function signFound(found: TensorFound, keyPair: KeyPair): SignedProof;
-export function signFound(found: FoundResult, keyPair: KeyPair): SignedHexSubmission | SignedProof;
-export function signFound(found: FoundResult, keyPair: KeyPair): SignedHexSubmission | SignedProof {
+/**
+ * The signed request body of a result, as it is sent (POST /api/hexchain/submit or POST
+ * /submit): the result's own submission or proof, nothing rebuilt, with the signature.
+ * @throws MinerError `invalid_result` when the result's parts disagree (its nonce, its
+ *   submission or proof, its header: a damaged journal line), before anything is signed.
+ */
+export function signFound(found: HexchainFound, signer: FoundSigner): SignedHexSubmission;
+export function signFound(found: TensorFound, signer: FoundSigner): SignedProof;
+export function signFound(found: FoundResult, signer: FoundSigner): SignedHexSubmission | SignedProof;
+export function signFound(found: FoundResult, signer: FoundSigner): SignedHexSubmission | SignedProof {
   if (found.kind === 'hexchain') {
-    const signature = signSubmission(
-      found.challengeId,
-      fromHex(found.header, 88, 'header'),
-      keyPair.secretKey,
-    );
-    return { ...found.submission, signature: signatureToWire(signature) };
+    const header = consistentHeader(found);
+    const signature = signer.signSubmission(found.challengeId, header);
+    return { ...found.submission, signature: [...signature] };
   }
-  const q16 = numberToQ16(found.proof.mml_score) ?? 0;
-  return {
-    proof: found.proof,
-    signature: signProof(proofBytesFromWire(found.proof, q16), keyPair.secretKey),
-  };
+  const p = found.proof;
+  if (p.challenge_id !== found.challengeId || p.computation_nonce !== found.nonce) {
+    throw inconsistent(found, `proof is for ${p.challenge_id} nonce ${p.computation_nonce}`);
+  }
+  return { proof: p, signature: [...signer.signProof(p)] };
+}
+
+/**
+ * The header of a hexchain result, checked to be the one its submission describes (a result
+ * read back from a journal could be damaged): nothing is signed that the result does not say.
+ */
+function consistentHeader(found: HexchainFound): Uint8Array {
+  let header: Uint8Array;
+  let fields: ReturnType<typeof decodeHeader>;
+  try {
+    header = fromHex(found.header, 88, 'header');
+    fields = decodeHeader(header);
+  } catch (error) {
+    throw inconsistent(found, (error as Error).message, error);
+  }
+  const b = found.submission.block;
+  if (
+    found.submission.challenge_id !== found.challengeId ||
+    b.nonce !== found.nonce ||
+    fields.nonce !== found.nonce ||
+    !coordEquals(fields.coord, b.coord) ||
+    formatPublicKey(fields.minerPublicKey) !== b.miner_pubkey
+  ) {
+    throw inconsistent(
+      found,
+      `submission is for ${found.submission.challenge_id} nonce ${b.nonce}, header for nonce ${fields.nonce}`,
+    );
+  }
+  return header;
+}
+
+function inconsistent(found: FoundResult, what: string, cause?: unknown): MinerError {
+  return new MinerError(
+    'invalid_result',
+    `result ${found.id} (challenge ${found.challengeId}, nonce ${found.nonce}) does not hold together: ${what}`,
+    { id: found.id },
+    cause === undefined ? undefined : { cause },
+  );
 }
 
 function hexTerms(job: HexchainJob) {

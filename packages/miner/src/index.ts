@@ -30,6 +30,7 @@ export { formatDifficulty, formatHashrate, formatLogEvent } from './format.js';
 export {
   type FoundMeta,
   type FoundResult,
+  type FoundSigner,
   type HexchainFound,
   hashDifficulty,
   pathDifficulty,

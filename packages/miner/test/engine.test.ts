@@ -11,7 +11,17 @@ import { MiningEngine, type MiningEngineOptions } from '../src/engine.js';
 import type { MinerError } from '../src/errors.js';
 import { type FoundResult, signFound } from '../src/found.js';
 import { tensorJob } from '../src/job.js';
-import { cleanup, hexJob, KEY, NEVER, next, tensorChallenge, tensorTestJob, waitFor } from './helpers.js';
+import {
+  cleanup,
+  hexJob,
+  KEY,
+  NEVER,
+  next,
+  signerOf,
+  tensorChallenge,
+  tensorTestJob,
+  waitFor,
+} from './helpers.js';
 
 async function started(options: MiningEngineOptions = {}): Promise<MiningEngine> {
   const engine = new MiningEngine({ threads: 2, ...options });
@@ -29,7 +39,7 @@ describe('MiningEngine', () => {
     const result = await found;
     expect(result.kind).toBe('hexchain');
     if (result.kind !== 'hexchain') return;
-    const body = signFound(result, KEY);
+    const body = signFound(result, signerOf(KEY));
     const verdict = verifyBlock(
       { id: job.challengeId, coord: job.coord, challengeHash: job.challengeHash, target: job.target },
       body,
@@ -54,7 +64,7 @@ describe('MiningEngine', () => {
     engine.setJob(tensorJob(wire, KEY.publicKey));
     const result = await found;
     if (result.kind !== 'tensor') throw new Error('expected a tensor result');
-    const { proof, signature } = signFound(result, KEY);
+    const { proof, signature } = signFound(result, signerOf(KEY));
     expect(verifyProof(challenge, proof, { signature })).toEqual({ ok: true });
     const bytes = proofBytesFromWire(proof, proof.mml_score * 65536);
     expect(verify(Uint8Array.from(signProof(bytes, KEY.secretKey)), proofMessage(bytes), KEY.publicKey)).toBe(

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { Signer } from '@tensormine/client';
 import {
   type ChallengeWire,
   type Coord,
@@ -6,6 +7,11 @@ import {
   deriveChallenge,
   type KeyPair,
   keyPairFromSecret,
+  numberToQ16,
+  proofBytesFromWire,
+  signatureToWire,
+  signProof,
+  signSubmission,
   type TensorChallenge,
   taggedHash,
   targetFromDifficulty,
@@ -14,7 +20,7 @@ import {
 import { afterEachTest } from '../../../test-support/cleanup.ts';
 import { waitFor as waitUntil } from '../../../test-support/wait.ts';
 import type { DeviceBackend } from '../src/device.js';
-import type { FoundResult } from '../src/found.js';
+import type { FoundResult, FoundSigner } from '../src/found.js';
 import type { HexchainJob, MiningJob, TensorJob } from '../src/job.js';
 import { tensorJob } from '../src/job.js';
 import type { SubmitOutcome, WorkSource, WorkSourceEvents } from '../src/work-source.js';
@@ -25,6 +31,24 @@ export function testKey(name: string): KeyPair {
 }
 
 export const KEY = testKey('miner');
+
+/** The client's Signer of a test key pair (what signs results: `signFound`). */
+export function signerOf(key: KeyPair): Signer {
+  return Signer.fromSecretKey(key.secretKey);
+}
+
+/**
+ * A FoundSigner that signs with any key, even one that did not mine the result (the client's
+ * Signer refuses to): for tests that need a signature the validator refuses.
+ */
+export function anyKeySigner(key: KeyPair): FoundSigner {
+  return {
+    signProof: (proof) =>
+      signProof(proofBytesFromWire(proof, numberToQ16(proof.mml_score) ?? 0), key.secretKey),
+    signSubmission: (challengeId, header) =>
+      signatureToWire(signSubmission(challengeId, header, key.secretKey)),
+  };
+}
 
 /** A hexchain job with difficulty D (16 finds a block in about 16 hashes; 2^53 - 1 never in a test). */
 export function hexJob(difficulty: number | bigint, overrides: Partial<HexchainJob> = {}): HexchainJob {

@@ -11,6 +11,7 @@ import { afterEachTest } from '../../../test-support/cleanup.ts';
 import { type FoundResult, signFound } from '../src/found.js';
 import { hexchainJob, type MiningJob, tensorJob } from '../src/job.js';
 import type { SubmitOutcome, WorkSource, WorkSourceEvents } from '../src/work-source.js';
+import { anyKeySigner } from './helpers.js';
 
 const open: Validator[] = [];
 
@@ -98,7 +99,7 @@ export class ValidatorSource extends EventEmitter<WorkSourceEvents> implements W
     const res = await this.validator.inject({
       method: 'POST',
       url,
-      payload: signFound(found, this.signer) as unknown as Record<string, unknown>,
+      payload: signFound(found, anyKeySigner(this.signer)) as unknown as Record<string, unknown>,
     });
     const json = res.json() as Record<string, unknown>;
     if (res.statusCode === 200) return { status: 'accepted', details: json };

@@ -174,6 +174,8 @@ const extra = [
   S.AdsListSchema,
   S.SignedRequestHeadersSchema,
   ...Object.values(S.HEX_EVENT_SCHEMAS),
+  // sent by the validator (and the status proxy) to a device's callback port, not a route
+  S.DeviceCallbackSchema,
 ];
 for (const e of extra) typeOf(e as J);
 for (let i = 0; i < queue.length; i++) {

@@ -223,6 +223,11 @@ export const ERROR_CODES = {
     description:
       'The validator behind this service (status proxy, terminal) could not be reached or answered unexpectedly (network error, timeout or 5xx).',
   },
+  device_limit_reached: {
+    status: 429,
+    description:
+      'The address already has as many devices with a callback port as the validator allows (deviceCallbacksPerAddress).',
+  },
 
   // Open-network limits (issue 21)
   order_below_minimum: {

@@ -8,6 +8,11 @@
 export * from './amount.js';
 // Primitives
 export * from './bytes.js';
+// Device callbacks: the message, who is called back when, the HTTP sender (injected I/O)
+export * from './devices/addresses.js';
+export * from './devices/callback.js';
+export * from './devices/callbacks.js';
+export * from './devices/http-sender.js';
 // Economy rules (pure bigint functions)
 export * from './economy/index.js';
 export * from './ed25519.js';
@@ -49,6 +54,7 @@ export * from './tensor/devices.js';
 export * from './tensor/difficulty.js';
 export * from './tensor/fixed-point.js';
 export * from './tensor/mac.js';
+export * from './tensor/mac-check.js';
 export * from './tensor/mml.js';
 export * from './tensor/proof.js';
 export * from './tensor/receipt.js';

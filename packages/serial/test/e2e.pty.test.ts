@@ -1,3 +1,4 @@
+import { Signer } from '@tensormine/client';
 import {
   type FoundResult,
   hexchainJob,
@@ -243,7 +244,10 @@ describe.skipIf(unavailable !== undefined)('over a pty with tm-sim', () => {
           const res = await validator.inject({
             method: 'POST',
             url: '/api/hexchain/submit',
-            payload: signFound(found, key) as unknown as Record<string, unknown>,
+            payload: signFound(found, Signer.fromSecretKey(key.secretKey)) as unknown as Record<
+              string,
+              unknown
+            >,
           });
           const json = res.json() as Record<string, unknown>;
           if (res.statusCode === 200) return { status: 'accepted', details: json };

@@ -4,6 +4,7 @@
  *
  *   status-proxy --validator http://127.0.0.1:8420 [--validator URL ...] [--port 8430] [--host 127.0.0.1] [--cache-ms 1000]
  *                [--rate-limit-per-second 20] [--rate-limit-burst 60] [--upstream-per-second 5] ... [--trust-proxy LIST]
+ *                [--callback-key-file PATH] [--device-callbacks private|all|off]
  *
  * Environment: TENSORMINE_VALIDATOR_URLS (comma-separated), TENSORMINE_STATUS_PORT, TENSORMINE_STATUS_HOST,
  * and TENSORMINE_STATUS_<LIMIT> for each limit (docs/status-proxy.md).
@@ -11,6 +12,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, trustedProxies } from '@tensormine/service-kit';
 import { watchNpmStopSignals } from '@tensormine/service-kit/npm-signals';
+import { loadCallbackKey } from './devices.js';
 import { type CreateStatusProxyOptions, createStatusProxy, STATUS_PROXY_LIMITS } from './proxy.js';
 
 /** The limits, as flags: [flag, option, environment variable, meaning]. */
@@ -63,6 +65,11 @@ const USAGE = `usage: status-proxy [options]
   --cache-ms N       how long read answers are cached, ms (default 1000; 0: none)
 ${LIMIT_USAGE}
   --trust-proxy LIST reverse proxies in front of this one whose X-Forwarded-For is believed (addresses or CIDR ranges, comma-separated); env TENSORMINE_STATUS_TRUST_PROXY, default none
+  --callback-key-file PATH
+                     the key that signs callbacks to the boards behind the proxy (created when missing;
+                     default: a new key at each start, which boards learn again within 10 minutes)
+  --device-callbacks private|all|off
+                     which board addresses are called back (default private: a LAN)
   --help             this text
 
 The dashboard is at the printed URL; the JSON routes are in docs/api.md (Status proxy).`;
@@ -89,6 +96,8 @@ async function main(): Promise<void> {
         port: { type: 'string' },
         host: { type: 'string' },
         'cache-ms': { type: 'string' },
+        'callback-key-file': { type: 'string' },
+        'device-callbacks': { type: 'string' },
         'trust-proxy': { type: 'string' },
         ...Object.fromEntries(LIMIT_FLAGS.map(([flag]) => [flag, { type: 'string' as const }])),
         help: { type: 'boolean' },
@@ -114,6 +123,10 @@ async function main(): Promise<void> {
   const port = integer(String(values.port ?? env.TENSORMINE_STATUS_PORT ?? '8430'), '--port', 0, 65535);
   const host = String(values.host ?? env.TENSORMINE_STATUS_HOST ?? '127.0.0.1');
   const cacheMs = integer(String(values['cache-ms'] ?? '1000'), '--cache-ms', 0, 3_600_000);
+  const policy = String(values['device-callbacks'] ?? 'private');
+  if (policy !== 'private' && policy !== 'all' && policy !== 'off')
+    fail(`--device-callbacks: expected private, all or off, got ${JSON.stringify(policy)}`);
+  const keyFile = values['callback-key-file'] as string | undefined;
   const limits: Partial<Record<keyof typeof STATUS_PROXY_LIMITS, number>> = {};
   for (const [flag, option, env_] of LIMIT_FLAGS) {
     const value = values[flag] ?? env[`TENSORMINE_STATUS_${env_}`];
@@ -131,6 +144,7 @@ async function main(): Promise<void> {
     validators,
     cacheMs,
     logger: { level: 'warn' },
+    deviceCallbacks: { policy, ...(keyFile ? { keyPair: loadCallbackKey(keyFile) } : {}) },
     ...limits,
     ...(trustProxy === undefined ? {} : { trustProxy }),
   };

@@ -27,6 +27,7 @@ import {
 import { type ApiError, addressKey, createServiceApp, errorBody, RateLimiter } from '@tensormine/service-kit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type CachedAnswer, ReadCache } from './cache.js';
+import { DeviceRelay, type DeviceRelayOptions } from './devices.js';
 import { LatticeMirror } from './mirror.js';
 
 export const SOFTWARE_VERSION = '0.1.0';
@@ -42,11 +43,17 @@ export interface CreateStatusProxyOptions {
   readonly client?: Omit<ClientOptions, 'url' | 'urls'>;
   /** Fastify logger options (default: info to stdout, silent under tests). */
   readonly logger?: boolean | Record<string, unknown>;
+  /**
+   * Callbacks to the boards that register through the proxy (docs/status-proxy.md): the key
+   * that signs them (default: a new one per process), which addresses are called (default
+   * private), the sender (tests).
+   */
+  readonly deviceCallbacks?: Omit<DeviceRelayOptions, 'upstream' | 'hub' | 'log'>;
   /** Per client address, every request: sustained per second and burst (default 20, 60). */
   readonly rateLimitPerSecond?: number;
   readonly rateLimitBurst?: number;
   /**
-   * Per client address, the requests that cost a validator request (a read the cache misses, a
+   * Per client address, the requests that cost a validator request (a read the cache misses, a board's registration, a
    * challenge, a submission): sustained per second and burst (default 5, 20).
    */
   readonly upstreamPerSecond?: number;
@@ -86,6 +93,8 @@ export interface StatusProxy {
   readonly client: TensormineClient;
   readonly mirror: LatticeMirror;
   readonly cache: ReadCache;
+  /** The callbacks to the boards behind the proxy. */
+  readonly devices: DeviceRelay;
   /** Starts listening; resolves to the base URL (the dashboard is at its root). */
   listen(options?: { host?: string; port?: number }): Promise<string>;
   close(): Promise<void>;
@@ -283,6 +292,14 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
     }
   };
   const activeUrl = () => client.endpoints().find((e) => e.active)?.url ?? options.validators[0]!;
+  const devices = new DeviceRelay({
+    ...options.deviceCallbacks,
+    upstream: activeUrl,
+    hub: mirror.hub,
+    admit: spend,
+    log: (message) => app.log.info(message),
+  });
+  devices.routes(app);
 
   // The forwarded /api/hexchain/* routes.
   for (const [id, forward] of Object.entries(FORWARDED) as [
@@ -340,7 +357,11 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
             if ('bad' in parsed) return send(reply, parsed.bad);
             const refused = spend(request);
             if (refused !== undefined) return send(reply, refused);
-            return send(reply, await upstream(forward.upstream, parsed.input));
+            const answer = await upstream(forward.upstream, parsed.input);
+            // A board's challenge through the proxy: its work, for the callbacks.
+            if (forward.upstream === 'hexChallenge' && answer.status === 200)
+              devices.followChallenge(request.body, answer.body.toString());
+            return send(reply, answer);
           },
     });
   }
@@ -372,6 +393,7 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
     service: 'tensormine-status-proxy',
     version: SOFTWARE_VERSION,
     uptime_s: Math.floor((Date.now() - startedAt) / 1000),
+    callback_pubkey: devices.publicKeyHex,
   }));
 
   app.get('/api/live', async (_request, reply) => {
@@ -468,6 +490,7 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
     client,
     mirror,
     cache,
+    devices,
     listen: (listenOptions = {}) =>
       app.listen({
         host: listenOptions.host ?? '127.0.0.1',
@@ -479,6 +502,7 @@ export async function createStatusProxy(options: CreateStatusProxyOptions): Prom
       closed = true;
       mirror.stop();
       await app.close();
+      await devices.close();
       await client.close();
     },
   };

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import swagger from '@fastify/swagger';
 import {
+  type CallbackSender,
   checkedWasmMac,
   fromHex,
   keyPairFromSecret,
@@ -32,6 +33,7 @@ import { storageUnavailable } from './http/errors.js';
 import { type Handlers, registerRoutes } from './http/routes.js';
 import { adminHandlers, CONFIG_CHANNEL } from './services/admin.js';
 import { Cluster, followReconnects, isSharedStorage, resolveNodeId } from './services/cluster.js';
+import { createDeviceService } from './services/devices.js';
 import {
   createEconomyService,
   type EconomyGenesis,
@@ -68,6 +70,8 @@ export interface CreateValidatorOptions extends Partial<Record<SettingName, unkn
    * Default: true on PostgreSQL, false on SQLite (tests may share one SQLite storage in process).
    */
   readonly cluster?: boolean;
+  /** Sends the device callbacks (tests inject one); default HTTP (services/devices/). */
+  readonly deviceCallbackSend?: CallbackSender;
 }
 
 export interface Validator {
@@ -105,6 +109,7 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
     events,
     genesis,
     cluster: clusterOption,
+    deviceCallbackSend,
     ...flags
   } = options;
   const resolved: ResolvedConfig = resolveConfig({
@@ -238,14 +243,20 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
   });
   const mining = createMiningService(context);
   const economy = await createEconomyService(context, economyGenesis);
-  const handlers: Handlers = {
+  const devices = createDeviceService(
+    context,
+    hexchain,
+    deviceCallbackSend ? { send: deviceCallbackSend } : {},
+  );
+  const handlers: Handlers = devices.wrap({
     ...nodeHandlers({ softwareVersion: SOFTWARE_VERSION, hexchain, cluster }),
     ...adminHandlers({ hexchain }),
     ...mining.handlers,
+    ...devices.handlers,
     ...economy.handlers,
     ...hexchain.handlers,
     ...pool.handlers,
-  };
+  });
   const registeredRoutes = registerRoutes(app, context, handlers, {
     adminToken,
     keyLimiter,
@@ -256,6 +267,7 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   await cluster.start();
+  await devices.start();
   const beat = setInterval(() => {
     metrics
       .beat()
@@ -299,6 +311,7 @@ export async function createValidator(options: CreateValidatorOptions = {}): Pro
       economy.close();
       pool.close();
       await app.close();
+      await devices.close();
       await metrics.beat().catch(() => {});
       if (!givenStorage) await storage.close();
     },

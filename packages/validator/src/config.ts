@@ -110,6 +110,15 @@ export interface ValidatorConfig {
   readonly invalidProofBudget: number;
   /** Invalid v4.0 proofs one client address may send before its back-off (one more per 6 s). */
   readonly invalidProofBudgetPerAddress: number;
+  /**
+   * Which registered devices are called back (docs/protocol.md 4.17): `private` (loopback,
+   * private and link-local addresses: a home LAN), `all` (public addresses too), or `off`.
+   */
+  readonly deviceCallbacks: 'private' | 'all' | 'off';
+  /** Devices with a callback port one address may register. */
+  readonly deviceCallbacksPerAddress: number;
+  /** How long a callback may take, connection included, before the device counts as not answering. */
+  readonly deviceCallbackTimeoutMs: number;
   readonly logLevel: LogLevel;
   /** A JSON file with the economy's genesis, read at the first start of a data directory. */
   readonly genesisFile: string | undefined;
@@ -357,6 +366,26 @@ export const SETTINGS: { readonly [K in SettingName]: Setting<ValidatorConfig[K]
       'invalid v4.0 proofs one client address may send (whatever the keys) before the same back-off; one more per 6 s',
     default: () => 100,
     parse: int(1, 1_000_000),
+  },
+  deviceCallbacks: {
+    env: 'TENSORMINE_DEVICE_CALLBACKS',
+    description:
+      'which registered devices get work-stale callbacks on their port: private (loopback, private and link-local addresses), all (public ones too) or off',
+    default: () => 'private',
+    parse: oneOf(['private', 'all', 'off'] as const),
+  },
+  deviceCallbacksPerAddress: {
+    env: 'TENSORMINE_DEVICE_CALLBACKS_PER_ADDRESS',
+    description: 'devices with a callback port one client address may register',
+    default: () => 16,
+    parse: int(1, 65_536),
+  },
+  deviceCallbackTimeoutMs: {
+    env: 'TENSORMINE_DEVICE_CALLBACK_TIMEOUT_MS',
+    description:
+      'how long a device callback may take, connection included, before the device counts as not answering',
+    default: () => 1000,
+    parse: int(50, 10_000),
   },
   logLevel: {
     env: 'TENSORMINE_LOG_LEVEL',

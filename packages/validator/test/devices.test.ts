@@ -30,6 +30,7 @@ describe('POST /devices/register', () => {
       port: 8080,
       registered_at: registeredAt,
       device_id: deviceId,
+      callbacks: 'on', // inject() comes from 127.0.0.1: a local address
     });
 
     clock += 50_000;
@@ -48,6 +49,7 @@ describe('POST /devices/register', () => {
       port: null,
       registered_at: registeredAt,
       device_id: deviceId,
+      callbacks: 'none',
     });
     const miner = (await v.inject(`/miners/${ALICE}`)).json();
     expect(miner).toMatchObject({ registered: true, device_type: 'esp8266', registered_at: registeredAt });
@@ -173,6 +175,22 @@ describe('GET /devices', () => {
       port: null,
       registered_at: all.devices[0].registered_at,
       last_seen: all.devices[0].registered_at,
+      hashrate_reported: null,
+      hashrate_1h: null,
+      blocks_1h: 0,
+      work: null,
+      callback: {
+        state: 'none',
+        sent: 0,
+        delivered: 0,
+        refused: 0,
+        failed: 0,
+        coalesced: 0,
+        last_attempt_at: null,
+        last_delivered_at: null,
+        retry_at: null,
+        last_error: null,
+      },
     });
 
     const esp32 = (await v.inject('/devices?device_type=esp32')).json();

@@ -319,6 +319,34 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
         });
         expect(await read((tx) => tx.devices.countByType())).toEqual({ esp32: 2, esp8266: 1 });
       });
+
+      it('keeps the callback address, mode and reported hash rate, and a new registration replaces them', async () => {
+        const on = device(A, { callbackAddress: '192.168.1.20', callbackMode: 'on', hashrate: 150_000 });
+        expect(await write((tx) => tx.devices.upsert(on))).toEqual(on);
+        const relayed = await write((tx) =>
+          tx.devices.upsert(device(A, { callbackAddress: null, callbackMode: 'relayed', hashrate: null })),
+        );
+        expect(relayed).toMatchObject({ callbackAddress: null, callbackMode: 'relayed', hashrate: null });
+      });
+
+      it('counts the other devices called back at an address, and lists the devices called back', async () => {
+        await write(async (tx) => {
+          await tx.devices.upsert(
+            device(A, { callbackAddress: '10.0.0.5', callbackMode: 'on', registeredAt: T + 2 }),
+          );
+          await tx.devices.upsert(
+            device(B, { callbackAddress: '10.0.0.5', callbackMode: 'off', registeredAt: T + 1 }),
+          );
+          await tx.devices.upsert(
+            device(C, { callbackAddress: '10.0.0.6', callbackMode: 'on', registeredAt: T }),
+          );
+        });
+        expect(await read((tx) => tx.devices.countAtAddress('10.0.0.5', C))).toBe(2);
+        expect(await read((tx) => tx.devices.countAtAddress('10.0.0.5', A))).toBe(1);
+        expect(await read((tx) => tx.devices.countAtAddress('10.0.0.9', A))).toBe(0);
+        expect((await read((tx) => tx.devices.listCallbacks(10))).map((d) => d.pubkey)).toEqual([C, A]);
+        expect((await read((tx) => tx.devices.listCallbacks(1))).map((d) => d.pubkey)).toEqual([C]);
+      });
     });
 
     describe('miners', () => {
@@ -761,6 +789,9 @@ function device(pubkey: string, fields: Partial<DeviceRecord> = {}): DeviceRecor
     port: 8080,
     registeredAt: T,
     lastSeen: T,
+    callbackAddress: null,
+    callbackMode: 'none',
+    hashrate: null,
     ...fields,
   };
 }

@@ -57,6 +57,9 @@ describe('SqliteStorage on a file', () => {
         port: 9000,
         registeredAt: T,
         lastSeen: T,
+        callbackAddress: null,
+        callbackMode: 'none',
+        hashrate: null,
       });
       await tx.miners.record(KEY, { proofsAccepted: 1, seenAt: T });
       const serial = await tx.challenges.nextSerial();

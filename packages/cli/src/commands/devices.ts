@@ -85,13 +85,47 @@ function printRegistered(io: CliIo, page: DevicesPage, limit: number): void {
       d.device_type,
       d.port === null ? '-' : String(d.port),
       formatAgo(d.last_seen === null ? undefined : d.last_seen * 1000, now),
+      deviceRate(d),
+      deviceWork(d),
+      deviceCallback(d, now),
     ]);
-    for (const line of table([['device', 'public key', 'type', 'port', 'last seen'], ...rows])) {
+    for (const line of table([
+      ['device', 'public key', 'type', 'port', 'last seen', 'rate', 'work', 'callback'],
+      ...rows,
+    ])) {
       writeLine(io.stdout, line);
     }
   }
   if (page.next_cursor)
     writeLine(io.stdout, `next page: miner devices --limit ${limit} --cursor ${page.next_cursor}`);
+}
+
+type ListedDevice = DevicesPage['devices'][number];
+
+/** Its blocks of the last hour as a rate, else the rate it reported, else '-'. */
+function deviceRate(d: ListedDevice): string {
+  if (d.hashrate_1h !== null) return `${formatHashrate(d.hashrate_1h)} (${d.blocks_1h} blocks/h)`;
+  return d.hashrate_reported === null ? '-' : `${formatHashrate(d.hashrate_reported)} (reported)`;
+}
+
+/** Its current v4.1 work as the answering node issued it: cell, difficulty, stale or not. */
+function deviceWork(d: ListedDevice): string {
+  if (d.work === null) return '-';
+  const { q, r, s } = d.work.coord;
+  return `(${q},${r},${s}) d=${d.work.difficulty}${d.work.stale ? ' stale' : ''}`;
+}
+
+/** Its callbacks: the state, and what was delivered or failed. */
+function deviceCallback(d: ListedDevice, now: number): string {
+  const c = d.callback;
+  if (c.state === 'none' || c.state === 'relayed' || c.state === 'off') return c.state;
+  const counts = `${c.delivered}/${c.sent} delivered`;
+  if (c.state === 'failing') {
+    const retry = c.retry_at === null ? '' : `, retry in ${Math.max(0, Math.ceil(c.retry_at - now / 1000))}s`;
+    return `failing (${counts}${retry}: ${c.last_error ?? 'no answer'})`;
+  }
+  if (c.state === 'refused') return `refused (${counts}: ${c.last_error ?? 'error'})`;
+  return c.state === 'idle' ? 'idle' : `ok (${counts})`;
 }
 
 function printBoards(

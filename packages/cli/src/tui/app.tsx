@@ -2,12 +2,12 @@ import { formatDifficulty, formatHashrate } from '@tensormine/miner';
 import { Box, type DOMElement, measureElement, Static, Text, useApp, useInput, useWindowSize } from 'ink';
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { applyHotkey, hotkeyAction } from '../hotkeys.js';
+import { JobLineSummary } from '../job-lines.js';
 import {
   type DeviceRow,
   formatAgo,
   formatDuration,
   formatMs,
-  JobLineSummary,
   rate10sText,
   type Snapshot,
 } from '../reports.js';

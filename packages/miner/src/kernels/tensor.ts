@@ -29,7 +29,7 @@ import { type WasmKernels, wasmKernels, wasmSimdSupported } from './wasm.js';
  * - With the `wasm` kernel (the default where WebAssembly SIMD runs) `expand` (4 counters per
  *   vector), the multiply-accumulates (int8 widened to int16, 8 products per
  *   i32x4.dot_i16x8_s) and the passes over the accumulators (the fold, sum, min and max; the
- *   fired bitmap and its MML length: protocol/scripts/post-wasm.ts) run in the WebAssembly
+ *   fired bitmap and its MML length: wasm-gen/src/post-wasm.ts) run in the WebAssembly
  *   module (wasm.ts), and Z leaves it only for `work()`; the hashes, the normalisation's
  *   division and the thresholds are the same JavaScript for both kernels.
  * - With the `native` kernel (native/: C on SHA-NI and AVX2) the whole per-nonce search runs
@@ -353,7 +353,7 @@ export class TensorSearch {
    * The JavaScript path: the accumulator fold (docs/protocol.md 3.3: 8 lanes of 32 bits, lane
    * l from l; Z[i] goes into lane i mod 8 as s = rotl32(s ^ Z[i], 13) * 0x9E3779B1 mod 2^32)
    * into `foldLanes`, then sum, min and max into `stats`. The wasm path computes the same in
-   * the module, in one pass (protocol/scripts/post-wasm.ts `postStats`).
+   * the module, in one pass (wasm-gen/src/post-wasm.ts `postStats`).
    */
   private foldAndStats(): void {
     const z = this.z;
@@ -576,7 +576,7 @@ export class TensorSearch {
    * MML: bits = 1 + sum over maximal runs of (2 * floor(log2(L)) + 1). A run ends at i when
    * bit i differs from bit i + 1; the words' transition masks (w ^ (w >>> 1 | next << 31))
    * give those positions, and consecutive ends give the run lengths. The wasm kernel counts
-   * the same length from windows of equal bits instead (protocol/scripts/post-wasm.ts).
+   * the same length from windows of equal bits instead (wasm-gen/src/post-wasm.ts).
    */
   private firedAndScore(): void {
     const below = this.mean + (1 - this.bias) * 2 ** this.shift - 1; // bit = z > below

@@ -5,9 +5,9 @@
 export const HEXCHAIN_LANES = 4;
 /** Byte offset of the 13 hexchain parameter words in the module's memory. */
 export const HEXCHAIN_PARAMS = 0;
-/** Byte offsets of the multiply-accumulate buffers (protocol/scripts/mac-wasm.ts). */
+/** Byte offsets of the multiply-accumulate buffers (@tensormine/wasm-gen mac-wasm.ts). */
 export const MAC_LAYOUT = { seed: 512, x: 1024, w: 9216, wt: 13440, z: 17536 } as const;
-/** Byte offsets of the post-processing buffers (protocol/scripts/post-wasm.ts). */
+/** Byte offsets of the post-processing buffers (@tensormine/wasm-gen post-wasm.ts). */
 export const POST_LAYOUT = {
   stats: 148608,
   fired: 148672,

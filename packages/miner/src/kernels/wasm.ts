@@ -79,7 +79,7 @@ export class WasmKernels {
   }
 
   /**
-   * The accumulators of one v4.0 iteration (protocol/scripts/mac-wasm.ts): the weights
+   * The accumulators of one v4.0 iteration (wasm-gen/src/mac-wasm.ts): the weights
    * `expand(seed, ...)` (4 counters per vector), then matmul Z = X . W (N x N) or conv
    * (F x N x N), left in memory contiguously (`readZ` copies them out). `seedWords` is the
    * work seed as 8 big-endian words. The input `x` is laid out once per array: the caller must
@@ -117,7 +117,7 @@ export class WasmKernels {
   }
 
   /**
-   * protocol/scripts/post-wasm.ts `postStats` over the last accumulators: the 8 fold lanes
+   * wasm-gen/src/post-wasm.ts `postStats` over the last accumulators: the 8 fold lanes
    * into `lanes`, and sum, min, max into `out`.
    */
   postStats(count: number, lanes: Int32Array, out: Float64Array): void {
@@ -131,7 +131,7 @@ export class WasmKernels {
   }
 
   /**
-   * protocol/scripts/post-wasm.ts `postFired`: the fired bitmap (Z[i] > below) copied into
+   * wasm-gen/src/post-wasm.ts `postFired`: the fired bitmap (Z[i] > below) copied into
    * `fired` (ceil(count / 8) bytes), and its MML description length in bits.
    */
   postFired(count: number, below: number, fired: Uint8Array): number {

@@ -137,6 +137,7 @@ export class SseHub {
   /** Open subscribers per client key (only keys with at least one). */
   readonly #perClient = new Map<string, number>();
   readonly #timer: ReturnType<typeof setInterval> | undefined;
+  readonly #listeners = new Set<(event: string, data: unknown) => void>();
   #seq = 0;
   #dropped = 0;
   #published = 0;
@@ -204,7 +205,24 @@ export class SseHub {
     if (this.#ring.length > this.#capacity) this.#ring.shift();
     this.#published++;
     this.#broadcast(frame);
+    for (const listener of this.#listeners) {
+      try {
+        listener(event, data);
+      } catch {
+        // A listener's failure is its own business; the stream goes on.
+      }
+    }
     return eventId;
+  }
+
+  /**
+   * Calls `listener` with every event published from now on, in the process (a service that
+   * reacts to blocks, as the device callbacks do), after the subscribers got it. Returns the
+   * function that removes it.
+   */
+  listen(listener: (event: string, data: unknown) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   /** Sends an event without an id and without keeping it (e.g. a `reset` to everyone). */

@@ -20,6 +20,9 @@ export interface HexSubmissionInput {
   readonly signature?: readonly number[];
 }
 
+/** A block submission with its signature, as it travels: the body of POST /api/hexchain/submit. */
+export type SignedHexSubmission = HexSubmissionInput & { readonly signature: readonly number[] };
+
 /**
  * The message a miner signs: `utf8("PTM41/submit") || 0x00 || lpString(challenge_id) || header`,
  * where lpString is a u16le byte length then the UTF-8 bytes, and header is the 88-byte header.

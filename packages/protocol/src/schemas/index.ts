@@ -4,6 +4,7 @@
  */
 export * from './admin.js';
 export * from './common.js';
+export * from './device-callbacks.js';
 export * from './economy.js';
 export * from './error.js';
 export * from './hexchain.js';

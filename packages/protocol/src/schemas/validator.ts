@@ -26,6 +26,7 @@ import {
   UrlSchema,
   withDescription,
 } from './common.js';
+import { DeviceCallbackHealthSchema, DeviceWorkSchema } from './device-callbacks.js';
 import { PoolBlockSchema } from './pool.js';
 
 /**
@@ -64,6 +65,12 @@ export const ServiceHealthSchema = Type.Object(
     service: Type.String({ maxLength: 64, description: 'The service name, e.g. "tensormine-hub".' }),
     version: Type.String({ maxLength: 64, description: 'The software version of the service (semver).' }),
     uptime_s: Count('Seconds since the service started.'),
+    callback_pubkey: Type.Optional(
+      withDescription(
+        PublicKeyHexSchema,
+        'A service that calls devices back (the status proxy relaying for boards behind it): the ed25519 key that signs its callbacks (docs/protocol.md 4.17).',
+      ),
+    ),
   },
   { title: 'ServiceHealth', description: 'Liveness of a service.' },
 );
@@ -464,7 +471,16 @@ export const DeviceRegisterRequestSchema = Type.Object(
       Type.Integer({
         minimum: 1,
         maximum: 65535,
-        description: "v4.1: the local TCP port of the device's callback service. Omitted by v4.0 clients.",
+        description:
+          "v4.1: the local TCP port of the device's callback service (docs/protocol.md 4.17). The validator calls it back only at the address the registration came from. Omitted by v4.0 clients.",
+      }),
+    ),
+    hashrate: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 1e15,
+        description:
+          'The hash rate the device reports (hexchain nonces per second), shown to operators in GET /devices.',
       }),
     ),
   },
@@ -493,6 +509,11 @@ export const DeviceRegisterResultSchema = Type.Object(
       IdSchema,
       'A stable identifier of the device, assigned at first registration.',
     ),
+    callbacks: Type.Enum(['none', 'on', 'relayed', 'off'], {
+      type: 'string',
+      description:
+        'Whether the validator will call the port back (docs/protocol.md 4.17): none (no port), on (at the address this request came from), relayed (a status proxy forwarded the registration and calls the device itself), off (the address is public and the validator calls private addresses only, or callbacks are disabled: the device must poll).',
+    }),
   },
   {
     title: 'DeviceRegisterResult',
@@ -509,6 +530,23 @@ export const DeviceSchema = Type.Object(
     port: nullable(Type.Integer({ minimum: 1, maximum: 65535 }), 'The v4.1 callback port; null when none.'),
     registered_at: withDescription(UnixSecondsSchema, 'When the device was registered.'),
     last_seen: nullable(UnixSecondsSchema, 'When the device last fetched work or submitted; null if never.'),
+    hashrate_reported: nullable(
+      Type.Integer({ minimum: 1, maximum: 1e15 }),
+      'The hash rate the device reported at registration (nonces per second); null when it did not.',
+    ),
+    hashrate_1h: nullable(
+      SafeUintSchema,
+      'The hash rate its accepted blocks of the last hour stand for (the sum of their difficulties over 3600 s), as seen by the node that answers; null without a block.',
+    ),
+    blocks_1h: withDescription(
+      SafeUintSchema,
+      'Its blocks accepted in the last hour, as seen by the node that answers.',
+    ),
+    work: nullable(
+      DeviceWorkSchema,
+      'Its current v4.1 work, when this node issued it a challenge; null otherwise.',
+    ),
+    callback: DeviceCallbackHealthSchema,
   },
   { title: 'Device', description: 'A registered device.' },
 );

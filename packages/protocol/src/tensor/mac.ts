@@ -1,9 +1,7 @@
-import { expand, taggedHash } from '../hash.js';
-import type { Activation } from './devices.js';
+import { expand } from '../hash.js';
+import type { Activation, Operation } from './devices.js';
 import { conv3x3, matmul } from './fixed-point.js';
 import { MAC_LAYOUT, POST_LAYOUT, WASM_BASE64 } from './mac-wasm.generated.js';
-// A cycle (work.ts imports this module) that only the self-check's calls cross, at run time.
-import { computeWork, type TensorTask } from './work.js';
 
 /**
  * The multiply-accumulate core of the v4.0 work: int8 operands, int32 accumulators. The
@@ -28,7 +26,7 @@ export interface MacCore {
   /**
    * Optional (the WebAssembly core has them): the passes over the Z of the last
    * `accumulators` call done by the core itself, which `computeWork` then uses instead of its
-   * own loops (scripts/post-wasm.ts; mac.test.ts compares every field with the reference).
+   * own loops (wasm-gen/src/post-wasm.ts; mac.test.ts compares every field with the reference).
    */
   readonly passes?: AccumulatorPasses;
 }
@@ -51,8 +49,16 @@ export interface AccumulatorPasses {
   ): { fired: Uint8Array; mmlBits: number; result: Int8Array };
 }
 
-/** What the accumulators depend on in a task. */
-export type AccumulatorTask = Pick<TensorTask, 'operation' | 'dim' | 'filters' | 'input'>;
+/** What the accumulators depend on in a task (the fields of the same names of a TensorTask). */
+export interface AccumulatorTask {
+  readonly operation: Operation;
+  /** N. */
+  readonly dim: number;
+  /** Conv filters F (unused for matmul). */
+  readonly filters: number;
+  /** The N x N int8 input, row-major. */
+  readonly input: Int8Array;
+}
 
 export const referenceMac: MacCore = {
   name: 'reference',
@@ -128,67 +134,6 @@ export function wasmMac(): MacCore | undefined {
   if (module === null) return undefined;
   const api = (globalThis as { WebAssembly?: WasmApi }).WebAssembly!;
   return new WasmMac(new api.Instance(module, {}).exports as MacExports);
-}
-
-/**
- * `wasmMac()` after a self-check against the reference (matmul and conv at several sizes, on
- * fixed pseudo-random and extreme operands), or undefined when WebAssembly SIMD is missing or
- * the check fails. A verifier uses this: a wrong fast core must never decide a proof.
- */
-export function checkedWasmMac(): MacCore | undefined {
-  if (selfCheck === undefined) {
-    try {
-      selfCheck = selfCheckWasmMac();
-    } catch {
-      selfCheck = false;
-    }
-  }
-  return selfCheck ? wasmMac() : undefined;
-}
-
-/** The self-check's verdict, once per process (the module and the reference do not change). */
-let selfCheck: boolean | undefined;
-
-function selfCheckWasmMac(): boolean {
-  const mac = wasmMac();
-  if (mac === undefined) return false;
-  const bytes = (label: string, length: number) => {
-    const b = expand(taggedHash('PTM4/mac-check', new TextEncoder().encode(label)), length);
-    return new Int8Array(b.buffer, b.byteOffset, length);
-  };
-  const same = (a: Int32Array, b: Int32Array) => a.length === b.length && a.every((v, i) => v === b[i]);
-  for (const n of [4, 7, 16, 33, 64]) {
-    const x = bytes(`x${n}`, n * n);
-    const w = bytes(`w${n}`, n * n);
-    if (!same(mac.matmul(x, w, n), matmul(x, w, n))) return false;
-    const min = new Int8Array(n * n).fill(-128);
-    if (!same(mac.matmul(min, min, n), matmul(min, min, n))) return false;
-    for (const f of [1, 3, 8]) {
-      const k = bytes(`k${n}/${f}`, f * 9);
-      if (!same(mac.conv3x3(x, k, n, f), conv3x3(x, k, n, f))) return false;
-    }
-    for (const operation of ['matmul', 'conv'] as const) {
-      const task = { operation, dim: n, filters: 5, input: x };
-      const seed = taggedHash('PTM4/mac-check', new Uint8Array(x.buffer, x.byteOffset, 4));
-      if (!same(mac.accumulators(task, seed), referenceMac.accumulators(task, seed))) return false;
-      // The whole iteration, the core's passes over Z included, for each activation.
-      for (const activation of ['relu', 'sigmoid', 'tanh'] as const) {
-        const full = { ...task, activation, challengeHash: seed, pathTarget: seed.subarray(0, 8) };
-        const a = computeWork(full, seed, n, mac);
-        const b = computeWork(full, seed, n);
-        const fields = [
-          [a.result, b.result],
-          [a.accumulatorHash, b.accumulatorHash],
-          [a.tensorResultHash, b.tensorResultHash],
-          [a.pathSignature, b.pathSignature],
-          [a.computationHash, b.computationHash],
-        ] as const;
-        if (a.mmlScoreQ16 !== b.mmlScoreQ16 || a.pathDistance !== b.pathDistance) return false;
-        if (!fields.every(([p, q]) => p.length === q.length && p.every((v, i) => v === q[i]))) return false;
-      }
-    }
-  }
-  return true;
 }
 
 /** The inputs laid out in memory by the last call: a task's input is laid out once. */

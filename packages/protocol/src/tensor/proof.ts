@@ -19,6 +19,13 @@ export interface ProofWire {
   readonly miner_pubkey: string;
 }
 
+/** A v4.0 proof with its signature, as it travels: the body of POST /submit. */
+export interface SignedProof {
+  readonly proof: ProofWire;
+  /** ed25519 over `proofMessage` by `proof.miner_pubkey`: 64 integers in [0, 255]. */
+  readonly signature: readonly number[];
+}
+
 /** The proof fields in binary form. */
 export interface ProofBytes {
   readonly challengeId: string;

@@ -131,7 +131,7 @@ function activations(task: TensorTask, shape: readonly number[], z: Int32Array):
 }
 
 /**
- * The same from a core's passes over Z (the WebAssembly core: scripts/post-wasm.ts): the fold
+ * The same from a core's passes over Z (the WebAssembly core: wasm-gen/src/post-wasm.ts): the fold
  * and sum, min, max in one pass; normalize's m and s from them (max |Z - m| is
  * max(max - m, m - min)); A > 0 iff ((Z - m) >> s) + bias > 0 (the clamp keeps the sign) iff
  * Z > m + (1 - bias) * 2^s - 1 (for integers, x >> s >= c iff x >= c * 2^s).

@@ -1,6 +1,5 @@
 import type { ValidatorContext } from '../context.js';
 import { challengeHandlers } from './mining/challenges.js';
-import { deviceHandlers } from './mining/devices.js';
 import { INVALID_BUDGET, INVALID_BUDGET_PER_ADDRESS, InvalidProofBudgets } from './mining/invalid-budget.js';
 import { accountHandlers } from './mining/ledger.js';
 import { submitHandlers } from './mining/submit.js';
@@ -16,7 +15,7 @@ export {
 
 /**
  * The v4.0 mining service: POST /challenge, POST /submit, GET /miners/:pubkey,
- * POST /devices/register, GET /devices, GET /ledger/entries.
+ * GET /ledger/entries (devices are services/devices/).
  * All state lives in ctx.storage; the service itself keeps none.
  */
 export function createMiningService(ctx: ValidatorContext): Service {
@@ -30,7 +29,6 @@ export function createMiningService(ctx: ValidatorContext): Service {
           { ...INVALID_BUDGET_PER_ADDRESS, burst: ctx.config.invalidProofBudgetPerAddress },
         ),
       ),
-      ...deviceHandlers(),
       ...accountHandlers(),
     },
   };

@@ -442,6 +442,20 @@ CREATE TABLE cluster_nodes (
 )${d.clustered};
 `;
 
+/**
+ * Device callbacks (issue 29, docs/protocol.md 4.17): where a device is called back (the source
+ * address of its registration; NULL without a port, or when a status proxy relays it), how
+ * (`callback_mode`), and the hash rate it reported. Indexed by address for the cap on devices
+ * per address.
+ */
+const DEVICE_CALLBACKS = (d: Dialect) => `
+ALTER TABLE devices ADD COLUMN callback_address TEXT;
+ALTER TABLE devices ADD COLUMN callback_mode TEXT NOT NULL DEFAULT 'none'
+  CHECK (callback_mode IN ('none', 'on', 'relayed', 'off'));
+ALTER TABLE devices ADD COLUMN hashrate ${d.int} CHECK (hashrate IS NULL OR hashrate > 0);
+CREATE INDEX devices_callback_address ON devices (callback_address) WHERE callback_address IS NOT NULL;
+`;
+
 /** Every step, in order. */
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial schema', sql: V1 },
@@ -458,6 +472,7 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: POOL_2,
   },
   { version: 6, name: 'cluster nodes', sql: CLUSTER_NODES },
+  { version: 7, name: 'device callbacks: address, mode, reported hash rate', sql: DEVICE_CALLBACKS },
 ];
 
 /** The schema version this code writes. */

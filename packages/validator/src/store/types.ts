@@ -181,6 +181,9 @@ export class InsufficientBalanceError extends Error {
 // Devices and miners
 // ---------------------------------------------------------------------------------------------
 
+/** How a device is called back (docs/protocol.md 4.17). */
+export type DeviceCallbackMode = 'none' | 'on' | 'relayed' | 'off';
+
 export interface DeviceRecord {
   readonly deviceId: string;
   readonly pubkey: string;
@@ -188,16 +191,25 @@ export interface DeviceRecord {
   readonly port: number | null;
   readonly registeredAt: number;
   readonly lastSeen: number;
+  /** The source address of the registration, where callbacks go; null without one. */
+  readonly callbackAddress: string | null;
+  readonly callbackMode: DeviceCallbackMode;
+  /** The hash rate the device reported (nonces per second); null when it did not. */
+  readonly hashrate: number | null;
 }
 
 export interface DeviceRepo {
-  /** Registers or updates (same pubkey: new type/port, registeredAt kept). */
+  /** Registers or updates (same pubkey: new type, port, callback and hash rate; registeredAt kept). */
   upsert(device: DeviceRecord): Promise<DeviceRecord>;
   get(pubkey: string): Promise<DeviceRecord | undefined>;
   touch(pubkey: string, lastSeen: number): Promise<void>;
   /** Ordered by registeredAt, then pubkey. */
   list(filter: { deviceType?: string; limit: number; offset: number }): Promise<DeviceRecord[]>;
   countByType(): Promise<Record<string, number>>;
+  /** Devices other than `exceptPubkey` called back at `address`. */
+  countAtAddress(address: string, exceptPubkey: string): Promise<number>;
+  /** Devices called back (mode `on`), oldest registration first, at most `limit`. */
+  listCallbacks(limit: number): Promise<DeviceRecord[]>;
 }
 
 export interface MinerStats {

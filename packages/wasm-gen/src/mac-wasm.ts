@@ -1,7 +1,8 @@
 /**
  * The v4.0 multiply-accumulate cores in WebAssembly SIMD, as functions for a generated module
- * (scripts/generate-wasm.ts here, and the miner's kernels module): int8 operands widened to
- * int16 (v128.load8x8_s) and multiplied into int32 sums, 8 products per instruction.
+ * (the protocol's verifier core and the miner's kernels module, each made by its package's
+ * scripts/generate-wasm.ts): int8 operands widened to int16 (v128.load8x8_s) and multiplied
+ * into int32 sums, 8 products per instruction.
  *
  * And the weights themselves, `expand(seed, 32 * blocks)` into W, 4 counters per vector:
  *   expandWeights(blocks):      W[32i .. 32i + 32) = SHA-256(seed || u32le(i)), i < blocks

@@ -1,6 +1,6 @@
 /**
- * A minimal WebAssembly binary writer for the kernel generators (scripts/generate-wasm.ts here
- * and in the miner package):
+ * A minimal WebAssembly binary writer for the kernel generators (scripts/generate-wasm.ts of
+ * the protocol and of the miner package):
  * one module with one memory, a few functions, their locals and their bodies as byte
  * sequences. Only what the kernels use is here: the MVP integer and control instructions
  * and the fixed-width SIMD (128-bit) instructions, named after the text format.
