@@ -110,6 +110,8 @@ for (const file of files) {
     if (!shell && !prompt) return;
     const command = line
       .replace(/^\s*\$ /, '')
+      // `PUBKEY=$(npx miner keys show)`: the command substituted is the one that runs.
+      .replace(/^\s*[A-Z_][A-Z0-9_]*="?\$\(/, '')
       .replace(/^\s*(?:sudo(?: -u \S+)? )?(?:env )?(?:[A-Z_][A-Z0-9_]*=\S* )*/, '');
     const word = command.split(/\s/)[0];
     if (bins.has(word)) {

@@ -37,12 +37,13 @@ if (process.env.TENSORMINE_MINER_WRAPPED === '1' && process.channel) {
 // npm-signal watcher).
 watchNpmStopSignals((reason) => controller.abort(reason));
 
-// `miner config | head -3`: the reader went away. Stop the command (mine stops cleanly) and
-// drop what is still written, without a stack trace.
+// `miner config | head -3`: the reader went away (EPIPE), or the terminal did (EIO: hung up,
+// or no longer this process's). Stop the command (mine stops cleanly) and drop what is still
+// written, without a stack trace.
 for (const stream of [process.stdout, process.stderr]) {
   stream.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EPIPE') throw error;
-    controller.abort('EPIPE');
+    if (error.code !== 'EPIPE' && error.code !== 'EIO') throw error;
+    controller.abort(error.code);
   });
 }
 

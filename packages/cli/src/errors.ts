@@ -94,9 +94,25 @@ export function toCliError(error: unknown): CliError {
     );
   }
   if (error instanceof InvalidInputError) {
-    return new CliError('usage', error.shortMessage, [], { cause: error });
+    return new CliError('usage', inputProblems(error), [], { cause: error });
   }
   return new CliError('failure', describeError(error), [], { cause: error });
+}
+
+/**
+ * The SDK's check of a request, in the command's words: every field once (its first problem),
+ * named without the request part (`to`, not `body.to`) and without the operation's name.
+ */
+function inputProblems(error: InvalidInputError): string {
+  const seen = new Set<string>();
+  const lines: string[] = [];
+  for (const problem of error.problems) {
+    const field = problem.path.replace(/^(body|query|params|headers)\./, '');
+    if (seen.has(field)) continue;
+    seen.add(field);
+    lines.push(problem.message.replace(/^(body|query|params|headers)\./, ''));
+  }
+  return lines.length > 0 ? lines.join('; ') : error.shortMessage;
 }
 
 function keyHint(code: string): string[] {

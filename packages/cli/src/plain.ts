@@ -1,6 +1,6 @@
 import type { MinerLogEvent } from '@tensormine/miner';
 import { applyHotkey, HOTKEY_HELP, hotkeyAction } from './hotkeys.js';
-import { aborted, type CliIo, writeLine } from './io.js';
+import { aborted, type CliIo, tolerateLostTerminal, writeLine } from './io.js';
 import { JobLineSummary } from './job-lines.js';
 import { hashrateReport } from './reports.js';
 import type { SessionLine, SessionView } from './session.js';
@@ -71,6 +71,7 @@ export async function runPlain(session: SessionView, io: CliIo, options: PlainOp
       }
     }
   };
+  const restoreTerminal = interactive ? tolerateLostTerminal(io.stdin) : () => {};
   if (interactive) {
     io.stdin.setRawMode!(true);
     io.stdin.on('data', onKey);
@@ -91,6 +92,7 @@ export async function runPlain(session: SessionView, io: CliIo, options: PlainOp
       io.stdin.setRawMode!(false);
       io.stdin.pause();
     }
+    restoreTerminal();
   }
   if (!options.json) print({ text: 'stopping: workers, boards, journal', tone: 'info' });
   try {

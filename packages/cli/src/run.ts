@@ -91,13 +91,18 @@ function commanderExit(error: CommanderError): number {
 }
 
 function cliError(error: unknown): CliError {
-  const e = error as NodeJS.ErrnoException;
+  const e = error as NodeJS.ErrnoException & { port?: number; address?: string };
   // The validator's settings (validator start, mine --local).
   if (e?.name === 'ConfigError') return new CliError('config', e.message, [], { cause: error });
   if (e?.code === 'EADDRINUSE') {
-    return new CliError('usage', `the port is already in use (${e.message}); pick another with --port`, [], {
-      cause: error,
-    });
+    return new CliError(
+      'usage',
+      `port ${e.port} on ${e.address} is already in use; pick another with --port`,
+      [],
+      {
+        cause: error,
+      },
+    );
   }
   return toCliError(error);
 }

@@ -34,7 +34,24 @@ describe('economy commands', () => {
     const bob = Signer.generate().publicKeyHex;
     const sent = await cli(['transfer', bob, '2.5', 'USDC', '--memo', 'thanks']);
     expect(sent.code, sent.stderr).toBe(0);
-    expect(sent.stdout).toMatch(new RegExp(`^sent 2.5 USDC to ${bob} \\(transfer t-[0-9a-f]{32}\\)\\n$`));
+    expect(sent.stdout).toMatch(
+      new RegExp(`^sent 2.5 USDC to ${bob} \\(transfer t-[0-9a-f]{32}, memo "thanks"\\)\\n$`),
+    );
+    // The memo and the other side, in the wallet's and the ledger's rows.
+    expect((await cli(['ledger', '--type', 'transfer'])).stdout).toMatch(
+      new RegExp(`transfer\\s+-2\\.5 USDC\\s+t-[0-9a-f]{32}\\s+to ${bob.slice(0, 12)}… "thanks"\\n$`),
+    );
+    expect((await cli(['wallet'])).stdout).toContain(`to ${bob.slice(0, 12)}… "thanks"`);
+    // A bad argument is said in the command's words, not the request schema's.
+    const typo = await cli(['transfer', 'bob', '1', 'USDC']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toBe(
+      'miner: <to>: expected the receiving public key, 64 lowercase hex digits (as "miner keys show" prints it), got "bob"\n',
+    );
+    const memo = await cli(['transfer', bob, '1', 'USDC', '--memo', 'ünïcode']);
+    expect(memo.code).toBe(2);
+    expect(memo.stderr).toMatch(/^miner: memo: /);
+    expect(memo.stderr).not.toMatch(/body\.|\(and \d+ more\)/);
 
     const over = await cli(['transfer', bob, '100', 'USDC']);
     expect(over.code).toBe(1);
@@ -79,6 +96,10 @@ describe('economy commands', () => {
     expect((await cli(['vault', 'list'])).stdout).toMatch(/^v-1\s+5 PTM\s+unlock \S+\s+locked\n$/);
     const early = await cli(['vault', 'withdraw', 'v-1']);
     expect(early.stderr).toContain('vault_locked');
+    // When it unlocks, as a date and a span, not a raw Unix time.
+    expect(early.stderr).toMatch(
+      /vault v-1 unlocks at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ, in (59m \d\ds|1h 00m); withdraw at or after it/,
+    );
 
     const placed = await cli(['orders', 'place', 'sell', '10', 'PTM', '--price', '0.07']);
     expect(placed.stdout).toBe('order o-1 open: 0 of 10 PTM filled in 0 fills\n');

@@ -102,6 +102,30 @@ describe('miner keys', () => {
     expect(stdout).toContain(`public key ${signer.publicKeyHex}`);
   });
 
+  test('import reads a key file: the one the web terminal exports, whatever its mode', async () => {
+    const { env, dir } = await tempHome();
+    const signer = Signer.generate();
+    await signer.save(join(dir, 'wallet.key'));
+    // A download lands with the default mode: import copies the key into a 0600 file.
+    await chmod(join(dir, 'wallet.key'), 0o644);
+    const { code, stdout } = await runCli(
+      ['keys', 'import', join(dir, 'wallet.key'), '--key', join(dir, 'k')],
+      env,
+    );
+    expect(code).toBe(0);
+    expect(stdout).toContain(`public key ${signer.publicKeyHex}`);
+    expect((await stat(join(dir, 'k'))).mode & 0o777).toBe(0o600);
+    // A key file whose public key is not its secret's is refused, naming the field only.
+    const text = await readFile(join(dir, 'wallet.key'), 'utf8');
+    const bad = text.replace(signer.publicKeyHex, 'ab'.repeat(32));
+    const refused = await runCli(['keys', 'import', '--key', join(dir, 'k2')], env, { stdin: bad });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(
+      'miner: key file input is not an ed25519 key file: "public_key": expected ',
+    );
+    expect(refused.stderr).not.toContain(await secretOf(join(dir, 'wallet.key')));
+  });
+
   test('import refuses a secret given on the command line, without echoing it (exit 2)', async () => {
     const { env, dir } = await tempHome();
     await Signer.generate().save(join(dir, 'k'));

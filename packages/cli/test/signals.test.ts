@@ -171,6 +171,32 @@ describe('signals to the process tree', () => {
   );
 });
 
+describe('the reason a stop gives', () => {
+  test(
+    'npx miner mine --json: the stop event names the signal npx was sent (SIGTERM, SIGHUP)',
+    async () => {
+      for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
+        const { env } = await tempHome();
+        const run = await startMining('npx', ['miner', ...MINE, '--json'], {
+          ...env,
+          npm_config_cache: join(env.HOME!, '.npm'),
+          npm_config_update_notifier: 'false',
+        });
+        process.kill(run.child.pid!, signal);
+        await expectAllGone(run.tree);
+        const events = run
+          .output()
+          .split('\n')
+          .filter((line) => line.startsWith('{'))
+          .map((line) => JSON.parse(line) as { type: string; reason?: string });
+        // SIGTERM: npm passed it to its shell, which died of it; SIGHUP: npm died of it.
+        expect(events.at(-1), signal).toMatchObject({ type: 'stop', reason: signal });
+      }
+    },
+    SLOW,
+  );
+});
+
 describe('a closed pipe', () => {
   function piped(shell: string, env: Record<string, string>): Promise<{ code: number; stderr: string }> {
     return new Promise((resolve) => {

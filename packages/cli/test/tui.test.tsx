@@ -5,10 +5,11 @@ import type { HashrateWindows, MinerStats } from '@tensormine/miner';
 import { render as inkRender } from 'ink';
 import { cleanup as inkCleanup, render } from 'ink-testing-library';
 import { afterEach, describe, expect, test, vi } from 'vitest';
+import { tolerateLostTerminal } from '../src/io.js';
 import { poolReport, type Snapshot } from '../src/reports.js';
 import { MiningSession, type SessionEvents, type SessionView } from '../src/session.js';
 import { resolveSettings } from '../src/settings.js';
-import { App } from '../src/tui/app.js';
+import { App, hangingIndent } from '../src/tui/app.js';
 import { runTui, terminalReflows } from '../src/tui/run.js';
 import { Capture, cleanup, tempHome, testKey, testStdin, testValidator, waitFor } from './helpers.js';
 
@@ -232,6 +233,26 @@ describe('the TUI layout', () => {
     expect(lastFrame()!.split('accepted (13/2)').length).toBe(2);
   });
 
+  test('a start or log line wider than the terminal goes on under its text, not at the left edge', async () => {
+    const session = new FakeSession();
+    const path = `/home/someone/.config/tensormine/${'deep/'.repeat(12)}miner.key`;
+    (session as { banner: string[] }).banner = [
+      'tensormine miner 0.1.0',
+      ` * key        ${'ab'.repeat(32)} (new key written to ${path})`,
+    ];
+    const { lastFrame } = render(<App session={session} onQuit={() => {}} refreshMs={20} />);
+    session.emit('line', { text: `note ${'x'.repeat(150)}`, tone: 'info' });
+    await waitFor(() => lastFrame()!.includes('xxxx'), 'the long log line');
+    const lines = lastFrame()!.split('\n');
+    const key = lines.findIndex((l) => l.startsWith(' * key        abab'));
+    expect(key).toBeGreaterThanOrEqual(0);
+    // ink-testing-library's terminal is 100 columns wide: the path wraps, under the value.
+    expect(lines[key + 1]).toMatch(/^ {14}\S/);
+    const note = lines.findIndex((l) => /^\d\d:\d\d:\d\d note x/.test(l));
+    expect(lines[note + 1]).toMatch(/^ {9}x/);
+    expect(hangingIndent('plain text')).toEqual(['', 'plain text']);
+  });
+
   test('h, s and c print the hashrate, results and connection lines', async () => {
     const { lastFrame, stdin, frames } = render(
       <App session={new FakeSession()} onQuit={() => {}} refreshMs={20} />,
@@ -241,8 +262,8 @@ describe('the TUI layout', () => {
     stdin.write('s');
     stdin.write('c');
     await waitFor(() => lastFrame()!.includes('using validator'), 'the connection line');
-    // Log lines wrap at the terminal's width rather than lose their end.
-    const frame = lastFrame()!.replace(/\n(?!\d\d:)/g, ' ');
+    // Log lines wrap at the terminal's width rather than lose their end (under their text).
+    const frame = lastFrame()!.replace(/\n(?!\d\d:) */g, ' ');
     expect(frame).toContain('speed 10s/60s/15m 1.52 MH/s n/a n/a max 1.60 MH/s');
     expect(frame).toContain(
       'results accepted 12, rejected 2 (coordinate_occupied 2), best diff 2.00M, avg latency 98 ms, journal 0 pending',
@@ -293,6 +314,65 @@ describe('the TUI layout', () => {
     stopped.resolve();
     await waitFor(() => frames.some((f) => f.includes('STOPPED')), 'the stopped state');
     expect(onQuit).toHaveBeenCalledTimes(1);
+  });
+
+  test('a terminal lost by the time it stops (npx gone: EIO on raw mode) still ends the screen', async () => {
+    const stdin = testStdin(true);
+    const controller = new AbortController();
+    const switches: boolean[] = [];
+    // The kernel's answer to an orphaned background process group, as Node's tty stream gives
+    // it: an 'error' event (thrown by the emit when nothing listens).
+    const lost = Object.assign(new Error('setRawMode EIO'), { code: 'EIO' });
+    stdin.setRawMode = (mode: boolean) => {
+      if (controller.signal.aborted) stdin.emit('error', lost);
+      else switches.push(mode);
+    };
+    const original = stdin.setRawMode;
+    const stdout = new Capture(true);
+    const io = { stdout, stderr: new Capture(false), stdin, env: {}, signal: controller.signal };
+    // No fallback in this test: only a settled exit ends it.
+    const done = runTui(new FakeSession(), io, {
+      refreshMs: 20,
+      patchConsole: false,
+      exitGraceMs: 3_600_000,
+    });
+    await waitFor(() => stdout.text.includes('hashrate'), 'a frame');
+    expect(switches).toEqual([true]);
+    controller.abort('SIGTERM');
+    // Ink's exit settles (it did not: "stopped" on screen, the process alive).
+    await done;
+    expect(stdout.text).toMatch(/\d\d:\d\d:\d\d stopped\n/);
+    // The stream's own method is back, and its error listener gone.
+    expect(stdin.setRawMode).toBe(original);
+    expect(stdin.listenerCount('error')).toBe(0);
+    // A stream that throws: the same for a lost terminal; another error is not hidden.
+    stdin.setRawMode = () => {
+      throw lost;
+    };
+    const restoreLost = tolerateLostTerminal(stdin);
+    expect(() => stdin.setRawMode!(false)).not.toThrow();
+    restoreLost();
+    stdin.setRawMode = () => {
+      throw Object.assign(new Error('setRawMode EINVAL'), { code: 'EINVAL' });
+    };
+    const restore = tolerateLostTerminal(stdin);
+    expect(() => stdin.setRawMode!(false)).toThrow('setRawMode EINVAL');
+    restore();
+  });
+
+  test('a screen whose teardown fails another way still ends once the session stopped', async () => {
+    const stdin = testStdin(true);
+    const controller = new AbortController();
+    stdin.setRawMode = (mode: boolean) => {
+      if (!mode) throw Object.assign(new Error('setRawMode EINVAL'), { code: 'EINVAL' });
+    };
+    const stdout = new Capture(true);
+    const io = { stdout, stderr: new Capture(false), stdin, env: {}, signal: controller.signal };
+    const done = runTui(new FakeSession(), io, { refreshMs: 20, patchConsole: false, exitGraceMs: 50 });
+    await waitFor(() => stdout.text.includes('hashrate'), 'a frame');
+    controller.abort('SIGTERM');
+    await done;
+    expect(stdout.text).toMatch(/\d\d:\d\d:\d\d stopped\n/);
   });
 
   test('a narrower terminal leaves no fragments: the rows its reflow added are deleted before the redraw', async () => {

@@ -157,6 +157,15 @@ export class Signer {
   }
 
   /**
+   * A signer for the text of a key file (see {@link KeyFile}), e.g. one exported by the web
+   * terminal's built-in wallet; `origin` names it in errors (never the key).
+   * @throws KeyFileError `key_file_invalid`
+   */
+  static fromKeyFile(text: string, origin = 'input'): Signer {
+    return new Signer(parseKeyFile(text, origin));
+  }
+
+  /**
    * Writes the key file with mode 0600 (its folder is created with mode 0700 if missing). The
    * file is written under a temporary name and then moved in place, so a crash never leaves a
    * half-written key; an existing file is kept unless `overwrite` is set.

@@ -19,6 +19,15 @@ import { StatusProber } from './status.js';
 
 export const HUB_VERSION = '0.1.0';
 
+/** The policy of sitemap.xml: nothing loads; the browser's XML viewer may style the tree. */
+const SITEMAP_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'";
+
+/** The http origin of a listening address (an IPv6 host in brackets; any-address as loopback). */
+function originOf(host: string, port: number): string {
+  const shown = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  return `http://${shown.includes(':') ? `[${shown}]` : shown}:${port}`;
+}
+
 export interface CreateHubOptions extends Partial<Record<HubSettingName, unknown>>, ServiceCreateOptions {}
 
 export interface Hub {
@@ -27,6 +36,11 @@ export interface Hub {
   readonly sources: Readonly<Record<HubSettingName, SettingSource>>;
   readonly directory: Directory;
   readonly prober: StatusProber;
+  /**
+   * The origin sitemap.xml and robots.txt advertise: the configured public URL, else the
+   * address the hub listens on (before listen(): its configured host and port).
+   */
+  publicUrl(): string;
   listen(options?: { host?: string; port?: number }): Promise<string>;
   close(): Promise<void>;
 }
@@ -54,8 +68,21 @@ export async function createHub(options: CreateHubOptions = {}): Promise<Hub> {
     onProbe: (seconds, online) => onProbe?.(seconds, online),
   });
   const startedAt = now();
-  const sitemap = buildSitemap(config.publicUrl, directory.games, directory.gamesModifiedMs);
-  const robots = buildRobots(config.publicUrl);
+  let listening: string | undefined;
+  const publicUrl = () => config.publicUrl ?? listening ?? originOf(config.host, config.port);
+  let site: { readonly base: string; readonly sitemap: string; readonly robots: string } | undefined;
+  /** The sitemap and robots.txt of the current public URL (built once per URL). */
+  const siteFiles = () => {
+    const base = publicUrl();
+    if (site?.base !== base) {
+      site = {
+        base,
+        sitemap: buildSitemap(base, directory.games, directory.gamesModifiedMs),
+        robots: buildRobots(base),
+      };
+    }
+    return site;
+  };
 
   const app = createServiceApp({
     service: 'hub',
@@ -108,11 +135,14 @@ export async function createHub(options: CreateHubOptions = {}): Promise<Hub> {
     }),
     getSitemap: async (_request, reply) => {
       reply.type('application/xml; charset=utf-8');
-      return sitemap;
+      // The pages' policy (no inline styles) would leave Chromium's XML viewer unstyled and
+      // garbled; an XML document runs no script, so its viewer may style it.
+      reply.header('content-security-policy', SITEMAP_CSP);
+      return siteFiles().sitemap;
     },
     getRobots: async (_request, reply) => {
       reply.type('text/plain; charset=utf-8');
-      return robots;
+      return siteFiles().robots;
     },
   };
 
@@ -145,7 +175,11 @@ export async function createHub(options: CreateHubOptions = {}): Promise<Hub> {
     sources,
     directory,
     prober,
-    listen: (o = {}) => app.listen({ host: o.host ?? config.host, port: o.port ?? config.port }),
+    publicUrl,
+    async listen(o = {}) {
+      listening = await app.listen({ host: o.host ?? config.host, port: o.port ?? config.port });
+      return listening;
+    },
     async close() {
       if (closed) return;
       closed = true;

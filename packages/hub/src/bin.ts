@@ -2,7 +2,7 @@
 /**
  * tensormine-hub: runs the game hub.
  *
- *   tensormine-hub start [--port 8430] [--games-file FILE] [--ads-file FILE] [--public-url URL] ...
+ *   tensormine-hub start [--port 8450] [--games-file FILE] [--ads-file FILE] [--public-url URL] ...
  *   tensormine-hub config [--json]     the effective configuration and where each value came from
  *
  * Every setting is a flag (kebab-case), an environment variable (HUB_*) and a key of the JSON
@@ -30,7 +30,9 @@ runServiceBin({
       lines: [
         `tensormine hub listening on ${url}`,
         `  ${hub.directory.games.length} games from ${hub.config.gamesFile}, ${hub.directory.ads.length} ads`,
-        `  public URL ${hub.config.publicUrl} (sitemap ${hub.config.publicUrl}/sitemap.xml)`,
+        hub.config.publicUrl
+          ? `  public URL ${hub.publicUrl()} (sitemap ${hub.publicUrl()}/sitemap.xml)`
+          : `  sitemap ${hub.publicUrl()}/sitemap.xml (behind a proxy, give the address people use with --public-url)`,
         `  ${describeMetrics(hub.config, url, hub.app.metrics.listenerUrl)}`,
       ],
       close: () => hub.close(),

@@ -27,8 +27,11 @@ export interface HubConfig extends MetricsSettings {
   readonly adsFile: string | undefined;
   /** The directory of static files (the index page and its assets by default). */
   readonly staticDir: string;
-  /** The public base URL of the hub (absolute), used in sitemap.xml and robots.txt. */
-  readonly publicUrl: string;
+  /**
+   * The public base URL of the hub (absolute), used in sitemap.xml and robots.txt; unset: the
+   * address the hub listens on.
+   */
+  readonly publicUrl: string | undefined;
   /** Time a HEAD probe may take before the game counts as offline. */
   readonly statusTimeoutMs: number;
   /** How long a probe result is reused. */
@@ -47,7 +50,8 @@ export type HubSettingName = keyof HubConfig;
 export const BUILTIN_STATIC_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'public');
 
 export const HUB_SETTINGS: SettingSpecs<HubConfig> = {
-  ...serviceBaseSettings('HUB', { port: 8430, perSecond: 50, burst: 200 }),
+  // 8450: the status proxy has 8430 and the terminal 8440, so the documented commands run side by side.
+  ...serviceBaseSettings('HUB', { port: 8450, perSecond: 50, burst: 200 }),
   gamesFile: {
     env: 'HUB_GAMES_FILE',
     description: 'the games file (JSON: {"games": [...]})',
@@ -68,8 +72,9 @@ export const HUB_SETTINGS: SettingSpecs<HubConfig> = {
   },
   publicUrl: {
     env: 'HUB_PUBLIC_URL',
-    description: 'public base URL of the hub, for sitemap.xml and robots.txt',
-    default: () => 'http://127.0.0.1:8430',
+    description:
+      'public base URL of the hub, for sitemap.xml and robots.txt; unset: the address it listens on',
+    default: () => undefined,
     parse: urlSetting,
   },
   statusTimeoutMs: {

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -8,7 +8,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectPromtoolClean } from '../../../test-support/prometheus.ts';
 import { testBrowser } from '../../../test-support/services.ts';
-import { WAIT_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
+import { PROCESS_START_TIMEOUT_MS, WAIT_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
 import { createHub, type Hub, StatusProber } from '../src/index.js';
 
 /**
@@ -246,6 +246,62 @@ describe('hub API', () => {
     expect(xml.match(/<url>/g)).toHaveLength(5);
   });
 
+  it('advertises the address it listens on when no public URL is set', async () => {
+    const own = await createHub({ gamesFile: join(dir, 'games.json'), port: 0 });
+    try {
+      expect(own.config.publicUrl).toBeUndefined();
+      const url = await own.listen({ port: 0 });
+      expect(url).not.toContain(':8450');
+      expect(own.publicUrl()).toBe(url);
+      const robots = await (await fetch(`${url}/robots.txt`)).text();
+      expect(robots).toContain(`Sitemap: ${url}/sitemap.xml`);
+      const sitemap = await (await fetch(`${url}/sitemap.xml`)).text();
+      expect(sitemap).toContain(`<loc>${url}/</loc>`);
+      expect(sitemap).toContain(`<loc>${url}/games/star-miner</loc>`);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it("defaults to a port of its own, not the status proxy's 8430 nor the terminal's 8440", async () => {
+    const own = await createHub({ gamesFile: join(dir, 'games.json') });
+    try {
+      expect(own.config.port).toBe(8450);
+      expect(own.publicUrl()).toBe('http://127.0.0.1:8450');
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('names the port when it is already in use', async () => {
+    const busy = createServer();
+    const url = await listen(busy);
+    const port = new URL(url).port;
+    try {
+      const run = spawnSync(
+        join(import.meta.dirname, '..', '..', '..', 'node_modules', '.bin', 'tsx'),
+        [
+          '--conditions=@tensormine/source',
+          join(import.meta.dirname, '..', 'src', 'bin.ts'),
+          'start',
+          '--port',
+          port,
+        ],
+        {
+          encoding: 'utf8',
+          env: { ...process.env, HUB_LOG_LEVEL: 'silent' },
+          timeout: PROCESS_START_TIMEOUT_MS,
+        },
+      );
+      expect(run.status).toBe(1);
+      expect(run.stderr.trim()).toBe(
+        `tensormine-hub: port ${port} on 127.0.0.1 is already in use; pick another with --port`,
+      );
+    } finally {
+      busy.close();
+    }
+  });
+
   it('the XSD check does reject a broken sitemap (the validation is real)', () => {
     const bad = join(dir, 'bad.xml');
     writeFileSync(
@@ -341,6 +397,25 @@ describe('hub index page in Chromium', () => {
     await page.goto(`${base}/games/star-miner`);
     await page.waitForSelector('.badge.online', { timeout: WAIT_TIMEOUT_MS });
     await page.screenshot({ path: join(SCREENSHOTS, 'game-page.png') });
+    await page.close();
+  });
+
+  it("shows sitemap.xml as Chromium's XML tree, with nothing blocked by the content policy", async () => {
+    const page = await browser.newPage({ viewport: { width: 900, height: 500 } });
+    const blocked: string[] = [];
+    page.on('console', (m) => {
+      if (m.text().includes('Content Security Policy')) blocked.push(m.text());
+    });
+    await page.goto(`${base}/sitemap.xml`);
+    // The viewer's styled tree: its banner first. Blocked styles leave the raw text of the
+    // document above it (the garbled page).
+    // (The page's functions are given as text: the hub's types have no DOM.)
+    await page.waitForFunction("document.body?.innerText.startsWith('This XML file does not')");
+    expect(await page.evaluate<string>('document.body.innerText')).toContain(
+      '<loc>https://hub.example.org/games/star-miner</loc>',
+    );
+    expect(blocked).toEqual([]);
+    await page.screenshot({ path: join(SCREENSHOTS, 'sitemap.png') });
     await page.close();
   });
 });

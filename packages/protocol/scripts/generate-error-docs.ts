@@ -27,6 +27,22 @@ Every error a validator returns has one JSON shape:
 code to a typed error). \`message\` is for people and may be reworded. \`details\` carries the
 values involved where there are any. Bad input is always a 4xx; a 5xx is a bug.
 
+A request that does not match its schema is \`validation_failed\` (400); \`details.errors\` lists
+each problem as \`{path, message}\` (at most 20). A field limited to a list of values (an enum)
+is refused with every value it accepts, in the message and in \`allowed\`:
+
+\`\`\`json
+{ "statusCode": 400, "code": "validation_failed", "error": "Bad Request",
+  "message": "body/device_type: must be one of native, esp32, esp8266, cpu",
+  "details": { "errors": [ { "path": "body/device_type",
+    "message": "must be one of native, esp32, esp8266, cpu",
+    "allowed": ["native", "esp32", "esp8266", "cpu"] } ] } }
+\`\`\`
+
+Some fields also accept documented aliases, the values other clients of the interface send where
+their meaning is unambiguous; answers always carry the canonical value: \`device_type\` \`cpu\`
+means \`native\` (the seed's miner client asks for its challenges with it).
+
 | code | HTTP status | meaning |
 |---|---|---|
 ${rows}

@@ -62,4 +62,5 @@ export * from './tensor/solve.js';
 export * from './tensor/verify.js';
 export * from './tensor/wire.js';
 export * from './tensor/work.js';
+export * from './time.js';
 export * from './tokens.js';

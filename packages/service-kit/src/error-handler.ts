@@ -1,4 +1,11 @@
-import { type ErrorCode, type ErrorResponse, isErrorCode, ProtocolError } from '@tensormine/protocol';
+import {
+  type ErrorCode,
+  type ErrorResponse,
+  isErrorCode,
+  ProtocolError,
+  type SchemaIssueInput,
+  schemaIssue,
+} from '@tensormine/protocol';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, errorBody } from './api-error.js';
 import { methodNotAllowed, trackRoutes } from './framework-errors.js';
@@ -19,12 +26,6 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_JSON_BODY: 'invalid_json',
   FST_ERR_VALIDATION: 'validation_failed',
 };
-
-interface ValidationIssue {
-  instancePath?: string;
-  message?: string;
-  params?: unknown;
-}
 
 /**
  * One error shape for everything: ApiErrors, schema validation failures, Fastify's transport
@@ -53,12 +54,10 @@ export function installErrorHandling(app: FastifyInstance, translate?: Translate
 
 function toErrorBody(error: FastifyError | ApiError | Error, request: FastifyRequest): ErrorResponse {
   if (error instanceof ApiError) return errorBody(error.code, error.message, error.details);
-  const fe = error as FastifyError & { validation?: ValidationIssue[]; validationContext?: string };
+  const fe = error as FastifyError & { validation?: SchemaIssueInput[]; validationContext?: string };
   if (Array.isArray(fe.validation)) {
-    const errors = fe.validation.slice(0, 20).map((v) => ({
-      path: `${fe.validationContext ?? 'body'}${v.instancePath ?? ''}`,
-      message: v.message ?? 'invalid',
-    }));
+    // An enum refusal lists the values the field accepts (schemaIssue).
+    const errors = fe.validation.slice(0, 20).map((v) => schemaIssue(fe.validationContext ?? 'body', v));
     const first = errors[0];
     return errorBody(
       'validation_failed',

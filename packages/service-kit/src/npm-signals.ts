@@ -5,7 +5,8 @@
  * shell (by pid, not to the process group), and the shell does not pass them on:
  *
  *   * SIGTERM and SIGHUP kill the shell (or npm), and the program, orphaned, would run on: it
- *     stops when it sees a process between it and npm, or npm, gone.
+ *     stops when it sees a process between it and npm, or npm, gone (the shell gone: npm passed
+ *     it a SIGTERM; npm gone and the shell alive: npm died of a SIGHUP, which it does not pass).
  *   * SIGINT does not even kill the shell: a non-interactive `sh -c` that waits for a
  *     foreground command CATCHES SIGINT and acts on it only after that command has exited
  *     (strace: the signal arrives, the shell's wait4 is restarted, nothing reaches the
@@ -85,17 +86,21 @@ function isNpm(argv: string[] | undefined): boolean {
   return /^npm(\s|$)/.test(argv[0] ?? '') || argv.some((a) => /[\\/]npm-cli\.js$/.test(a));
 }
 
+/** Why a program started by npm stops: the signal npm was sent, as far as it can be told. */
+export type LauncherStop = 'SIGHUP' | 'SIGINT' | 'SIGTERM';
+
 export interface AncestorWatch {
   /** Called on each SIGCONT this process receives (it was stopped: its shell woke for that). */
   continued(now?: number): void;
   /** One poll; returns why to stop, if the miner should. */
-  poll(now: number): 'SIGHUP' | 'SIGINT' | undefined;
+  poll(now: number): LauncherStop | undefined;
 }
 
 /**
- * Watches the processes that started this one: `watched` (any of them gone: SIGHUP) and
- * `shell` (woken without a SIGCONT here: SIGINT). A wake-up is confirmed at the next poll so
- * that a SIGCONT delivered around it is seen first.
+ * Watches the processes that started this one: `shell` gone (npm passes SIGTERM to its shell,
+ * which dies of it: SIGTERM), another of `watched` gone with the shell alive (npm itself died,
+ * of a SIGHUP it does not pass on: SIGHUP), and `shell` woken without a SIGCONT here (SIGINT).
+ * A wake-up is confirmed at the next poll so that a SIGCONT delivered around it is seen first.
  */
 export function watchAncestors(
   watched: number[],
@@ -112,6 +117,7 @@ export function watchAncestors(
       continuedAt = now;
     },
     poll(now) {
+      if (shell !== undefined && !alive(shell)) return 'SIGTERM';
       if (watched.some((pid) => !alive(pid))) return 'SIGHUP';
       if (shell === undefined || baseline === undefined) return undefined;
       const count = proc.wakeUps(shell);
@@ -140,12 +146,13 @@ export function launchers(pid: number, shell: number | undefined, proc: ProcRead
 }
 
 /**
- * Started by npm (`npm_command` set; Linux): calls `onStop` once when npm or its shell dies
- * (SIGHUP) or is sent a SIGINT that it holds (SIGINT). Returns a function that stops watching.
- * Processes started otherwise get their signals directly and need nothing of this.
+ * Started by npm (`npm_command` set; Linux): calls `onStop` once when npm's shell dies of the
+ * SIGTERM npm passed on (SIGTERM), npm dies (SIGHUP) or the shell is sent a SIGINT that it holds
+ * (SIGINT). Returns a function that stops watching. Processes started otherwise get their
+ * signals directly and need nothing of this.
  */
 export function watchNpmStopSignals(
-  onStop: (reason: 'SIGHUP' | 'SIGINT') => void,
+  onStop: (reason: LauncherStop) => void,
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): () => void {
   if (env.npm_command === undefined || process.platform !== 'linux') return () => {};

@@ -140,9 +140,11 @@ export function runServiceBin<C>(bin: ServiceBin<C>, argv = process.argv.slice(2
         console.error(`${bin.name}: ${error.message}`);
         process.exit(2);
       }
-      const e = error as NodeJS.ErrnoException;
+      const e = error as NodeJS.ErrnoException & { port?: number; address?: string };
       if (e.code === 'EADDRINUSE') {
-        console.error(`${bin.name}: the port is already in use (${e.message}); pick another with --port`);
+        console.error(
+          `${bin.name}: port ${e.port} on ${e.address} is already in use; pick another with --port`,
+        );
         process.exit(1);
       }
       console.error(error);

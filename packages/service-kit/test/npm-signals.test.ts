@@ -97,12 +97,22 @@ describe('the processes that started a program', () => {
     expect(watch.poll(20_500)).toBe('SIGINT');
   });
 
-  test('npm or its shell gone is a SIGHUP', () => {
+  test('npm gone with its shell waiting is a SIGHUP', () => {
     const proc = fakeProc();
     const watch = watchAncestors([20, 10], 20, proc, (pid) => !proc.gone.has(pid));
     expect(watch.poll(1000)).toBeUndefined();
     proc.gone.add(10);
     expect(watch.poll(1500)).toBe('SIGHUP');
+  });
+
+  test('the shell gone is the SIGTERM npm passed on to it, whether npm is gone yet or not', () => {
+    for (const gone of [[20], [20, 10]]) {
+      const proc = fakeProc();
+      const watch = watchAncestors([20, 10], 20, proc, (pid) => !proc.gone.has(pid));
+      expect(watch.poll(1000)).toBeUndefined();
+      for (const pid of gone) proc.gone.add(pid);
+      expect(watch.poll(1500)).toBe('SIGTERM');
+    }
   });
 
   test.runIf(process.platform === 'linux')(

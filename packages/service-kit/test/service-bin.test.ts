@@ -76,7 +76,7 @@ describe('runServiceBin', () => {
     expect(json.stdout).not.toContain(':pw@');
   });
 
-  test('a port in use exits 1 and says so', async () => {
+  test('a port in use exits 1 and names it', async () => {
     const taken: Server = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', () => resolve()));
     cleanup.push(() => taken.close());
@@ -84,7 +84,10 @@ describe('runServiceBin', () => {
     const answer = await run(['start', '--port', port]);
     expect(answer.code).toBe(1);
     expect(answer.stderr).toMatch(
-      /^demo-bin: the port is already in use \(.*EADDRINUSE.*\); pick another with --port$/m,
+      new RegExp(
+        `^demo-bin: port ${port} on 127\\.0\\.0\\.1 is already in use; pick another with --port$`,
+        'm',
+      ),
     );
   });
 

@@ -49,6 +49,37 @@ window.tensorminePanels = (state) => {
     return rows.map(([depth, count]) => ({ depth, count }));
   }
 
+  // Depths, counts, difficulties and whole-second intervals are integers: ticks fall on
+  // integers only (no "0.25 s" between two blocks), with room between their labels.
+  const INTEGER_STEPS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500]
+    .flatMap((n) => [1, 1e3, 1e6, 1e9, 1e12].map((k) => n * k))
+    .sort((a, b) => a - b);
+  // Whole seconds and up (block times are Unix seconds).
+  const TIME_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400, 43200, 86400];
+
+  /** 1,048,576 as 1.05M: a label as narrow as the axis has room for. */
+  function compact(v) {
+    const a = Math.abs(v);
+    for (const [k, unit] of [
+      [1e12, 'T'],
+      [1e9, 'G'],
+      [1e6, 'M'],
+      [1e3, 'k'],
+    ]) {
+      if (a >= k) return `${Number((v / k).toPrecision(3))}${unit}`;
+    }
+    return String(Math.round(v * 100) / 100);
+  }
+
+  /** The labels an axis drew, kept on its chart for the tests (data-axis0, data-axis1, ...). */
+  function recorded(el, index, format) {
+    return (_u, splits) => {
+      const labels = splits.map(format);
+      el.dataset[`axis${index}`] = JSON.stringify(labels);
+      return labels;
+    };
+  }
+
   function renderHistogram() {
     const el = $('histogram');
     const rows = histogramData();
@@ -59,8 +90,19 @@ window.tensorminePanels = (state) => {
         {
           width: chartWidth(el),
           height: 220,
-          scales: { x: { time: false } },
-          axes: [axis('depth'), axis('blocks')],
+          // Half a bar of room at each end: the first and last bars are whole.
+          scales: { x: { time: false, range: (_u, min, max) => [min - 0.5, max + 0.5] } },
+          axes: [
+            { ...axis('depth'), incrs: INTEGER_STEPS, space: 30, values: recorded(el, 0, compact) },
+            { ...axis('blocks'), incrs: INTEGER_STEPS, values: recorded(el, 1, compact) },
+          ],
+          hooks: {
+            setScale: [
+              (u, key) => {
+                if (key === 'x') el.dataset.xRange = JSON.stringify([u.scales.x.min, u.scales.x.max]);
+              },
+            ],
+          },
           series: [
             { label: 'depth' },
             {
@@ -101,9 +143,23 @@ window.tensorminePanels = (state) => {
           height: 220,
           scales: { x: { time: true }, d: { auto: true }, s: { auto: true } },
           axes: [
-            { stroke: css('--muted'), grid: { stroke: css('--border') } },
-            { ...axis('difficulty'), scale: 'd', size: 80 },
-            { ...axis('interval (s)'), scale: 's', side: 1, grid: { show: false } },
+            { stroke: css('--muted'), grid: { stroke: css('--border') }, incrs: TIME_STEPS, space: 70 },
+            {
+              ...axis('difficulty'),
+              scale: 'd',
+              size: 60,
+              incrs: INTEGER_STEPS,
+              values: recorded(el, 1, compact),
+            },
+            {
+              ...axis('interval (s)'),
+              scale: 's',
+              side: 1,
+              size: 50,
+              grid: { show: false },
+              incrs: INTEGER_STEPS,
+              values: recorded(el, 2, compact),
+            },
           ],
           series: [
             {},

@@ -191,6 +191,13 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
+  const e = error as NodeJS.ErrnoException & { port?: number; address?: string };
+  if (e.code === 'EADDRINUSE') {
+    process.stderr.write(
+      `status-proxy: port ${e.port} on ${e.address} is already in use; pick another with --port\n`,
+    );
+    process.exit(1);
+  }
   process.stderr.write(`status-proxy: ${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
 });

@@ -53,6 +53,24 @@ describe('dashboard (Chromium)', () => {
       s.depth_distribution,
     );
     expect(await page.locator('#histogram canvas').count()).toBeGreaterThan(0);
+    // The first and last bars are whole: the depth axis runs half a bar past each end.
+    const depths = s.depth_distribution.map((d: { depth: number }) => d.depth);
+    expect(JSON.parse((await page.locator('#histogram').getAttribute('data-x-range'))!)).toEqual([
+      Math.min(...depths) - 0.5,
+      Math.max(...depths) + 0.5,
+    ]);
+    // Ticks on integers only, as short labels (no "0.25" between whole seconds, no "1,048,576").
+    for (const [chart, axis] of [
+      ['histogram', 0],
+      ['histogram', 1],
+      ['timeline', 1],
+      ['timeline', 2],
+    ] as const) {
+      const labels = JSON.parse((await page.locator(`#${chart}`).getAttribute(`data-axis${axis}`)) ?? '[]');
+      expect(labels.length, `${chart} axis ${axis}`).toBeGreaterThan(0);
+      for (const label of labels) expect(label, `${chart} axis ${axis}`).toMatch(/^-?\d+(\.\d+)?[kMGT]?$/);
+      for (const label of labels) if (!/[kMGT]$/.test(label)) expect(label).toMatch(/^-?\d+$/);
+    }
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-desktop.png'), fullPage: true });
 
     // A new block appears without a reload: the page adds cells only from its snapshot (at load)

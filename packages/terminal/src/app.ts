@@ -34,11 +34,12 @@ import {
 } from './config.js';
 import { asLedgerError, Ledger, loadTreasuryKey } from './ledger.js';
 import { FLOW_TTL_S, OAuthClient, OAuthFlowError } from './oauth.js';
+import { describeWelcome, Offer, type WelcomeStatus } from './offer.js';
 import { FLOW_ERROR_TITLES, resultPage } from './pages.js';
 import { type Product, PurchaseService } from './purchases.js';
 import { loadSessionKey, newClaimToken, sameToken, sessionOf, sessionView, setSession } from './session.js';
 import { TerminalStore } from './store.js';
-import { checkChallenge, newChallenge, walletToPubkey } from './wallet.js';
+import { checkChallenge, newChallenge, pubkeyToWallet, walletToPubkey } from './wallet.js';
 
 export const TERMINAL_VERSION = '0.1.0';
 
@@ -58,6 +59,10 @@ export interface Terminal {
   readonly treasury: string | undefined;
   /** Finishes the claims left pending by a crash or an unreachable validator. */
   resumePendingClaims(): Promise<void>;
+  /** Whether the treasury holds the whole welcome package now, and what it lacks. */
+  welcomeStatus(): Promise<WelcomeStatus>;
+  /** The lines the bin prints at start about the welcome package (a warning when it cannot be paid). */
+  describeWelcome(): Promise<string[]>;
   listen(options?: { host?: string; port?: number }): Promise<string>;
   close(): Promise<void>;
 }
@@ -82,6 +87,7 @@ export async function createTerminal(options: CreateTerminalOptions = {}): Promi
   treasuryKey?.fill(0);
   const claims = new ClaimService(store, ledger, welcome, config.oauthProvider, now);
   const purchases = new PurchaseService(store, ledger, config, now);
+  const offer = new Offer(config, welcome, ledger, purchases, now);
   const callbackUrl = config.oauthCallbackUrl ?? `${config.publicUrl}/api/x-auth/callback`;
   const oauthClient = new OAuthClient(config, callbackUrl);
   const frontend = config.frontendUrl ?? config.publicUrl;
@@ -345,6 +351,22 @@ export async function createTerminal(options: CreateTerminalOptions = {}): Promi
       return countClaim({}, () => claims.claim(account.id, body.wallet));
     },
 
+    getTerminalOffer: async () => offer.view(),
+
+    terminalTransfer: async (request) => {
+      const state = sessionOf(request);
+      if (!state.wallet) {
+        throw new ApiError(
+          'session_required',
+          'prove your wallet first (POST /api/wallet/challenge, then /api/wallet/verify)',
+        );
+      }
+      return purchases.payTreasury(state.wallet, request.body);
+    },
+
+    getTerminalBalances: async (request) =>
+      upstream(() => ledger.client.economy.balances(pubkeyParam(request.params.wallet))),
+
     premiumPurchase: purchase('premium'),
     noAdsPurchase: purchase('no_ads'),
 
@@ -383,6 +405,9 @@ export async function createTerminal(options: CreateTerminalOptions = {}): Promi
     store,
     treasury: ledger.treasury,
     resumePendingClaims,
+    welcomeStatus: () => offer.welcomeStatus(),
+    describeWelcome: async () =>
+      describeWelcome(await offer.welcomeStatus(), ledger.treasury && pubkeyToWallet(ledger.treasury)),
     listen: (o = {}) => app.listen({ host: o.host ?? config.host, port: o.port ?? config.port }),
     async close() {
       if (closed) return;

@@ -13,6 +13,7 @@
 import { describeMetrics, runServiceBin } from '@tensormine/service-kit';
 import { createTerminal } from './app.js';
 import { SECRET_SETTINGS, TERMINAL_SETTINGS } from './config.js';
+import { pubkeyToWallet } from './wallet.js';
 
 runServiceBin({
   name: 'tensormine-terminal',
@@ -36,8 +37,10 @@ runServiceBin({
         `  validator ${config.validatorUrl}; public URL ${config.publicUrl}`,
         `  data: ${config.dataDir === ':memory:' ? 'in memory (nothing is kept)' : config.dataDir}`,
         terminal.treasury
-          ? `  treasury ${terminal.treasury} (key loaded; never shown)`
+          ? `  treasury ${pubkeyToWallet(terminal.treasury)} (${terminal.treasury}; key loaded, never shown)`
           : '  no treasury key: claims and purchases are off (REWARD_WALLET_PRIVATE_KEY or REWARD_WALLET_PRIVATE_KEY_FILE)',
+        // Checked now: a package the treasury cannot pay is said at start, not at the first claim.
+        ...(await terminal.describeWelcome()),
         ...(config.oauthClientId ? [] : ['  no OAuth client (X_CLIENT_ID): sign-in is off']),
         `  ${describeMetrics(config, url, terminal.app.metrics.listenerUrl)}`,
       ],

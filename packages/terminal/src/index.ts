@@ -25,6 +25,7 @@ export {
 } from './config.js';
 export { Ledger, LedgerError, loadTreasuryKey, type PreparedTransfer } from './ledger.js';
 export { accountOf, type OAuthAccount, OAuthClient, OAuthFlowError } from './oauth.js';
-export { type Product, PurchaseService } from './purchases.js';
+export { describeWelcome, Offer, type WelcomeStatus } from './offer.js';
+export { PRODUCT_MEMO, type Product, PurchaseService } from './purchases.js';
 export { TerminalStore } from './store.js';
 export { checkChallenge, newChallenge, pubkeyToWallet, walletToPubkey } from './wallet.js';

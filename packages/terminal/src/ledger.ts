@@ -6,6 +6,7 @@ import {
   fromHex,
   isErrorCode,
   keyPairFromSecret,
+  type SignedRequestHeaders,
   signRequest,
   type Transfer,
   toHex,
@@ -130,12 +131,21 @@ export class Ledger {
       timestamp: prepared.signedAtMs,
       nonce: fromHex(prepared.nonce, 16, 'nonce'),
     });
+    return this.postTransfer(prepared.body, headers);
+  }
+
+  /**
+   * Sends a POST /transfer signed by someone else (a wallet in a browser) exactly as signed: the
+   * body text and the four signed-request headers. The validator checks the signature.
+   * @throws LedgerError
+   */
+  async postTransfer(body: string, headers: SignedRequestHeaders): Promise<Transfer> {
     let response: Response;
     try {
       response = await fetch(`${this.validatorUrl}/transfer`, {
         method: 'POST',
         headers: { ...headers, 'content-type': 'application/json' },
-        body: prepared.body,
+        body,
         signal: AbortSignal.timeout(10_000),
       });
     } catch (error) {

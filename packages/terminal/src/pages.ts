@@ -24,13 +24,17 @@ export function resultPage(options: {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
+<meta name="color-scheme" content="dark light">
 <title>${escapeHtml(options.title)} — tensormine terminal</title>
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
 <style>
-  body { font-family: system-ui, sans-serif; background: #0f1218; color: #e8ebf1; display: grid; place-items: center; min-height: 100vh; margin: 0; }
-  main { max-width: 520px; background: #181d27; border: 1px solid #273041; border-radius: 14px; padding: 2rem; }
+  :root { --bg: #0f1218; --fg: #e8ebf1; --card: #181d27; --line: #273041; --text: #c9cfdb; --muted: #9aa3b2; }
+  @media (prefers-color-scheme: light) { :root { --bg: #f5f7fb; --fg: #141821; --card: #fff; --line: #d5dbe6; --text: #3b4252; --muted: #586173; } }
+  body { font-family: system-ui, sans-serif; background: var(--bg); color: var(--fg); display: grid; place-items: center; min-height: 100vh; margin: 0; padding: 1rem; box-sizing: border-box; }
+  main { max-width: 520px; background: var(--card); border: 1px solid var(--line); border-radius: 14px; padding: 2rem; overflow-wrap: anywhere; }
   h1 { margin-top: 0; font-size: 1.4rem; }
-  p { line-height: 1.5; color: #c9cfdb; }
-  code { color: #9aa3b2; }
+  p { line-height: 1.5; color: var(--text); }
+  code { color: var(--muted); }
   a { display: inline-block; margin-top: 1rem; color: #fff; background: #2b5cab; padding: .55rem 1rem; border-radius: 8px; text-decoration: none; }
 </style>
 </head>

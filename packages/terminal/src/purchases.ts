@@ -1,6 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { type PurchaseCurrency, type PurchaseResult, parseAmount } from '@tensormine/protocol';
+import {
+  isErrorCode,
+  type PurchaseCurrency,
+  type PurchaseResult,
+  parseAmount,
+  type TerminalTransferRequest,
+  type Transfer,
+  TransferRequestSchema,
+} from '@tensormine/protocol';
 import { ApiError } from '@tensormine/service-kit';
+import { Compile } from 'typebox/compile';
 import type { TerminalConfig } from './config.js';
 import { type Ledger, LedgerError } from './ledger.js';
 import { isUniqueViolation, type TerminalStore } from './store.js';
@@ -9,6 +18,14 @@ import { walletToPubkey } from './wallet.js';
 export type Product = 'premium' | 'no_ads';
 
 const DAY_S = 86_400;
+
+/** The memo the front end puts on the transfer that pays for a product. */
+export const PRODUCT_MEMO: Readonly<Record<Product, string>> = {
+  premium: 'tensormine terminal: premium',
+  no_ads: 'tensormine terminal: no ads',
+};
+
+const transferBody = Compile(TransferRequestSchema);
 
 /**
  * Purchases paid by a transfer to the treasury. The transfer is read from the validator's
@@ -28,6 +45,60 @@ export class PurchaseService {
     const c = this.config;
     if (product === 'premium') return currency === 'SOL' ? c.premiumPriceSol : c.premiumPricePtm;
     return currency === 'SOL' ? c.noAdsPriceSol : c.noAdsPricePtm;
+  }
+
+  /**
+   * Pays the treasury from the proven `wallet` with a POST /transfer the wallet signed in the
+   * browser, sent to the validator exactly as signed (the validator checks the signature). Only
+   * a payment: from this wallet, to the treasury, in SOL or PTM; anything else is refused here
+   * and never reaches the validator. The same signed request sent again (after a lost answer)
+   * gets the same transfer back and pays nothing more.
+   */
+  async payTreasury(wallet: string, request: TerminalTransferRequest): Promise<Transfer> {
+    const treasury = this.ledger.treasury;
+    if (!treasury)
+      throw new ApiError('treasury_not_configured', 'this terminal has no treasury, so it sells nothing');
+    let body: unknown;
+    try {
+      body = JSON.parse(request.body);
+    } catch {
+      throw new ApiError('validation_failed', 'body/body: not JSON text of a transfer');
+    }
+    if (!transferBody.Check(body)) {
+      const first = [...transferBody.Errors(body)][0];
+      throw new ApiError(
+        'validation_failed',
+        `body/body: not a transfer (${first ? `${first.instancePath || '/'}: ${first.message}` : 'invalid'})`,
+      );
+    }
+    if (body.from !== walletToPubkey(wallet)) {
+      throw new ApiError('wallet_mismatch', 'the transfer is not from the wallet this browser proved');
+    }
+    if (body.to !== treasury) throw new ApiError('payment_invalid', 'the transfer is not to the treasury');
+    if (body.token !== 'SOL' && body.token !== 'PTM') {
+      throw new ApiError('payment_invalid', `the terminal is paid in SOL or PTM, not ${body.token}`);
+    }
+    try {
+      return await this.ledger.postTransfer(request.body, {
+        'x-tm-pubkey': body.from,
+        'x-tm-timestamp': request.timestamp,
+        'x-tm-nonce': request.nonce,
+        'x-tm-signature': request.signature,
+      });
+    } catch (error) {
+      if (
+        error instanceof LedgerError &&
+        error.status !== undefined &&
+        error.status < 500 &&
+        isErrorCode(error.code)
+      ) {
+        throw new ApiError(error.code, error.message);
+      }
+      throw new ApiError(
+        'upstream_unavailable',
+        `the validator could not be reached (${error instanceof LedgerError ? error.code : 'error'}); send the same payment again`,
+      );
+    }
   }
 
   async purchase(

@@ -277,7 +277,7 @@ export class Browserless {
     method: string,
     path: string,
     body?: unknown,
-  ): Promise<{ status: number; json: Record<string, unknown> }> {
+  ): Promise<{ status: number; json: Record<string, unknown>; location: string | undefined }> {
     const response = await fetch(`${this.base}${path}`, {
       method,
       redirect: 'manual',
@@ -290,7 +290,11 @@ export class Browserless {
     const set = response.headers.getSetCookie().find((c) => c.startsWith('tm_session='));
     if (set) this.cookie = set.split(';')[0] as string;
     const text = await response.text();
-    return { status: response.status, json: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+    return {
+      status: response.status,
+      json: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+      location: response.headers.get('location') ?? undefined,
+    };
   }
 
   /** Proves `wallet` in this session (challenge, ed25519 signature, verify). */

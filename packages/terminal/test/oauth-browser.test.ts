@@ -1,15 +1,15 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { sign, toHex } from '@tensormine/protocol';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testBrowser } from '../../../test-support/services.ts';
 import { WAIT_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
+import { connectStandardWallet, contextWithStandardWallet } from './browser-wallet.js';
 import { balance, type Env, newWallet, startEnv, type Wallet } from './env.js';
 
 /**
- * The whole sign-in in Chromium: the terminal's page proves the wallet (the page's wallet
- * provider signs the challenge with the wallet key), "Sign in with X" goes through the
+ * The whole sign-in in Chromium: the terminal's page proves the wallet (a Wallet Standard
+ * wallet signs the challenge with the wallet key), "Sign in with X" goes through the
  * provider's consent page (a real OAuth 2 server), the callback comes back, and the claim pays
  * the welcome tokens on the validator ledger. Then the ways it must refuse.
  */
@@ -30,35 +30,13 @@ afterAll(async () => {
   await env?.close();
 });
 
-/** A browser context with a wallet provider for `wallet` (what a wallet extension injects). */
+/** A browser context with a Wallet Standard wallet of `wallet` (what a wallet extension registers). */
 async function contextWith(wallet: Wallet): Promise<BrowserContext> {
-  const context = await browser.newContext({ viewport: { width: 900, height: 900 } });
-  await context.exposeFunction('__walletSign', (messageHex: string) =>
-    toHex(sign(Buffer.from(messageHex, 'hex'), wallet.key.secretKey)),
-  );
-  await context.addInitScript(
-    ({ address }) => {
-      const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
-      (window as unknown as Record<string, unknown>).tensormineWallet = {
-        publicKey: address,
-        async signMessage(bytes: Uint8Array) {
-          const signed: string = await (
-            window as unknown as { __walletSign(h: string): Promise<string> }
-          ).__walletSign(hex(bytes));
-          return Uint8Array.from(signed.match(/../g) ?? [], (h) => Number.parseInt(h, 16));
-        },
-      };
-    },
-    { address: wallet.address },
-  );
-  return context;
+  return (await contextWithStandardWallet(browser, wallet)).context;
 }
 
 async function connectWallet(page: Page): Promise<void> {
-  await page.goto(`${env.base}/`);
-  await page.waitForSelector('body[data-ready="true"]');
-  await page.click('#connect');
-  await page.waitForFunction(() => document.getElementById('wallet')?.textContent !== 'not connected');
+  await connectStandardWallet(page, env.base);
 }
 
 /** From the terminal page to the consent page (stops there). */

@@ -64,6 +64,21 @@ describe('the economy genesis', () => {
     await second.close();
   });
 
+  it('takes a file of allocations alone on top of the built-in reserve and pools', async () => {
+    const dir = tempDir();
+    const alice = testKey('alice');
+    const file = join(dir, 'genesis.json');
+    writeFileSync(file, JSON.stringify({ allocations: [{ pubkey: hex(alice), token: 'SOL', amount: '9' }] }));
+    const v = await createValidator({ dataDir: ':memory:', genesisFile: file });
+    expect((await v.inject(`/balances/${hex(alice)}`)).json().balances[1]).toMatchObject({
+      token: 'SOL',
+      available: '9',
+    });
+    const pools = (await v.inject('/swap/pools')).json().pools as { pair: string }[];
+    expect(pools.map((p) => p.pair).sort()).toEqual(['PTM/SOL', 'PTM/USDC', 'SOL/USDC']);
+    await v.close();
+  });
+
   it('takes the default reserve and pools for the fields a file leaves out; [] and "0" say none', async () => {
     const dir = tempDir();
     const alice = testKey('alice');

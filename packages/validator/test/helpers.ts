@@ -1,5 +1,5 @@
 import {
-  type DeviceType,
+  type DeviceTypeInput,
   formatPublicKey,
   type KeyPair,
   keyPairFromSecret,
@@ -110,7 +110,11 @@ export function signedInject(
 }
 
 /** Registers `key` as a device of `deviceType` and asserts that it worked. */
-export async function register(v: Validator, key: KeyPair, deviceType: DeviceType = 'native'): Promise<void> {
+export async function register(
+  v: Validator,
+  key: KeyPair,
+  deviceType: DeviceTypeInput = 'native',
+): Promise<void> {
   const res = await signedInject(v, key, 'POST', '/devices/register', {
     pubkey: formatPublicKey(key.publicKey),
     device_type: deviceType,

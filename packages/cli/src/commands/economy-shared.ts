@@ -87,7 +87,5 @@ export function intOption(name: string, text: string, min: number, max: number):
   return Number(text);
 }
 
-/** A Unix time as an ISO date-time (UTC, seconds). */
-export function isoTime(seconds: number): string {
-  return new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
-}
+/** Unix seconds as ISO 8601 UTC (the protocol's isoTime). */
+export { isoTime } from '@tensormine/protocol';

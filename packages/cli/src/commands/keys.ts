@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { InvalidInputError, Signer } from '@tensormine/client';
+import { InvalidInputError, KeyFileError, Signer } from '@tensormine/client';
 import type { Command } from 'commander';
 import { CliError } from '../errors.js';
 import { type CliIo, writeLine } from '../io.js';
@@ -42,8 +42,8 @@ export function keysCommand(program: Command, ctx: CommandContext): void {
 
   const importer = keys
     .command('import')
-    .description('write the key file from a secret key (64 hex digits) read from FILE or stdin')
-    .argument('[file]', 'a file holding the secret key in hex; - or nothing: read stdin')
+    .description('write the key file from a key file or a secret key (64 hex digits) read from FILE or stdin')
+    .argument('[file]', 'a key file, or a file holding the secret key in hex; - or nothing: read stdin')
     .option('--force', 'replace an existing key file')
     .option('--json', 'machine-readable output');
   addSettings(importer, ['key']);
@@ -66,8 +66,12 @@ export function keysCommand(program: Command, ctx: CommandContext): void {
         file === undefined || file === '-' ? await readSecretFromStdin(io) : await readSecretFile(file);
       let signer: Signer;
       try {
-        signer = Signer.fromSecretKey(text.trim().replace(/^0x/i, ''));
+        // A key file (the miner's, or one the web terminal's built-in wallet exported), or a secret.
+        signer = text.trim().startsWith('{')
+          ? Signer.fromKeyFile(text, file === undefined || file === '-' ? 'input' : file)
+          : Signer.fromSecretKey(text.trim().replace(/^0x/i, ''));
       } catch (error) {
+        if (error instanceof KeyFileError) throw new CliError('usage', error.shortMessage);
         // The client's message describes the input's shape (its length), never its contents.
         const detail = error instanceof InvalidInputError ? error.problems[0]?.message : undefined;
         throw new CliError(

@@ -1,4 +1,5 @@
-import { LEDGER_ENTRY_TYPES } from '@tensormine/protocol';
+import type { TensormineClient } from '@tensormine/client';
+import { LEDGER_ENTRY_TYPES, type LedgerEntry, type Transfer } from '@tensormine/protocol';
 import type { Command } from 'commander';
 import { CliError } from '../errors.js';
 import { writeLine } from '../io.js';
@@ -25,10 +26,18 @@ export function walletCommand(program: Command, ctx: CommandContext): void {
         client.economy.stakes(pubkey),
         client.economy.ledger({ pubkey, limit: 10 }),
       ]);
-      return { pubkey, balances: balances.balances, stakes: stakes.stakes, ledger: ledger.entries };
+      const transfers = options.json ? new Map() : await transfersOf(client, ledger.entries);
+      return {
+        pubkey,
+        balances: balances.balances,
+        stakes: stakes.stakes,
+        ledger: ledger.entries,
+        transfers,
+      };
     });
     if (options.json) {
-      writeJson(io, view);
+      const { transfers: _, ...json } = view;
+      writeJson(io, json);
       return;
     }
     writeLine(io.stdout, `wallet ${view.pubkey}`);
@@ -53,7 +62,8 @@ export function walletCommand(program: Command, ctx: CommandContext): void {
       }
     }
     writeLine(io.stdout, view.ledger.length > 0 ? 'latest entries' : 'no ledger entries yet');
-    for (const line of ledgerRows(view.ledger)) writeLine(io.stdout, `  ${line}`);
+    for (const line of ledgerRows(view.ledger, view.transfers, view.pubkey))
+      writeLine(io.stdout, `  ${line}`);
   });
 
   const ledger = economyOptions(
@@ -87,21 +97,29 @@ export function walletCommand(program: Command, ctx: CommandContext): void {
         );
       }
       const limit = intOption('--limit', options.limit, 1, 500);
-      const page = await withEconomy(cmd, ctx, options.pubkey === undefined, (client, signer) =>
-        client.economy.ledger({
-          pubkey: options.pubkey ?? signer!.publicKeyHex,
-          limit,
-          ...(type !== undefined ? { type: type as (typeof LEDGER_ENTRY_TYPES)[number] } : {}),
-          ...(options.token !== undefined ? { token: options.token } : {}),
-          ...(options.cursor !== undefined ? { cursor: options.cursor } : {}),
-        }),
+      const { page, transfers, pubkey } = await withEconomy(
+        cmd,
+        ctx,
+        options.pubkey === undefined,
+        async (client, signer) => {
+          const pubkey = options.pubkey ?? signer!.publicKeyHex;
+          const page = await client.economy.ledger({
+            pubkey,
+            limit,
+            ...(type !== undefined ? { type: type as (typeof LEDGER_ENTRY_TYPES)[number] } : {}),
+            ...(options.token !== undefined ? { token: options.token } : {}),
+            ...(options.cursor !== undefined ? { cursor: options.cursor } : {}),
+          });
+          const transfers = options.json ? new Map() : await transfersOf(client, page.entries);
+          return { page, transfers, pubkey };
+        },
       );
       if (options.json) {
         writeJson(io, page);
         return;
       }
       if (page.entries.length === 0) writeLine(io.stdout, 'no ledger entries');
-      for (const line of ledgerRows(page.entries)) writeLine(io.stdout, line);
+      for (const line of ledgerRows(page.entries, transfers, pubkey)) writeLine(io.stdout, line);
       if (page.next_cursor) writeLine(io.stdout, `more: --cursor ${page.next_cursor}`);
     },
   );
@@ -124,6 +142,12 @@ export function walletCommand(program: Command, ctx: CommandContext): void {
       cmd: Command,
     ) => {
       const { io } = ctx;
+      if (!/^[0-9a-f]{64}$/.test(to)) {
+        throw new CliError(
+          'usage',
+          `<to>: expected the receiving public key, 64 lowercase hex digits (as "miner keys show" prints it), got ${to.length > 80 ? `${to.length} characters` : JSON.stringify(to)}`,
+        );
+      }
       const t = await withEconomy(cmd, ctx, true, (client) =>
         client.economy.transfer({
           to,
@@ -136,27 +160,44 @@ export function walletCommand(program: Command, ctx: CommandContext): void {
         writeJson(io, t);
         return;
       }
-      writeLine(io.stdout, `sent ${t.amount} ${t.token} to ${t.to} (transfer ${t.transfer_id})`);
+      writeLine(
+        io.stdout,
+        `sent ${t.amount} ${t.token} to ${t.to} (transfer ${t.transfer_id}${t.memo ? `, memo ${JSON.stringify(t.memo)}` : ''})`,
+      );
     },
   );
 }
 
+/** The transfers behind the transfer entries of a page (who paid whom, the memo), by id. */
+async function transfersOf(
+  client: TensormineClient,
+  entries: readonly LedgerEntry[],
+): Promise<Map<string, Transfer>> {
+  const ids = [...new Set(entries.filter((e) => e.type === 'transfer' && e.ref).map((e) => e.ref as string))];
+  const found = await Promise.all(ids.map((id) => client.economy.getTransfer(id).catch(() => undefined)));
+  return new Map(found.filter((t): t is Transfer => t !== undefined).map((t) => [t.transfer_id, t]));
+}
+
 function ledgerRows(
-  entries: readonly {
-    id: string;
-    type: string;
-    amount: string;
-    token: string;
-    timestamp: number;
-    ref: string | null;
-  }[],
+  entries: readonly LedgerEntry[],
+  transfers: ReadonlyMap<string, Transfer>,
+  pubkey: string,
 ): string[] {
   return table(
-    entries.map((e) => [
-      isoTime(e.timestamp),
-      e.type,
-      `${e.amount.startsWith('-') ? '' : '+'}${e.amount} ${e.token}`,
-      e.ref ?? '',
-    ]),
+    entries.map((e) => {
+      const t = e.type === 'transfer' && e.ref ? transfers.get(e.ref) : undefined;
+      const other = t
+        ? t.from === pubkey
+          ? `to ${t.to.slice(0, 12)}…`
+          : `from ${t.from.slice(0, 12)}…`
+        : '';
+      return [
+        isoTime(e.timestamp),
+        e.type,
+        `${e.amount.startsWith('-') ? '' : '+'}${e.amount} ${e.token}`,
+        e.ref ?? '',
+        t?.memo ? `${other} ${JSON.stringify(t.memo)}` : other,
+      ];
+    }),
   );
 }

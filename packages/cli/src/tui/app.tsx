@@ -158,10 +158,20 @@ export function App({ session, onQuit, stop, refreshMs = 500, frame }: AppProps)
       <Static items={items}>
         {(item) => {
           const color = TONE_COLOR[item.tone];
+          const tone = color ? { color } : {};
+          // A line wider than the terminal goes on under its text, not at the left edge.
+          const [prefix, rest] = hangingIndent(item.text);
           return (
-            <Text key={item.id} {...(color ? { color } : {})}>
-              {item.text}
-            </Text>
+            <Box key={item.id}>
+              {prefix ? (
+                <Box flexShrink={0}>
+                  <Text {...tone}>{prefix}</Text>
+                </Box>
+              ) : null}
+              <Text {...tone} wrap="wrap">
+                {rest}
+              </Text>
+            </Box>
           );
         }}
       </Static>
@@ -316,4 +326,13 @@ function DeviceTable({
 function clock(date = new Date()): string {
   const p = (n: number) => String(n).padStart(2, '0');
   return `${p(date.getHours())}:${p(date.getMinutes())}:${p(date.getSeconds())}`;
+}
+
+/**
+ * Where a log line's continuation starts when the terminal wraps it: after the label of a start
+ * line (` * key        `) or after the clock of a log line (`12:00:00 `).
+ */
+export function hangingIndent(text: string): [prefix: string, rest: string] {
+  const match = /^( \* \S+ +|\d\d:\d\d:\d\d )/.exec(text);
+  return match ? [match[1] as string, text.slice((match[1] as string).length)] : ['', text];
 }

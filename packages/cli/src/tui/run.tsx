@@ -1,5 +1,5 @@
 import { render } from 'ink';
-import type { CliIo } from '../io.js';
+import { type CliIo, tolerateLostTerminal } from '../io.js';
 import type { SessionView } from '../session.js';
 import { App, type FrameSize } from './app.js';
 
@@ -11,13 +11,24 @@ import { App, type FrameSize } from './app.js';
 export async function runTui(
   session: SessionView,
   io: CliIo,
-  options: { refreshMs?: number /** Tests: leave the console alone. */; patchConsole?: boolean } = {},
+  options: {
+    refreshMs?: number;
+    /** Tests: leave the console alone. */
+    patchConsole?: boolean;
+    /** How long the screen may take to close once the session stopped (default 3 s). */
+    exitGraceMs?: number;
+  } = {},
 ): Promise<void> {
   let closing: Promise<void> | undefined;
+  let closed!: () => void;
+  const stopped = new Promise<void>((resolve) => {
+    closed = resolve;
+  });
   const close = () => {
-    closing ??= session.close();
+    closing ??= session.close().finally(closed);
     return closing;
   };
+  const restoreTerminal = tolerateLostTerminal(io.stdin);
   const frame: FrameSize = { height: 0, width: 0 };
   // Registered before Ink's own resize listener, so it runs first.
   const onResize = () => repairAfterShrink(io, frame);
@@ -42,13 +53,36 @@ export async function runTui(
       interactive: true,
     },
   );
+  let grace: NodeJS.Timeout | undefined;
   try {
-    await instance.waitUntilExit();
+    // Ink's exit, or, should its teardown fail, the session stopped a while ago: the command
+    // ends either way (no process left behind after "stopped").
+    const gaveUp = await Promise.race([
+      instance.waitUntilExit().then(() => false),
+      stopped.then(
+        () =>
+          new Promise<boolean>((resolve) => {
+            grace = setTimeout(() => resolve(true), options.exitGraceMs ?? EXIT_GRACE_MS);
+          }),
+      ),
+    ]);
+    if (gaveUp) {
+      try {
+        instance.unmount();
+      } catch {
+        // the teardown that already failed
+      }
+    }
     await close();
   } finally {
+    clearTimeout(grace);
+    restoreTerminal();
     io.stdout.off('resize', onResize);
   }
 }
+
+/** How long the screen may take to close after the session stopped. */
+const EXIT_GRACE_MS = 3000;
 
 /**
  * A terminal made narrower re-wraps ("reflows") every line of the live area that no longer

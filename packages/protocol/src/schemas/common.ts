@@ -1,6 +1,6 @@
 import Type, { type Static, type TArray, type TSchema } from 'typebox';
 import { LATTICE_RADIUS_MAX } from '../hexchain/constants.js';
-import { DEVICE_TYPES } from '../tensor/devices.js';
+import { DEVICE_TYPE_INPUTS, DEVICE_TYPES } from '../tensor/devices.js';
 import { TOKEN_SYMBOL_PATTERN } from '../tokens.js';
 
 /**
@@ -210,6 +210,13 @@ export const DeviceTypeSchema = Type.Enum(DEVICE_TYPES, {
   type: 'string',
   description:
     'The kind of device that mines: native (a CPU process), esp32 or esp8266 (a microcontroller board; challenges are sized for it).',
+});
+
+/** A device type in a request: a canonical type or a documented alias (DEVICE_TYPE_ALIASES). */
+export const DeviceTypeInputSchema = Type.Enum(DEVICE_TYPE_INPUTS, {
+  type: 'string',
+  description:
+    'The kind of device that mines: native (a CPU process), esp32 or esp8266 (a microcontroller board; challenges are sized for it). Alias accepted on input: cpu (= native); answers name the canonical type.',
 });
 
 export const SlotHashSchema = Type.String({

@@ -30,7 +30,7 @@ export const ErrorResponseSchema = Type.Object(
     details: Type.Optional(
       Type.Record(Type.String(), Type.Unknown(), {
         description:
-          'Structured context, depending on the code: validation_failed carries `errors` [{path, message}]; rate_limited carries `retry_after_s`; proof rejections carry the expected and received values (e.g. `expected`, `received`, `threshold`).',
+          'Structured context, depending on the code: validation_failed carries `errors` [{path, message, allowed?}] (`allowed`: every value a field limited to a list accepts, also named in the message); rate_limited carries `retry_after_s`; proof rejections carry the expected and received values (e.g. `expected`, `received`, `threshold`).',
       }),
     ),
   },
@@ -40,3 +40,38 @@ export const ErrorResponseSchema = Type.Object(
   },
 );
 export type ErrorResponse = Static<typeof ErrorResponseSchema>;
+
+/** One schema refusal as a validator reports it (TypeBox's error object, the parts we read). */
+export interface SchemaIssueInput {
+  readonly instancePath?: string;
+  readonly message?: string;
+  readonly keyword?: string;
+  readonly params?: unknown;
+}
+
+/** One entry of `details.errors` of a `validation_failed` answer. */
+export interface SchemaIssue {
+  /** Where: the request part then the JSON pointer, e.g. `body/device_type`. */
+  readonly path: string;
+  /** What was expected, e.g. `must be one of native, esp32, esp8266, cpu`. */
+  readonly message: string;
+  /** For a field limited to a list of values (an enum): every value it accepts. */
+  readonly allowed?: readonly (string | number)[];
+}
+
+/**
+ * The entry of `details.errors` for one schema refusal: an enum refusal lists the values the
+ * field accepts, in its message and in `allowed`, so a client can correct itself.
+ */
+export function schemaIssue(part: string, issue: SchemaIssueInput): SchemaIssue {
+  const path = `${part}${issue.instancePath ?? ''}`;
+  const allowed = (issue.params as { allowedValues?: unknown } | undefined)?.allowedValues;
+  if (
+    issue.keyword === 'enum' &&
+    Array.isArray(allowed) &&
+    allowed.every((v) => typeof v === 'string' || typeof v === 'number')
+  ) {
+    return { path, message: `must be one of ${allowed.join(', ')}`, allowed };
+  }
+  return { path, message: issue.message ?? 'invalid' };
+}

@@ -4,8 +4,10 @@ import {
   FractionSchema,
   IdSchema,
   nullable,
+  PublicKeyHexSchema,
   SafeUintSchema,
   SignatureHexSchema,
+  SignedRequestHeadersSchema,
   TokenSymbolSchema,
   UnixSecondsSchema,
   withDescription,
@@ -184,6 +186,116 @@ export const PurchaseResultSchema = Type.Object(
   { title: 'PurchaseResult', description: 'Purchase response.' },
 );
 export type PurchaseResult = Static<typeof PurchaseResultSchema>;
+
+const ProductSchema = Type.Enum(['premium', 'no_ads'], {
+  type: 'string',
+  description: 'premium (a period of premium) or no_ads (ads hidden).',
+});
+
+export const TerminalOfferSchema = Type.Object(
+  {
+    treasury: nullable(
+      Type.Object(
+        {
+          wallet: withDescription(WalletAddressSchema, "The treasury's wallet address (base58)."),
+          pubkey: withDescription(PublicKeyHexSchema, 'The same key in hex, as the validator names it.'),
+        },
+        { description: 'Where purchases are paid to and welcome tokens come from.' },
+      ),
+      'The treasury, or null when this terminal has no treasury key (claims and purchases are off).',
+    ),
+    welcome: Type.Object(
+      {
+        tokens: Type.Array(
+          Type.Object(
+            {
+              token: withDescription(TokenSymbolSchema, 'The token.'),
+              amount: withDescription(AmountSchema, 'The amount sent to each new wallet.'),
+            },
+            { description: 'One welcome transfer.' },
+          ),
+          { maxItems: 4, description: 'The welcome package: one transfer per token.' },
+        ),
+        status: Type.Enum(['ready', 'treasury_short', 'treasury_not_configured', 'validator_unavailable'], {
+          type: 'string',
+          description:
+            'ready: the treasury holds the whole package; treasury_short: it lacks some token (missing says which; a claim is refused with treasury_empty); treasury_not_configured: no treasury key; validator_unavailable: its balances could not be read.',
+        }),
+        missing: Type.Array(
+          Type.Object(
+            {
+              token: withDescription(TokenSymbolSchema, 'The token the treasury lacks.'),
+              needed: withDescription(AmountSchema, 'What one claim sends of it.'),
+              available: withDescription(AmountSchema, 'What the treasury holds of it now.'),
+            },
+            { description: 'A token of the package the treasury cannot pay.' },
+          ),
+          {
+            maxItems: 4,
+            description: 'The tokens the treasury lacks for one claim (empty unless treasury_short).',
+          },
+        ),
+      },
+      { description: 'The welcome tokens and whether a claim can be paid now.' },
+    ),
+    products: Type.Array(
+      Type.Object(
+        {
+          product: ProductSchema,
+          days: nullable(
+            SafeUintSchema,
+            'How long one purchase lasts, in days; null when it does not expire.',
+          ),
+          prices: Type.Array(
+            Type.Object(
+              {
+                currency: PurchaseCurrencySchema,
+                amount: withDescription(AmountSchema, 'The price, to send to the treasury.'),
+              },
+              { description: 'A price in one currency.' },
+            ),
+            { maxItems: 2, description: 'The price in SOL and in PTM.' },
+          ),
+          memo: Type.String({
+            maxLength: 64,
+            description: 'The memo the front end puts on the paying transfer (any memo is accepted).',
+          }),
+        },
+        { description: 'A product for sale.' },
+      ),
+      { maxItems: 4, description: 'The products: premium and no_ads.' },
+    ),
+  },
+  {
+    title: 'TerminalOffer',
+    description:
+      'GET /api/offer: what this terminal gives and sells: the welcome package (and whether the treasury can pay it now), the prices and the treasury to pay.',
+  },
+);
+export type TerminalOffer = Static<typeof TerminalOfferSchema>;
+
+export const TerminalTransferRequestSchema = Type.Object(
+  {
+    body: Type.String({
+      minLength: 2,
+      maxLength: 1024,
+      description:
+        'The exact JSON text of the POST /transfer body the wallet signed ({from, to, token, amount, memo?}): from the proven wallet, to the treasury, in SOL or PTM.',
+    }),
+    timestamp: SignedRequestHeadersSchema.properties['x-tm-timestamp'],
+    nonce: SignedRequestHeadersSchema.properties['x-tm-nonce'],
+    signature: withDescription(
+      SignatureHexSchema,
+      "The wallet's ed25519 signature of the signed-request message of POST /transfer with this body, time and nonce (docs/protocol.md, Signed requests).",
+    ),
+  },
+  {
+    title: 'TerminalTransferRequest',
+    description:
+      'POST /api/crypto/transfer body: a transfer to the treasury signed in the browser, which the terminal passes to the validator exactly as signed.',
+  },
+);
+export type TerminalTransferRequest = Static<typeof TerminalTransferRequestSchema>;
 
 // ---------------------------------------------------------------------------------------------
 // Read-only data for the front end (/api/staking/*, /api/swap/*, /api/vault/*)

@@ -4,6 +4,7 @@ import { MAX_DIFFICULTY, MIN_DIFFICULTY } from '../tensor/difficulty.js';
 import {
   AmountSchema,
   CursorSchema,
+  DeviceTypeInputSchema,
   DeviceTypeSchema,
   FractionSchema,
   Hex8Schema,
@@ -253,8 +254,8 @@ export const ChallengeRequestSchema = Type.Object(
     slot_hash: withDescription(SlotHashSchema, 'The hash of that slot, mixed into the challenge seed.'),
     device_type: Type.Optional(
       withDescription(
-        DeviceTypeSchema,
-        'The device that will compute the challenge; sizes the tensors. Default native.',
+        DeviceTypeInputSchema,
+        'The device that will compute the challenge; sizes the tensors. Default native; cpu is an alias of native.',
         {
           default: 'native',
         },
@@ -465,7 +466,7 @@ export const DeviceRegisterRequestSchema = Type.Object(
       PublicKeyHexSchema,
       "The device's public key; must equal the x-tm-pubkey header that signs the request.",
     ),
-    device_type: withDescription(DeviceTypeSchema, 'The kind of device.'),
+    device_type: withDescription(DeviceTypeInputSchema, 'The kind of device (cpu is an alias of native).'),
     port: Type.Optional(
       Type.Integer({
         minimum: 1,
@@ -553,7 +554,9 @@ export type Device = Static<typeof DeviceSchema>;
 
 export const DevicesQuerySchema = Type.Object(
   {
-    device_type: Type.Optional(withDescription(DeviceTypeSchema, 'Only devices of this type.')),
+    device_type: Type.Optional(
+      withDescription(DeviceTypeInputSchema, 'Only devices of this type (cpu is an alias of native).'),
+    ),
     limit: Type.Optional(PageLimitSchema),
     cursor: Type.Optional(CursorSchema),
   },

@@ -16,6 +16,28 @@ export type Activation = (typeof ACTIVATIONS)[number];
 export const DEVICE_TYPES = ['native', 'esp32', 'esp8266'] as const;
 export type DeviceType = (typeof DEVICE_TYPES)[number];
 
+/**
+ * Other names clients send for a device type, accepted on input where their meaning is
+ * unambiguous; answers always name the canonical type. `cpu`: the seed's miner client asks for
+ * its challenges with it, and the interface calls a CPU process device type native.
+ */
+export const DEVICE_TYPE_ALIASES = { cpu: 'native' } as const satisfies Readonly<Record<string, DeviceType>>;
+export type DeviceTypeAlias = keyof typeof DEVICE_TYPE_ALIASES;
+
+/** Every device_type a request may carry: the canonical types, then the aliases. */
+export const DEVICE_TYPE_INPUTS = [
+  ...DEVICE_TYPES,
+  ...(Object.keys(DEVICE_TYPE_ALIASES) as DeviceTypeAlias[]),
+] as const;
+export type DeviceTypeInput = DeviceType | DeviceTypeAlias;
+
+/** The canonical device type of a request's device_type (an alias becomes the type it names). */
+export function canonicalDeviceType(value: DeviceTypeInput): DeviceType {
+  return Object.hasOwn(DEVICE_TYPE_ALIASES, value)
+    ? DEVICE_TYPE_ALIASES[value as DeviceTypeAlias]
+    : (value as DeviceType);
+}
+
 export interface DeviceProfile {
   readonly type: DeviceType;
   /** Numeric code used in the challenge hash. */

@@ -1,6 +1,7 @@
 import {
   callbackAddress,
   callbackModeFor,
+  canonicalDeviceType,
   DEFAULT_PAGE_LIMIT,
   DEVICE_CALLBACK_RELAY_HEADER,
   DEVICE_TYPES,
@@ -61,7 +62,7 @@ export function deviceHandlers(callbacks: DeviceCallbackService) {
         return tx.devices.upsert({
           deviceId: deviceIdFor(body.pubkey),
           pubkey: body.pubkey,
-          deviceType: body.device_type,
+          deviceType: canonicalDeviceType(body.device_type),
           port,
           registeredAt: now,
           lastSeen: now,
@@ -86,7 +87,7 @@ export function deviceHandlers(callbacks: DeviceCallbackService) {
     async listDevices({ query }, ctx) {
       const limit = query.limit ?? DEFAULT_PAGE_LIMIT;
       const after = query.cursor === undefined ? undefined : decodeDeviceCursor(query.cursor, 'GET /devices');
-      const filter = query.device_type;
+      const filter = query.device_type && canonicalDeviceType(query.device_type);
       const [rows, counts] = await ctx.storage.read((tx) =>
         Promise.all([
           tx.devices.list({

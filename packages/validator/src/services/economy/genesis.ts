@@ -55,18 +55,21 @@ export function readGenesisFile(path: string): EconomyGenesis {
     g === null ||
     Array.isArray(g) ||
     (g.reserve !== undefined && typeof g.reserve !== 'string') ||
-    (g.pools !== undefined && !Array.isArray(g.pools))
+    (g.pools !== undefined && !Array.isArray(g.pools)) ||
+    (g.allocations !== undefined && !Array.isArray(g.allocations))
   ) {
     throw new Error(
       `genesis file ${path}: expected an object with optional reserve (a PTM amount string), pools (an array) and allocations (an array)`,
     );
   }
   // A field left out takes the built-in default's value (docs/economy.md): `"pools": []` is
-  // how a file says "no swap pools", `"reserve": "0"` "no yield reserve".
+  // how a file says "no swap pools", `"reserve": "0"` "no yield reserve"; a file of allocations
+  // alone funds keys on top of the built-in reserve and pools.
   const genesis: EconomyGenesis = {
     ...g,
     reserve: g.reserve ?? DEFAULT_GENESIS.reserve,
     pools: g.pools ?? DEFAULT_GENESIS.pools,
+    allocations: g.allocations ?? [],
   };
   try {
     checkGenesis(genesis);

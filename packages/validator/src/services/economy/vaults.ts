@@ -1,4 +1,11 @@
-import { formatAmount, getToken, unlockProblem, VAULT_ACCOUNT } from '@tensormine/protocol';
+import {
+  formatAmount,
+  getToken,
+  isoTime,
+  spanText,
+  unlockProblem,
+  VAULT_ACCOUNT,
+} from '@tensormine/protocol';
 import { ApiError } from '../../http/errors.js';
 import { routeHandlers } from '../../http/handlers.js';
 import type { VaultRecord } from '../../store/types.js';
@@ -75,7 +82,7 @@ export function vaultHandlers() {
         if (vault.withdrawnAt !== null) {
           throw new ApiError(
             'vault_withdrawn',
-            `vault ${vault.id} was already withdrawn at ${vault.withdrawnAt}`,
+            `vault ${vault.id} was already withdrawn at ${isoTime(vault.withdrawnAt)}`,
             {
               vault_id: vault.id,
               withdrawn_at: vault.withdrawnAt,
@@ -85,7 +92,7 @@ export function vaultHandlers() {
         if (now < vault.unlockAt) {
           throw new ApiError(
             'vault_locked',
-            `vault ${vault.id} unlocks at ${vault.unlockAt}, in ${vault.unlockAt - now} s; withdraw at or after it`,
+            `vault ${vault.id} unlocks at ${isoTime(vault.unlockAt)}, in ${spanText(vault.unlockAt - now)}; withdraw at or after it`,
             { vault_id: vault.id, unlock_at: vault.unlockAt, now },
           );
         }

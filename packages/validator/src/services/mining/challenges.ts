@@ -1,5 +1,6 @@
 import {
   buildChallenge,
+  canonicalDeviceType,
   challengeToWire,
   type DeviceType,
   deriveChallenge,
@@ -80,7 +81,7 @@ export function challengeHandlers() {
     async requestChallenge({ body }, ctx) {
       // One snapshot of the run-time settings: this challenge keeps them for its whole life.
       const { difficulty, maxTensorDim, challengeTtlS } = ctx.runtime;
-      let deviceType: DeviceType = body.device_type ?? 'native';
+      let deviceType: DeviceType = canonicalDeviceType(body.device_type ?? 'native');
       const minerPubkey = body.miner_pubkey;
       if (minerPubkey !== undefined) {
         const device = await ctx.storage.read((tx) => tx.devices.get(minerPubkey));
