@@ -2,8 +2,10 @@
 // The `miner` command. Plain JavaScript on purpose: it must start on any Node that npm runs it
 // with. It behaves the same before and after `npm run build`:
 //
-//   * On a Node new enough (MIN_NODE), the miner runs in THIS process: dist/cli.js once built,
-//     else src/cli.ts through tsx (registered in process, with the @tensormine/source export
+//   * On a Node new enough (MIN_NODE), the miner runs in THIS process: dist/cli.js when it is
+//     current (built, and no source of this package or of a workspace package it loads is newer
+//     than its build: `npm install` builds them, scripts/install-build.mjs), else src/cli.ts
+//     through tsx (registered in process, with the @tensormine/source export
 //     condition so the workspace packages load from their TypeScript sources too). One
 //     process, so a signal to it is a signal to the miner.
 //   * On an older Node (e.g. a system Node 20), it re-executes itself on the repository's
@@ -12,7 +14,7 @@
 //     and the child stops cleanly when this process dies (an IPC channel it watches), so no
 //     orphan keeps mining.
 import { spawn } from 'node:child_process';
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -57,7 +59,79 @@ function tsxEntry() {
   }
 }
 
-const built = existsSync(dist);
+/** The directory of an installed package, found upwards from this one; undefined if none. */
+function packageDir(name) {
+  for (let dir = root; ; dir = dirname(dir)) {
+    const candidate = join(dir, 'node_modules', ...name.split('/'));
+    if (existsSync(join(candidate, 'package.json'))) return realpathSync(candidate);
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
+/** This package and the @tensormine packages it loads, recursively: name -> directory. */
+function workspacePackages(dir, found = new Map()) {
+  const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  if (found.has(manifest.name)) return found;
+  found.set(manifest.name, dir);
+  for (const name of Object.keys(manifest.dependencies ?? {})) {
+    if (!name.startsWith('@tensormine/')) continue;
+    const depDir = packageDir(name);
+    if (depDir !== undefined) workspacePackages(depDir, found);
+  }
+  return found;
+}
+
+/** The newest modification time of the files under `dir` (0 when there are none). */
+function newestUnder(dir) {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestUnder(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * Whether dist/cli.js runs the code of the sources: in a checkout (a package with its src/), the
+ * build of this package and of every workspace package it loads is newer than each one's
+ * sources; an installed package (no src/) has only its build. A few milliseconds of stat calls,
+ * against a second or more for tsx to compile the sources.
+ */
+function builtAndCurrent() {
+  if (!existsSync(dist)) return false;
+  try {
+    for (const dir of workspacePackages(root).values()) {
+      const src = join(dir, 'src');
+      if (!existsSync(src)) continue;
+      const out = join(dir, 'dist');
+      const builds = existsSync(out)
+        ? readdirSync(out)
+            .filter((name) => name.endsWith('.js'))
+            .map((name) => statSync(join(out, name)).mtimeMs)
+        : [];
+      if (builds.length === 0 || newestUnder(src) > Math.min(...builds)) return false;
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// `miner --version` alone: the package's version, what commander would print, without loading
+// the miner at all (TENSORMINE_MINER_SOURCE=1 takes the whole way, through the sources).
+const argv = process.argv.slice(2);
+const versionOnly = argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V');
+if (versionOnly && process.env.TENSORMINE_MINER_SOURCE !== '1') {
+  process.stdout.write(`${JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version}\n`);
+  process.exit(0);
+}
+
+// TENSORMINE_MINER_SOURCE=1 runs the sources whatever the build; =0 runs the build and refuses
+// one that is missing or older than a source (benches, a check that npm install built it).
+const choice = process.env.TENSORMINE_MINER_SOURCE;
+const built = choice !== '1' && builtAndCurrent();
+if (choice === '0' && !built)
+  fail('TENSORMINE_MINER_SOURCE=0, but the build is missing or older than a source: npm run build');
 // TENSORMINE_MINER_SPAWN=1 takes the second path on any Node (tests of the wrapper use it).
 const forceSpawn = process.env.TENSORMINE_MINER_SPAWN === '1';
 if (nodeAtLeast(process.versions.node, MIN_NODE) && !forceSpawn) {

@@ -3,7 +3,7 @@
  * build, runs src/cli.ts on the pinned Node through tsx).
  */
 import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
-import { cp, mkdir, rm, stat, symlink } from 'node:fs/promises';
+import { cp, mkdir, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -26,11 +26,12 @@ function systemPath(): string {
 function runBin(
   args: string[],
   env: Record<string, string>,
+  script = bin,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [bin, ...args],
+      [script, ...args],
       { env: { PATH: process.env.PATH ?? '', ...env }, timeout: WAIT_TIMEOUT_MS },
       (error, stdout, stderr) =>
         resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stdout, stderr }),
@@ -59,11 +60,54 @@ describe('the miner bin', () => {
       await symlink(join(pkg, entry), join(copy, entry));
     const systemNode = spawnSync('node', ['--version'], { env: { PATH: systemPath() }, encoding: 'utf8' });
     const node = systemNode.status === 0 ? 'node' : process.execPath;
+    // TENSORMINE_MINER_SOURCE=1: the whole way through the sources (--version alone is otherwise
+    // answered by the bin itself).
     const { stdout } = await promisify(execFile)(node, [join(copy, 'bin', 'miner.js'), '--version'], {
-      env: { PATH: systemPath() },
+      env: { PATH: systemPath(), TENSORMINE_MINER_SOURCE: '1' },
       timeout: WAIT_TIMEOUT_MS,
     });
     expect(stdout).toBe('0.1.0\n');
+  });
+
+  test('runs the build only while it is current, else the sources; --version alone loads neither', async () => {
+    // A package of its own (no workspace dependencies) whose build and source say which ran.
+    const copy = join(pkg, 'node_modules', '.launcher-build-test');
+    await rm(copy, { recursive: true, force: true });
+    cleanup(() => rm(copy, { recursive: true, force: true }));
+    for (const dir of ['bin', 'src', 'dist']) await mkdir(join(copy, dir), { recursive: true });
+    await cp(bin, join(copy, 'bin', 'miner.js'));
+    await symlink(join(pkg, 'tsconfig.json'), join(copy, 'tsconfig.json'));
+    await writeFile(
+      join(copy, 'package.json'),
+      JSON.stringify({ name: 'launcher-test', version: '9.9.9', type: 'module' }),
+    );
+    await writeFile(join(copy, 'src', 'cli.ts'), "const ran: string = 'source';\nconsole.log(ran);\n");
+    await writeFile(join(copy, 'dist', 'cli.js'), "console.log('build');\n");
+    const run = async (args: string[], extra: Record<string, string> = {}) => {
+      const { code, stdout, stderr } = await runBin(args, extra, join(copy, 'bin', 'miner.js'));
+      return { code, out: stdout.trim(), stderr };
+    };
+    const built = new Date(Date.now() - 60_000);
+    const older = new Date(built.getTime() - 60_000);
+    const newer = new Date(built.getTime() + 30_000);
+    await utimes(join(copy, 'dist', 'cli.js'), built, built);
+    await utimes(join(copy, 'src', 'cli.ts'), older, older);
+    expect(await run([])).toMatchObject({ code: 0, out: 'build' });
+    expect(await run([], { TENSORMINE_MINER_SOURCE: '1' })).toMatchObject({ code: 0, out: 'source' });
+    expect(await run(['--version'])).toMatchObject({ code: 0, out: '9.9.9' });
+
+    await utimes(join(copy, 'src', 'cli.ts'), newer, newer); // a source edited after the build
+    expect(await run([])).toMatchObject({ code: 0, out: 'source' });
+    const refused = await run([], { TENSORMINE_MINER_SOURCE: '0' });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('the build is missing or older than a source: npm run build');
+  });
+
+  test('--version answered by the bin is what the miner itself prints', async () => {
+    const fast = await runBin(['--version'], {});
+    const whole = await runBin(['--version'], { TENSORMINE_MINER_SOURCE: '1' });
+    expect(fast).toMatchObject({ code: 0, stdout: '0.1.0\n' });
+    expect(whole).toMatchObject({ code: 0, stdout: fast.stdout });
   });
 
   test('keys generate writes a 0600 key file', async () => {
