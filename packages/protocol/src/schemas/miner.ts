@@ -70,7 +70,10 @@ export const MinerBoardSchema = Type.Object(
     expectedHashrate: rate('GH/s (AxeOS unit): the best 60-second average so far.'),
     sharesAccepted: withDescription(SafeUintSchema, "The board's results the validator accepted."),
     sharesRejected: withDescription(SafeUintSchema, "The board's results the validator refused."),
-    sharesRejectedReasons: Type.Array(RejectReasonSchema, { maxItems: 128 }),
+    sharesRejectedReasons: Type.Array(RejectReasonSchema, {
+      maxItems: 128,
+      description: 'Rejected results counted by reason, most frequent first.',
+    }),
     hardwareErrors: withDescription(
       SafeUintSchema,
       'Results the reference verifier rejected (the board computed wrongly; never submitted).',
@@ -107,7 +110,10 @@ export const MinerDeviceSchema = Type.Object(
     lastFoundAt: isoTime('When the device last found a result.'),
     sharesAccepted: SafeUintSchema,
     sharesRejected: SafeUintSchema,
-    sharesRejectedReasons: Type.Array(RejectReasonSchema, { maxItems: 128 }),
+    sharesRejectedReasons: Type.Array(RejectReasonSchema, {
+      maxItems: 128,
+      description: 'Rejected results counted by reason, most frequent first.',
+    }),
     boards: Type.Optional(
       Type.Array(MinerBoardSchema, { maxItems: 256, description: 'The serial fleet only: one per board.' }),
     ),
@@ -128,7 +134,10 @@ export const MinerSystemInfoSchema = Type.Object(
       SafeUintSchema,
       'Results refused since the mining run started (stale ones included).',
     ),
-    sharesRejectedReasons: Type.Array(RejectReasonSchema, { maxItems: 128 }),
+    sharesRejectedReasons: Type.Array(RejectReasonSchema, {
+      maxItems: 128,
+      description: 'Rejected results counted by reason, most frequent first.',
+    }),
     sharesStale: withDescription(
       SafeUintSchema,
       'Of the refused results, those that came too late (share_stale, challenge_expired, coordinate_occupied), plus results dropped from the journal once their challenge expired.',
@@ -146,13 +155,13 @@ export const MinerSystemInfoSchema = Type.Object(
     version: nullable(Type.String({ maxLength: 64 }), 'The miner software version.'),
     protocolVersion: nullable(Type.String({ maxLength: 8 }), 'The protocol of the current job: 4.0 or 4.1.'),
     validatorUrl: nullable(Type.String({ maxLength: 2048 }), 'The validator in use (its base URL).'),
-    paused: Type.Boolean(),
+    paused: Type.Boolean({ description: 'Every device is paused (POST /api/pause; /api/resume ends it).' }),
     connected: Type.Boolean({ description: 'Work comes and the validator in use answers.' }),
     hashesPerSecond: HashrateWindowsSchema,
     job: nullable(
       Type.Object(
         {
-          challengeId: Type.String({ maxLength: 128 }),
+          challengeId: Type.String({ maxLength: 128, description: 'The challenge the job mines.' }),
           difficulty: Type.Number({
             minimum: 0,
             description: 'Expected hashes per result (a pooled job: per share).',
@@ -168,10 +177,13 @@ export const MinerSystemInfoSchema = Type.Object(
         last: nullable(Type.Number({ minimum: 0 }), 'The last submission round trip, ms.'),
         average: nullable(Type.Number({ minimum: 0 }), 'The average round trip, ms.'),
       },
-      { title: 'MinerLatency' },
+      { title: 'MinerLatency', description: 'Round trips of submissions to the validator in use.' },
     ),
     journalPending: withDescription(SafeUintSchema, 'Results waiting in the journal.'),
-    devices: Type.Array(MinerDeviceSchema, { maxItems: 64 }),
+    devices: Type.Array(MinerDeviceSchema, {
+      maxItems: 64,
+      description: 'The CPU and every serial board, with their rates and results.',
+    }),
   },
   {
     title: 'MinerSystemInfo',
@@ -206,7 +218,7 @@ export const MinerConfigSchema = Type.Object(
       maxItems: 64,
       description: 'Serial boards: auto and the ports given.',
     }),
-    paused: Type.Boolean(),
+    paused: Type.Boolean({ description: 'Every device is paused.' }),
   },
   {
     title: 'MinerConfig',
@@ -269,13 +281,13 @@ export const MinerConfigResultSchema = Type.Object(
 export type MinerConfigResult = Static<typeof MinerConfigResultSchema>;
 
 export const MinerPausedSchema = Type.Object(
-  { paused: Type.Boolean() },
+  { paused: Type.Boolean({ description: 'Every device is paused now.' }) },
   { title: 'MinerPaused', description: 'Whether every device is paused now.' },
 );
 
 export const MinerRestartSchema = Type.Object(
   {
-    restarted: Type.Literal(true),
+    restarted: Type.Literal(true, { description: 'Always true; a failed restart is an error response.' }),
     config: MinerConfigSchema,
   },
   {

@@ -509,11 +509,13 @@ export const DeviceRegisterResultSchema = Type.Object(
       IdSchema,
       'A stable identifier of the device, assigned at first registration.',
     ),
-    callbacks: Type.Enum(['none', 'on', 'relayed', 'off'], {
-      type: 'string',
-      description:
-        'Whether the validator will call the port back (docs/protocol.md 4.17): none (no port), on (at the address this request came from), relayed (a status proxy forwarded the registration and calls the device itself), off (the address is public and the validator calls private addresses only, or callbacks are disabled: the device must poll).',
-    }),
+    callbacks: Type.Optional(
+      Type.Enum(['none', 'on', 'relayed', 'off'], {
+        type: 'string',
+        description:
+          'Whether the validator will call the port back (docs/protocol.md 4.17): none (no port), on (at the address this request came from), relayed (a status proxy forwarded the registration and calls the device itself), off (the address is public and the validator calls private addresses only, or callbacks are disabled: the device must poll). This validator always sends it; a validator without device callbacks leaves it out (the device polls).',
+      }),
+    ),
   },
   {
     title: 'DeviceRegisterResult',
