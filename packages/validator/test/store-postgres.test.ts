@@ -514,6 +514,48 @@ describe('reads requested together', () => {
     }
   });
 
+  it('survives the parked connection of a finished batch breaking (a failover) and reads on another', async () => {
+    const url = await server.createDatabase(undefined, { template: TEMPLATE });
+    const storage = await openPostgresStorage({ url, poolSize: 2, applicationName: 'parked' });
+    try {
+      await storage.transaction((tx) => tx.meta.set('k', 'v'));
+      // Terminates the storage's session as soon as it is idle in its read transaction after
+      // the read's statement: the connection parked for the next batch. (Polled by the server,
+      // so the moment is not missed; pg_stat_clear_snapshot, or the loop would see one snapshot.)
+      const terminated = admin(url, (client) =>
+        client.query(`DO $$
+          DECLARE victim int;
+          BEGIN
+            LOOP
+              PERFORM pg_stat_clear_snapshot();
+              SELECT pid INTO victim FROM pg_stat_activity
+                WHERE application_name = 'parked' AND datname = current_database()
+                  AND state = 'idle in transaction' AND query LIKE 'SELECT%';
+              EXIT WHEN victim IS NOT NULL;
+              PERFORM pg_sleep(0.001);
+            END LOOP;
+            PERFORM pg_terminate_backend(victim);
+          END $$`),
+      );
+      // Reads until one was parked and terminated (unheard, its 'error' would end the process).
+      let done = false;
+      void terminated.then(() => {
+        done = true;
+      });
+      await waitFor(async () => {
+        expect(await storage.read((tx) => tx.meta.get('k'))).toBe('v');
+        return done;
+      }, 'the parked read connection to be terminated');
+      await terminated;
+      // The next reads run on another connection.
+      expect(await storage.read((tx) => tx.meta.get('k'))).toBe('v');
+      await storage.transaction((tx) => tx.meta.set('k', 'w'));
+      expect(await storage.read((tx) => tx.meta.get('k'))).toBe('w');
+    } finally {
+      await storage.close();
+    }
+  });
+
   it('re-runs a write refused by a server that takes no writes (a standby during a failover) on a new connection', async () => {
     const url = await server.createDatabase(undefined, { template: TEMPLATE });
     const db = new URL(url).pathname.slice(1);

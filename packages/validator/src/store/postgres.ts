@@ -96,7 +96,7 @@ export class PostgresStorage implements Storage {
   #reads: PendingRead[] | undefined;
   #readsRunning = 0;
   /** The connection of the last read batch, its transaction not ended yet (see #runReads). */
-  #warm: { readonly client: pg.PoolClient; readonly timer: ReturnType<typeof setTimeout> } | undefined;
+  #warm: WarmRead | undefined;
   #running = 0;
   #idle: (() => void) | undefined;
   #closed = false;
@@ -214,11 +214,19 @@ export class PostgresStorage implements Storage {
       // batch's BEGIN (one write less per read).
       const warm = this.#warm;
       this.#warm = undefined;
-      let client: pg.PoolClient;
       if (warm !== undefined) {
         clearTimeout(warm.timer);
+        warm.client.off('error', warm.onError);
+      }
+      let client: pg.PoolClient;
+      if (warm !== undefined && !warm.executor.lost) {
         client = warm.client;
       } else {
+        if (warm !== undefined) {
+          // It broke while parked (a failover): discarded, this batch takes another.
+          warm.client.release(new Error('the connection was lost'));
+          this.#slots.release();
+        }
         await this.#slots.acquire();
         try {
           client = await this.#pool.connect();
@@ -255,16 +263,19 @@ export class PostgresStorage implements Storage {
         }
       });
       await Promise.all(runs);
-      client.off('error', onError);
       if (executor.lost) {
+        client.off('error', onError);
         client.release(new Error('the connection was lost'));
         this.#slots.release();
       } else if (this.#warm === undefined && !this.#closed) {
         // The snapshot's values are final: its COMMIT waits for the next batch (or a moment).
-        this.#warm = { client, timer: setTimeout(() => this.#coolDown(), WARM_MS) };
+        // Parked, the connection keeps its 'error' listener: one that breaks meanwhile (the
+        // primary killed, HAProxy cutting its sessions) emits 'error', which, unheard, would
+        // end the process (a checked-out client has no pool listener).
+        this.#warm = { client, executor, onError, timer: setTimeout(() => this.#coolDown(), WARM_MS) };
         this.#warm.timer.unref?.();
       } else {
-        await this.#endRead(client);
+        await this.#endRead(client, onError);
       }
     } finally {
       this.#readsRunning--;
@@ -280,16 +291,23 @@ export class PostgresStorage implements Storage {
     clearTimeout(warm.timer);
     this.#running++;
     try {
-      await this.#endRead(warm.client);
+      await this.#endRead(warm.client, warm.onError);
     } finally {
       this.#end();
     }
   }
 
-  async #endRead(client: pg.PoolClient): Promise<void> {
+  /** Ends the read transaction, then gives the connection back (its 'error' listener heard until then). */
+  async #endRead(client: pg.PoolClient, onError: () => void): Promise<void> {
     await client.query('COMMIT').then(
-      () => client.release(),
-      (error: unknown) => client.release(error instanceof Error ? error : new Error(String(error))),
+      () => {
+        client.off('error', onError);
+        client.release();
+      },
+      (error: unknown) => {
+        client.off('error', onError);
+        client.release(error instanceof Error ? error : new Error(String(error)));
+      },
     );
     this.#slots.release();
   }
@@ -469,6 +487,16 @@ export class PostgresStorage implements Storage {
       throw nestedTransactionError(what);
     }
   }
+}
+
+/** The connection of a finished read batch, its snapshot not ended yet (see `#runReads`). */
+interface WarmRead {
+  readonly client: pg.PoolClient;
+  /** Its batch's executor: `lost` once the connection broke. */
+  readonly executor: PostgresExecutor;
+  /** Kept on the client while it is parked, removed when it is taken again or released. */
+  readonly onError: () => void;
+  readonly timer: ReturnType<typeof setTimeout>;
 }
 
 interface PendingRead {
