@@ -556,6 +556,52 @@ describe('reads requested together', () => {
     }
   });
 
+  it('survives connections cut while idle, fresh ones included (a failover), under reads and writes', async () => {
+    const url = await server.createDatabase(undefined, { template: TEMPLATE });
+    const storage = await openPostgresStorage({
+      url,
+      poolSize: 4,
+      applicationName: 'cut',
+      unavailableRetryMs: WAIT_TIMEOUT_MS,
+    });
+    try {
+      await storage.transaction((tx) => tx.meta.set('k', 'v'));
+      let stop = false;
+      const worker = async (w: number) => {
+        for (let i = 0; !stop; i++) {
+          if (i % 3 === 0) {
+            // A COMMIT cut on its way is the documented storage_unavailable (outcome unknown).
+            await storage
+              .transaction((tx) => tx.meta.set(`w${w}`, String(i)), { isolation: 'row-locks' })
+              .catch((error: unknown) => {
+                if (!(error instanceof StorageError && error.code === 'storage_unavailable')) throw error;
+              });
+          } else expect(await storage.read((tx) => tx.meta.get('k'))).toBe('v');
+        }
+      };
+      const workers = Promise.all(Array.from({ length: 6 }, (_, w) => worker(w)));
+      workers.catch(() => undefined); // awaited below
+      // Sessions idle on the server: pooled ones, and ones just opened and handed out, whose
+      // transaction does not listen to them yet (unheard, their 'error' would end the process).
+      let cut = 0;
+      await admin(url, (client) =>
+        waitFor(async () => {
+          const { rows } = await client.query(
+            "SELECT count(*)::int AS n FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'cut' AND state = 'idle' AND datname = current_database()) t",
+          );
+          cut += rows[0].n as number;
+          return cut >= 300;
+        }, '300 idle sessions cut'),
+      );
+      stop = true;
+      await workers;
+      await storage.transaction((tx) => tx.meta.set('k', 'w'));
+      expect(await storage.read((tx) => tx.meta.get('k'))).toBe('w');
+    } finally {
+      await storage.close();
+    }
+  });
+
   it('re-runs a write refused by a server that takes no writes (a standby during a failover) on a new connection', async () => {
     const url = await server.createDatabase(undefined, { template: TEMPLATE });
     const db = new URL(url).pathname.slice(1);

@@ -145,6 +145,13 @@ export class PostgresStorage implements Storage {
     // is discarded by the pool, which opens another when needed; without a listener the
     // pool's 'error' event would end the process.
     pool.on('error', () => undefined);
+    // A checked-out connection has no pool listener, and a transaction listens to its own only
+    // from the moment its code resumes after pool.connect() (a later microtask): a connection
+    // cut right after it was opened (a failover terminating fresh sessions, in the same read
+    // from the socket as its ReadyForQuery) would emit 'error' unheard and end the process. So
+    // every connection keeps a listener for its whole life; the statements of a broken one fail
+    // as connection errors (not queryable), and its transaction is re-run on another.
+    pool.on('connect', (client) => client.on('error', () => undefined));
     try {
       const client = await pool.connect();
       let migration: MigrateResult;
