@@ -51,6 +51,28 @@ export const SOAK_TEST_TIMEOUT_MS = 900_000 * scale;
  */
 export const PROCESS_START_TIMEOUT_MS = 180_000 * scale;
 
+/**
+ * The high-availability topology of docs/cluster.md (scripts/ha-up.sh through
+ * packages/validator/test/support/ha.ts: etcd, PostgreSQL under Patroni with its standby cloned,
+ * HAProxy, the validator nodes, one after another) coming up, or going down, as a whole.
+ */
+export const HA_START_TIMEOUT_MS = 600_000 * scale;
+
+/**
+ * One step of that topology under test, waited for as a condition: a new primary after a kill,
+ * writes going through again, the killed primary back as the synchronous standby (pg_rewind,
+ * then a restart), the workload's first acknowledgements. Past WAIT_TIMEOUT_MS: Patroni, etcd,
+ * PostgreSQL and the validators share the busy machine with the rest of the suite.
+ */
+export const HA_STEP_TIMEOUT_MS = 300_000 * scale;
+
+/**
+ * A test of that topology (given as its own timeout, and its file's set-up hook's): its steps
+ * one after another, each bounded by HA_STEP_TIMEOUT_MS, so that a step that hangs fails with
+ * its own name first.
+ */
+export const HA_TEST_TIMEOUT_MS = 1_200_000 * scale;
+
 /** The default bound of a wait for a condition (test-support/wait.ts). */
 export const WAIT_TIMEOUT_MS = 90_000 * scale;
 

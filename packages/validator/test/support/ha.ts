@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { HA_START_TIMEOUT_MS, HA_STEP_TIMEOUT_MS } from '../../../../test-support/timeouts.ts';
 
 /**
  * The highly available topology of docs/cluster.md for tests and benches, started by the very
@@ -58,7 +59,7 @@ export interface StartHaOptions {
   readonly validators?: number;
   /** HA_SYNC: on (default), strict or off. */
   readonly sync?: 'on' | 'strict' | 'off';
-  /** How long the whole topology may take to come up. Default 600 000 ms (a busy 2-core machine). */
+  /** How long the whole topology may take to come up. Default HA_START_TIMEOUT_MS (test-support/timeouts.ts). */
   readonly startTimeoutMs?: number;
 }
 
@@ -106,7 +107,7 @@ export async function startHaCluster(options: StartHaOptions = {}): Promise<HaCl
       text += `--- ${name}.log\n${tail(join(dir, 'logs', `${name}.log`), lines)}\n`;
     }
     for (const i of range(validators)) {
-      text += `--- validator-${i + 1}.log\n${tail(join(dir, 'logs', `validator-${i + 1}.log`), lines)}\n`;
+      text += `--- validator-${i + 1}.log\n${tail(join(dir, 'logs', `validator-${i + 1}.log`), 3 * lines)}\n`;
     }
     return text;
   };
@@ -116,7 +117,7 @@ export async function startHaCluster(options: StartHaOptions = {}): Promise<HaCl
       child.stdin.end();
       // The script stops the validators, HAProxy, Patroni (and its PostgreSQL), etcd, each
       // within 30 s; past that, it is killed.
-      const timer = setTimeout(() => child.kill('SIGKILL'), 180_000);
+      const timer = setTimeout(() => child.kill('SIGKILL'), HA_STEP_TIMEOUT_MS);
       await exited;
       clearTimeout(timer);
       rmSync(dir, { recursive: true, force: true });
@@ -125,7 +126,7 @@ export async function startHaCluster(options: StartHaOptions = {}): Promise<HaCl
   };
   try {
     await new Promise<void>((resolve, reject) => {
-      const timeoutMs = options.startTimeoutMs ?? 600_000;
+      const timeoutMs = options.startTimeoutMs ?? HA_START_TIMEOUT_MS;
       const timer = setTimeout(() => reject(new Error(`not ready after ${timeoutMs} ms`)), timeoutMs);
       const onData = () => {
         if (/^ha: ready$/m.test(out)) {
