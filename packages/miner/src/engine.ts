@@ -160,10 +160,7 @@ export class MiningEngine extends EventEmitter<DeviceEvents> implements DeviceBa
       this.setState('error');
       throw error;
     }
-    this.pool.setPaused(this.pausedValue);
-    this.crashes = [];
-    this.timer = setInterval(() => this.sample(), this.sampleIntervalMs);
-    this.timer.unref();
+    this.afterPoolStart();
     this.setState('idle');
     this.setJob(job);
   }
@@ -232,10 +229,7 @@ export class MiningEngine extends EventEmitter<DeviceEvents> implements DeviceBa
       this.setState('error');
       throw error;
     }
-    this.pool.setPaused(this.pausedValue);
-    this.crashes = [];
-    this.timer = setInterval(() => this.sample(), this.sampleIntervalMs);
-    this.timer.unref();
+    this.afterPoolStart();
     this.sample();
     this.setState('idle');
     const job = this.pending;
@@ -326,6 +320,13 @@ export class MiningEngine extends EventEmitter<DeviceEvents> implements DeviceBa
     return this.best60 ?? this.totalMeter.max;
   }
 
+  /** After the worker pool (re)started: its pause state, a fresh crash record, the sampling timer. */
+  private afterPoolStart(): void {
+    this.pool.setPaused(this.pausedValue);
+    this.crashes = [];
+    this.timer = setInterval(() => this.sample(), this.sampleIntervalMs);
+    this.timer.unref();
+  }
   private sample(): void {
     const now = Date.now();
     let total = this.hashesBefore;
