@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HA_START_TIMEOUT_MS, HA_STEP_TIMEOUT_MS } from '../../../../test-support/timeouts.ts';
+import { waitFor } from '../../../../test-support/wait.ts';
 
 /**
  * The highly available topology of docs/cluster.md for tests and benches, started by the very
@@ -245,15 +246,7 @@ async function freePorts(n: number): Promise<number[]> {
   return ports;
 }
 
-/** Waits until `check` holds (polling every 100 ms), or fails after `ms` with `what`. */
-export async function until(
-  what: string,
-  check: () => Promise<boolean> | boolean,
-  ms: number,
-): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+/** Waits until `check` holds (test-support's waitFor, polling every 100 ms), or fails after `ms`. */
+export function until(what: string, check: () => Promise<boolean> | boolean, ms: number): Promise<void> {
+  return waitFor(check, what, { timeoutMs: ms, intervalMs: 100 });
 }
