@@ -13,8 +13,14 @@
 //     forwards every stop signal to the child, exits with the child's status (or its signal),
 //     and the child stops cleanly when this process dies (an IPC channel it watches), so no
 //     orphan keeps mining.
+//
+// The built files run with Node's compile cache ($XDG_CACHE_HOME/tensormine/node-compile-cache,
+// default ~/.cache/...): V8's compiled code of the build is kept between starts, which saves
+// part of loading it (docs/benchmarks.md, the miner's start). NODE_DISABLE_COMPILE_CACHE=1
+// turns it off; a cache that cannot be written is skipped silently.
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -117,6 +123,17 @@ function builtAndCurrent() {
   }
 }
 
+/** Node's compile cache for the build (Node 22.1+; older Nodes and failures: nothing). */
+function enableCompileCache(module) {
+  if (typeof module.enableCompileCache !== 'function') return;
+  try {
+    const base = process.env.XDG_CACHE_HOME || join(process.env.HOME || homedir(), '.cache');
+    module.enableCompileCache(join(base, 'tensormine', 'node-compile-cache'));
+  } catch {
+    // No home, a read-only file system: start without the cache.
+  }
+}
+
 // `miner --version` alone: the package's version, what commander would print, without loading
 // the miner at all (TENSORMINE_MINER_SOURCE=1 takes the whole way, through the sources).
 const argv = process.argv.slice(2);
@@ -136,6 +153,7 @@ if (choice === '0' && !built)
 const forceSpawn = process.env.TENSORMINE_MINER_SPAWN === '1';
 if (nodeAtLeast(process.versions.node, MIN_NODE) && !forceSpawn) {
   if (built) {
+    enableCompileCache(await import('node:module'));
     await import(pathToFileURL(dist).href);
   } else {
     // tsx in this process: TypeScript and JSX (react-jsx, for the Ink TUI, from this package's
