@@ -6,7 +6,9 @@
  * server CPU time per answer, on against off, round by round (each pair ran seconds apart under
  * the same neighbours), the median of the rounds (target: at most 1.05x). A third validator, the
  * same as the one with metrics off, is the control: off against off shows what the measure moves
- * by on this machine with nothing changed. About 2 minutes.
+ * by on this machine with nothing changed. About 2 minutes. BENCH_BASELINE=<checkout> adds a
+ * fourth validator, metrics on, from another checkout's sources (e.g. the commit before a change
+ * to the metrics), against the same validator with metrics off: before and after in one run.
  *
  *   npm run bench:metrics -w @tensormine/validator      (writes its section of docs/benchmarks.md)
  */
@@ -32,6 +34,9 @@ const SECONDS = 3;
 const CONNECTIONS = 100;
 const STATUS = '/api/hexchain/status';
 const METRICS_TOKEN = 'bench-metrics-token-0123456789';
+const BASELINE = process.env.BENCH_BASELINE;
+/** What the baseline checkout is, for the doc (BENCH_BASELINE_WHAT, e.g. "main at 8f52e6d"). */
+const BASELINE_WHAT = process.env.BENCH_BASELINE_WHAT ?? 'another checkout';
 
 const ARGS = [
   'start',
@@ -59,6 +64,14 @@ async function main(): Promise<void> {
     ]);
     const off = await startChild('validator, metrics off', 'src/bin.ts', ARGS);
     const control = await startChild('validator, metrics off (control)', 'src/bin.ts', ARGS);
+    const baseline =
+      BASELINE === undefined
+        ? undefined
+        : await startChild(
+            'baseline validator, metrics on',
+            join(BASELINE, 'packages/validator/src/bin.ts'),
+            [...ARGS, '--metrics-token', METRICS_TOKEN],
+          );
     const scrape = await fetch(`${on.url}/metrics`, {
       headers: { authorization: `Bearer ${METRICS_TOKEN}` },
     });
@@ -68,6 +81,16 @@ async function main(): Promise<void> {
       { name: `validator, metrics on: GET ${STATUS}`, child: on, path: STATUS, versus: 1 },
       { name: `validator, metrics off: GET ${STATUS}`, child: off, path: STATUS },
       { name: `validator, metrics off (control): GET ${STATUS}`, child: control, path: STATUS, versus: 1 },
+      ...(baseline === undefined
+        ? []
+        : [
+            {
+              name: `baseline validator, metrics on: GET ${STATUS}`,
+              child: baseline,
+              path: STATUS,
+              versus: 1,
+            },
+          ]),
     ];
     const samples = await alternateReads(targets, {
       rounds: ROUNDS,
@@ -80,7 +103,8 @@ async function main(): Promise<void> {
     const cpu = pairedCpu(samples[0]!.cpuUs, samples[1]!.cpuUs);
     const noise = pairedCpu(samples[2]!.cpuUs, samples[1]!.cpuUs);
     const met = cpu.median <= 1.05;
-    const verdict = `Metrics on against off: **${cpu.median.toFixed(3)}x** the server CPU per answer (median of ${ROUNDS} paired rounds, ${cpu.min.toFixed(3)}x to ${cpu.max.toFixed(3)}x; ratio of the medians ${r.cpu.toFixed(3)}x), ${r.rate.toFixed(2)}x the req/s, ${r.p99.toFixed(2)}x the p99: the target (at most 1.05x CPU per request) is ${met ? '**met**' : '**not met**'}. Control, two identical validators with metrics off: ${noise.median.toFixed(3)}x (${noise.min.toFixed(3)}x to ${noise.max.toFixed(3)}x), what this measure moves by with nothing changed.`;
+    const before = baseline === undefined ? undefined : pairedCpu(samples[3]!.cpuUs, samples[1]!.cpuUs);
+    const verdict = `Metrics on against off: **${cpu.median.toFixed(3)}x** the server CPU per answer (median of ${ROUNDS} paired rounds, ${cpu.min.toFixed(3)}x to ${cpu.max.toFixed(3)}x; ratio of the medians ${r.cpu.toFixed(3)}x), ${r.rate.toFixed(2)}x the req/s, ${r.p99.toFixed(2)}x the p99: the target (at most 1.05x CPU per request) is ${met ? '**met**' : '**not met**'}. Control, two identical validators with metrics off: ${noise.median.toFixed(3)}x (${noise.min.toFixed(3)}x to ${noise.max.toFixed(3)}x), what this measure moves by with nothing changed.${before === undefined ? '' : ` Baseline (${BASELINE}) with metrics on against off: ${before.median.toFixed(3)}x (${before.min.toFixed(3)}x to ${before.max.toFixed(3)}x).`}`;
     console.log(verdict);
     const seconds = (performance.now() - startedAt) / 1000;
     writeSection(
@@ -95,7 +119,7 @@ settings but \`--metrics-token\` on the first: its \`/metrics\` is served, the H
 observed on every answer. autocannon \`-c ${CONNECTIONS}\` for ${SECONDS} s against GET ${STATUS} of each,
 alternated ${ROUNDS} times (A B C, C B A, ...), medians; the server CPU time (all threads of its
 process) per answer, on against off round by round, is the figure the target is on. The third
-validator is the control: the same as the one with metrics off.
+validator is the control: the same as the one with metrics off.${baseline === undefined ? '' : ` The fourth is a baseline checkout's validator with metrics on (\`BENCH_BASELINE=${BASELINE}\`: ${BASELINE_WHAT}).`}
 
 ${result}
 
