@@ -6,7 +6,7 @@
  * server CPU time per answer, on against off, round by round (each pair ran seconds apart under
  * the same neighbours), the median of the rounds (target: at most 1.05x). A third validator, the
  * same as the one with metrics off, is the control: off against off shows what the measure moves
- * by on this machine with nothing changed. About 2 minutes. BENCH_BASELINE=<checkout> adds a
+ * by on this machine with nothing changed. About 2 minutes (3 with a baseline). BENCH_BASELINE=<checkout> adds a
  * fourth validator, metrics on, from another checkout's sources (e.g. the commit before a change
  * to the metrics), against the same validator with metrics off: before and after in one run.
  *
@@ -104,7 +104,7 @@ async function main(): Promise<void> {
     const noise = pairedCpu(samples[2]!.cpuUs, samples[1]!.cpuUs);
     const met = cpu.median <= 1.05;
     const before = baseline === undefined ? undefined : pairedCpu(samples[3]!.cpuUs, samples[1]!.cpuUs);
-    const verdict = `Metrics on against off: **${cpu.median.toFixed(3)}x** the server CPU per answer (median of ${ROUNDS} paired rounds, ${cpu.min.toFixed(3)}x to ${cpu.max.toFixed(3)}x; ratio of the medians ${r.cpu.toFixed(3)}x), ${r.rate.toFixed(2)}x the req/s, ${r.p99.toFixed(2)}x the p99: the target (at most 1.05x CPU per request) is ${met ? '**met**' : '**not met**'}. Control, two identical validators with metrics off: ${noise.median.toFixed(3)}x (${noise.min.toFixed(3)}x to ${noise.max.toFixed(3)}x), what this measure moves by with nothing changed.${before === undefined ? '' : ` Baseline (${BASELINE}) with metrics on against off: ${before.median.toFixed(3)}x (${before.min.toFixed(3)}x to ${before.max.toFixed(3)}x).`}`;
+    const verdict = `Metrics on against off: **${cpu.median.toFixed(3)}x** the server CPU per answer (median of ${ROUNDS} paired rounds, ${cpu.min.toFixed(3)}x to ${cpu.max.toFixed(3)}x; ratio of the medians ${r.cpu.toFixed(3)}x), ${r.rate.toFixed(2)}x the req/s, ${r.p99.toFixed(2)}x the p99: the target (at most 1.05x CPU per request) is ${met ? '**met**' : '**not met**'}. Control, two identical validators with metrics off: ${noise.median.toFixed(3)}x (${noise.min.toFixed(3)}x to ${noise.max.toFixed(3)}x), what this measure moves by with nothing changed.${before === undefined ? '' : ` Baseline (${BASELINE_WHAT}) with metrics on against off: ${before.median.toFixed(3)}x (${before.min.toFixed(3)}x to ${before.max.toFixed(3)}x).`}`;
     console.log(verdict);
     const seconds = (performance.now() - startedAt) / 1000;
     writeSection(
@@ -119,7 +119,7 @@ settings but \`--metrics-token\` on the first: its \`/metrics\` is served, the H
 observed on every answer. autocannon \`-c ${CONNECTIONS}\` for ${SECONDS} s against GET ${STATUS} of each,
 alternated ${ROUNDS} times (A B C, C B A, ...), medians; the server CPU time (all threads of its
 process) per answer, on against off round by round, is the figure the target is on. The third
-validator is the control: the same as the one with metrics off.${baseline === undefined ? '' : ` The fourth is a baseline checkout's validator with metrics on (\`BENCH_BASELINE=${BASELINE}\`: ${BASELINE_WHAT}).`}
+validator is the control: the same as the one with metrics off.${baseline === undefined ? '' : ` The fourth is a baseline checkout's validator with metrics on (\`BENCH_BASELINE=<checkout>\`: ${BASELINE_WHAT}).`}
 
 ${result}
 
