@@ -16,37 +16,23 @@
  */
 import { execFileSync } from 'node:child_process';
 import { hash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { availableParallelism, loadavg } from 'node:os';
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
-import { computeWork, encodeHeader, sha256, targetFromDifficulty, utf8, wasmMac } from '@tensormine/protocol';
+import { computeWork, encodeHeader, sha256, utf8, wasmMac } from '@tensormine/protocol';
 import { formatRate, machineLine, writeSection } from '../../protocol/bench/harness.js';
 import { benchJobs } from '../src/bench.js';
-import { MiningEngine } from '../src/engine.js';
-import type { HexchainJob, MiningJob } from '../src/job.js';
 import { prepareHexchain, searchBlock } from '../src/kernels/hexchain.js';
 import { selectKernel } from '../src/kernels/select.js';
 import { TensorSearch } from '../src/kernels/tensor.js';
 import { warmUpJsKernels } from '../src/kernels/warm-up.js';
+import { measureScaling, type Stat, stat, times } from './scaling.js';
 
 const docPath = join(dirname(fileURLToPath(import.meta.url)), '../../../docs/benchmarks.md');
 const loadAtStart = loadavg()[0]!;
 
-interface Stat {
-  readonly median: number;
-  readonly min: number;
-  readonly max: number;
-}
-const stat = (xs: readonly number[]): Stat => {
-  const s = [...xs].sort((a, b) => a - b);
-  return { median: s[Math.floor(s.length / 2)]!, min: s[0]!, max: s.at(-1)! };
-};
 const rate = (s: Stat) => `${formatRate(s.median)} (${formatRate(s.min)} – ${formatRate(s.max)})`;
-const times = (s: Stat, bold = true) =>
-  `${bold ? '**' : ''}${s.median.toFixed(2)}x${bold ? '**' : ''} (${s.min.toFixed(2)} – ${s.max.toFixed(2)})`;
 const verdict = (s: Stat, target: number) => (s.median >= target ? 'met' : '**not met**');
 
 const selection = await selectKernel('native');
@@ -261,167 +247,10 @@ for (const { name, job: t } of benchJobs(0, 1)) {
   console.log(tensorRows.at(-1));
 }
 
-// 3. Scaling from 1 to 2 workers: the engine's throughput with every worker busy, the two
-// engines and the bare threads alternated round by round.
-const threads = Math.min(2, availableParallelism());
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const engines = [
-  new MiningEngine({ threads: 1, kernel: 'native' }),
-  new MiningEngine({ threads, kernel: 'native' }),
-];
-await Promise.all(engines.map((e) => e.start()));
-const never = targetFromDifficulty(2n ** 53n - 1n); // no result interrupts the measurement
-const hexBench = benchJobs(1, 0)[0]!;
-const nativeMatmul = benchJobs(0, 1)[0]!;
-const scalingJobs: { name: string; job: MiningJob }[] = [
-  { name: 'hexchain', job: { ...(hexBench.job as HexchainJob), target: never, nonceEnd: 2 ** 52 } },
-  { name: nativeMatmul.name, job: { ...nativeMatmul.job, nonceEnd: 2 ** 52 } },
-];
-/**
- * This process's threads' time from /proc/self/task/TID/schedstat, nanoseconds: on a CPU, and
- * runnable but waiting for one (the run queue: what the neighbours' load costs it).
- */
-function schedstat(): { run: number; wait: number } {
-  let run = 0;
-  let wait = 0;
-  for (const tid of readdirSync('/proc/self/task')) {
-    try {
-      const [r, w] = readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ');
-      run += Number(r);
-      wait += Number(w);
-    } catch {
-      // the thread ended in between
-    }
-  }
-  return { run, wait };
-}
-interface Throughput {
-  /** Hashes per second of wall time. */
-  readonly rate: number;
-  /** Hashes per second of this process's CPU time (every thread: the workers, the engine's). */
-  readonly perCpu: number;
-  /** CPU time over wall time: the cores the process had. */
-  readonly cores: number;
-  /** Run-queue wait over wall time: the cores it wanted and waited for. */
-  readonly waiting: number;
-}
-async function throughput(engine: MiningEngine, job: MiningJob, ms: number): Promise<Throughput> {
-  engine.setJob(job);
-  await sleep(300);
-  const h0 = engine.totalHashes();
-  const s0 = schedstat();
-  const t0 = performance.now();
-  await sleep(ms);
-  const hashes = engine.totalHashes() - h0;
-  const wall = performance.now() - t0;
-  const s1 = schedstat();
-  engine.setJob(undefined);
-  const run = (s1.run - s0.run) / 1e6;
-  return {
-    rate: (hashes * 1000) / wall,
-    perCpu: (hashes * 1000) / run,
-    cores: run / wall,
-    waiting: (s1.wait - s0.wait) / 1e6 / wall,
-  };
-}
-/**
- * The machine's own scaling at this moment, for comparison, in 1 and in 2 bare worker threads
- * (no engine): plain JavaScript integer rounds, and the native hexchain scan itself.
- */
-const BARE_JS = `
-const { parentPort, workerData } = require('node:worker_threads');
-let a = 0x6a09e667 | 0, e = 0x510e527f | 0, n = 0;
-const end = Date.now() + workerData.ms;
-while (Date.now() < end) {
-  for (let i = 0; i < 100000; i++) {
-    const t1 = (e + (((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21))) + i) | 0;
-    e = (a + t1) | 0;
-    a = (t1 + (((a >>> 2) | (a << 30)) ^ ((a >>> 13) | (a << 19)))) | 0;
-  }
-  n += 100000;
-}
-parentPort.postMessage(n + (a & e & 0));
-`;
-const BARE_NATIVE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const koffi = require(workerData.koffi);
-const scan = koffi.load(workerData.library).func('int32_t tm_native_hex_scan(const int32_t *params, uint32_t lo, uint32_t count, uint32_t t0)');
-const params = new Int32Array(13).map((_, i) => (i + 1) * 0x9e3779b1);
-let n = 0, lo = 0;
-const end = Date.now() + workerData.ms;
-while (Date.now() < end) {
-  scan(params, lo, 1 << 18, 0);
-  lo = (lo + (1 << 18)) >>> 0;
-  n += 1 << 18;
-}
-parentPort.postMessage(n);
-`;
-const koffiPath = createRequire(import.meta.url).resolve('koffi');
-async function bareRate(code: string, count: number, ms: number): Promise<number> {
-  const done = Array.from(
-    { length: count },
-    () =>
-      new Promise<number>((resolve, reject) => {
-        const w = new Worker(code, {
-          eval: true,
-          workerData: { ms, koffi: koffiPath, library: selection.nativeLibrary },
-        });
-        w.once('message', (n: number) => {
-          resolve(n);
-          void w.terminate();
-        });
-        w.once('error', reject);
-      }),
-  );
-  return ((await Promise.all(done)).reduce((x, y) => x + y, 0) * 1000) / ms;
-}
-const scalingRows: string[] = [];
-const cpuRows: string[] = [];
-const efficienciesJs: number[] = [];
-const efficienciesNative: number[] = [];
-const fmtCores = (xs: number[]) => stat(xs).median.toFixed(2);
-for (const { name, job } of scalingJobs) {
-  const one: Throughput[] = [];
-  const two: Throughput[] = [];
-  const ratios: number[] = [];
-  const cpuRatios: number[] = [];
-  const bareJs: number[] = [];
-  const bareNative: number[] = [];
-  for (let round = 0; round < 5; round++) {
-    // Each round measures the machine (bare threads) and the engines back to back, in an order
-    // that alternates, so that a busy neighbour weighs on the round's ratios alike.
-    const steps = [
-      async () => bareJs.push((await bareRate(BARE_JS, threads, 600)) / (await bareRate(BARE_JS, 1, 600))),
-      async () =>
-        bareNative.push((await bareRate(BARE_NATIVE, threads, 600)) / (await bareRate(BARE_NATIVE, 1, 600))),
-      async () => {
-        const a = await throughput(engines[0]!, job, 1200);
-        const b = await throughput(engines[1]!, job, 1200);
-        one.push(a);
-        two.push(b);
-        ratios.push(b.rate / a.rate);
-        cpuRatios.push((threads * b.perCpu) / a.perCpu);
-      },
-    ];
-    for (let k = 0; k < steps.length; k++) await steps[(k + round) % steps.length]!();
-    efficienciesJs.push(ratios.at(-1)! / bareJs.at(-1)!);
-    efficienciesNative.push(ratios.at(-1)! / bareNative.at(-1)!);
-  }
-  scalingRows.push(
-    `| ${name} | ${formatRate(stat(one.map((t) => t.rate)).median)} | ${formatRate(stat(two.map((t) => t.rate)).median)} | ${times(stat(ratios))} | ${times(stat(bareNative), false)} | ${times(stat(bareJs), false)} |`,
-  );
-  cpuRows.push(
-    `| ${name} | ${fmtCores(one.map((t) => t.cores))} / ${fmtCores(one.map((t) => t.waiting))} | ${fmtCores(two.map((t) => t.cores))} / ${fmtCores(two.map((t) => t.waiting))} | ${formatRate(stat(one.map((t) => t.perCpu)).median)} | ${formatRate(stat(two.map((t) => t.perCpu)).median)} | ${times(stat(cpuRatios))} |`,
-  );
-  console.log(scalingRows.at(-1));
-  console.log(cpuRows.at(-1));
-}
-const efficiencyNative = stat(efficienciesNative);
-const efficiencyJs = stat(efficienciesJs);
-console.log(
-  `engine scaling / bare native threads: ${times(efficiencyNative)}; / bare js threads: ${times(efficiencyJs)}`,
-);
-await Promise.all(engines.map((e) => e.stop()));
+// 3. Scaling from 1 to 2 workers (bench/scaling.ts; alone: npm run bench:scaling).
+const scaling = await measureScaling(selection.nativeLibrary!);
+const { threads, scalingRows, cpuRows, efficiencyNative, efficiencyJs } = scaling;
+console.log(scaling.verdict);
 
 const tensorVerdicts = tensorTargets.map((t) => `${t.name} ${verdict(t.ratio, 1.5)}`).join('; ');
 writeSection(
@@ -499,7 +328,7 @@ the engine gives when each worker has a core of its own: it is below ${threads}x
 engine's own costs (main-thread work per report, messages, memory contention between the
 workers); the wall-time scaling is that times the share of the second core the machine gave.
 
-| work | 1 worker: cores had / waited for | ${threads} workers: cores had / waited for | hashes per CPU second, 1 worker | per CPU second, ${threads} workers | CPU-time scaling: median (range) |
-|---|---|---|---|---|---|
+| work | 1 worker: cores had / waited for | ${threads} workers: cores had / waited for | main thread's cores, 1 / ${threads} workers | results emitted per second, 1 / ${threads} workers | hashes per CPU second, 1 worker | per CPU second, ${threads} workers | CPU-time scaling: median (range) |
+|---|---|---|---|---|---|---|---|
 ${cpuRows.join('\n')}`,
 );

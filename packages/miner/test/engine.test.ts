@@ -167,6 +167,39 @@ describe('MiningEngine', () => {
     expect(found).not.toHaveBeenCalled();
   });
 
+  test('a tensor solution that the reference (run in its worker) rejects is a kernel error, never a result', async () => {
+    const engine = await started({
+      workerUrl: new URL('./fixtures/lying-tensor-worker.mjs', import.meta.url),
+    });
+    const found = vi.fn();
+    engine.on('found', found);
+    const error = next<MinerError>(engine, 'error');
+    const job = tensorTestJob('esp8266', 4);
+    engine.setJob(job);
+    const e = await error;
+    expect(e.code).toBe('kernel_mismatch');
+    expect(e.message).toMatch(
+      /which the reference verifier rejects: path_distance_above_max: path_distance 64 is above/,
+    );
+    await waitFor(() => engine.kernelErrors === 2, 'both workers counted');
+    expect(found).not.toHaveBeenCalled();
+  });
+
+  test('checks tensor solutions on its own thread when asked (referenceCheck engine), as valid', async () => {
+    const engine = await started({ referenceCheck: 'engine' });
+    const { challenge, wire } = tensorChallenge('esp32', 4, 'matmul');
+    const found = next<FoundResult>(engine, 'found');
+    engine.setJob(tensorJob(wire, KEY.publicKey));
+    const result = await found;
+    if (result.kind !== 'tensor') throw new Error('expected a tensor result');
+    const { proof, signature } = signFound(result, signerOf(KEY));
+    expect(verifyProof(challenge, proof, { signature })).toEqual({ ok: true });
+    expect(engine.kernelErrors).toBe(0);
+    expect(() => new MiningEngine({ referenceCheck: 'main' as 'engine' })).toThrow(
+      /referenceCheck: expected worker or engine, got main/,
+    );
+  });
+
   test('replaces a crashed worker, and gives up after repeated crashes', async () => {
     const engine = await started({
       threads: 1,
