@@ -17,7 +17,7 @@
 import { execFileSync } from 'node:child_process';
 import { hash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { computeWork, encodeHeader, sha256, utf8, wasmMac } from '@tensormine/protocol';
@@ -252,6 +252,12 @@ const scaling = await measureScaling(selection.nativeLibrary!);
 const { threads, scalingRows, cpuRows, efficiencyNative, efficiencyJs } = scaling;
 console.log(scaling.verdict);
 
+const cores = availableParallelism();
+// On a machine busier than its cores, what a second thread gets is the neighbours' to decide.
+const oversubscribed =
+  loadAtStart > cores
+    ? `**Measured on an oversubscribed machine** (load average ${loadAtStart.toFixed(1)} on ${cores} cores at the start): the wall-time ratios and the verdict below measure the neighbours as much as the engine (see the bare threads' own scaling); the CPU-time scaling and the engine thread's cores (second table) hold. Re-run on a quiet machine.\n\n`
+    : '';
 const tensorVerdicts = tensorTargets.map((t) => `${t.name} ${verdict(t.ratio, 1.5)}`).join('; ');
 writeSection(
   docPath,
@@ -307,7 +313,7 @@ Native / wasm >= 1.5x at every device type's tensor: ${tensorVerdicts}.
 
 ### Engine scaling, 1 to ${threads} worker threads (kernel native)
 
-| work | engine, 1 thread | engine, ${threads} threads | engine scaling, wall time: median (range) | bare native threads, same rounds | bare JavaScript threads, same rounds |
+${oversubscribed}| work | engine, 1 thread | engine, ${threads} threads | engine scaling, wall time: median (range) | bare native threads, same rounds | bare JavaScript threads, same rounds |
 |---|---|---|---|---|---|
 ${scalingRows.join('\n')}
 

@@ -6,7 +6,7 @@
  *
  *   npm run bench:scaling -w @tensormine/miner
  */
-import { loadavg } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { selectKernel } from '../src/kernels/select.js';
 import { measureScaling } from './scaling.js';
 
@@ -18,4 +18,9 @@ const scaling = await measureScaling(selection.nativeLibrary!);
 console.log(
   `load average ${load.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end; ${((performance.now() - started) / 1000).toFixed(0)} s`,
 );
+if (load > availableParallelism()) {
+  console.log(
+    `oversubscribed (load ${load.toFixed(1)} on ${availableParallelism()} cores): the wall-time verdict measures the neighbours too`,
+  );
+}
 console.log(scaling.verdict);
