@@ -16,7 +16,6 @@
  */
 import { execFileSync } from 'node:child_process';
 import { hash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,7 +26,7 @@ import { prepareHexchain, searchBlock } from '../src/kernels/hexchain.js';
 import { selectKernel } from '../src/kernels/select.js';
 import { TensorSearch } from '../src/kernels/tensor.js';
 import { warmUpJsKernels } from '../src/kernels/warm-up.js';
-import { measureScaling, type Stat, stat, times } from './scaling.js';
+import { measureScaling, type Stat, stat, threadCpuNs, times } from './scaling.js';
 
 const docPath = join(dirname(fileURLToPath(import.meta.url)), '../../../docs/benchmarks.md');
 const loadAtStart = loadavg()[0]!;
@@ -39,16 +38,6 @@ const selection = await selectKernel('native');
 if (selection.kernel !== 'native') throw new Error(`the native kernels cannot run here: ${selection.notice}`);
 const js = warmUpJsKernels({ maxMs: 10_000 });
 console.log(`native: ${selection.detail}; js warm-up: ${js.rounds} rounds, settled ${js.settled}`);
-
-/** This thread's CPU time, ns (schedstat: nanoseconds; else getrusage, microseconds). */
-function threadCpuNs(): number {
-  try {
-    return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]);
-  } catch {
-    const u = process.threadCpuUsage();
-    return (u.user + u.system) * 1000;
-  }
-}
 
 /** Items per second of this thread's CPU time, and per second of wall time, running `run` for `ms`. */
 function measure(run: () => unknown, ms: number, perCall: number): { cpu: number; wall: number } {

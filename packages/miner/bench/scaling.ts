@@ -42,7 +42,7 @@ export interface Scaling {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** This thread's CPU time, ns (schedstat; else getrusage). */
-function threadCpuNs(): number {
+export function threadCpuNs(): number {
   try {
     return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]);
   } catch {

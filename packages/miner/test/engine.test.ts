@@ -53,24 +53,29 @@ describe('MiningEngine', () => {
   });
 
   test.each([
-    ['native', 'matmul'],
-    ['native', 'conv'],
-    ['esp32', 'conv'],
-    ['esp8266', 'matmul'],
-  ] as const)('finds a v4.0 proof (%s %s) that verifyProof accepts, signed', async (device, operation) => {
-    const engine = await started();
-    const { challenge, wire } = tensorChallenge(device, 4, operation);
-    const found = next<FoundResult>(engine, 'found');
-    engine.setJob(tensorJob(wire, KEY.publicKey));
-    const result = await found;
-    if (result.kind !== 'tensor') throw new Error('expected a tensor result');
-    const { proof, signature } = signFound(result, signerOf(KEY));
-    expect(verifyProof(challenge, proof, { signature })).toEqual({ ok: true });
-    const bytes = proofBytesFromWire(proof, proof.mml_score * 65536);
-    expect(verify(Uint8Array.from(signProof(bytes, KEY.secretKey)), proofMessage(bytes), KEY.publicKey)).toBe(
-      true,
-    );
-  });
+    ['native', 'matmul', 'worker'],
+    ['native', 'conv', 'worker'],
+    ['esp32', 'conv', 'worker'],
+    ['esp8266', 'matmul', 'worker'],
+    // The reference check on the engine's thread, as before (MiningEngineOptions.referenceCheck).
+    ['esp32', 'matmul', 'engine'],
+  ] as const)(
+    'finds a v4.0 proof (%s %s, checked by the reference in the %s) that verifyProof accepts, signed',
+    async (device, operation, referenceCheck) => {
+      const engine = await started({ referenceCheck });
+      const { challenge, wire } = tensorChallenge(device, 4, operation);
+      const found = next<FoundResult>(engine, 'found');
+      engine.setJob(tensorJob(wire, KEY.publicKey));
+      const result = await found;
+      if (result.kind !== 'tensor') throw new Error('expected a tensor result');
+      const { proof, signature } = signFound(result, signerOf(KEY));
+      expect(verifyProof(challenge, proof, { signature })).toEqual({ ok: true });
+      const bytes = proofBytesFromWire(proof, proof.mml_score * 65536);
+      expect(
+        verify(Uint8Array.from(signProof(bytes, KEY.secretKey)), proofMessage(bytes), KEY.publicKey),
+      ).toBe(true);
+    },
+  );
 
   test('keeps mining after a result when the job says so, every result verified', async () => {
     const engine = await started();
@@ -185,16 +190,7 @@ describe('MiningEngine', () => {
     expect(found).not.toHaveBeenCalled();
   });
 
-  test('checks tensor solutions on its own thread when asked (referenceCheck engine), as valid', async () => {
-    const engine = await started({ referenceCheck: 'engine' });
-    const { challenge, wire } = tensorChallenge('esp32', 4, 'matmul');
-    const found = next<FoundResult>(engine, 'found');
-    engine.setJob(tensorJob(wire, KEY.publicKey));
-    const result = await found;
-    if (result.kind !== 'tensor') throw new Error('expected a tensor result');
-    const { proof, signature } = signFound(result, signerOf(KEY));
-    expect(verifyProof(challenge, proof, { signature })).toEqual({ ok: true });
-    expect(engine.kernelErrors).toBe(0);
+  test('refuses a reference check place it does not know', () => {
     expect(() => new MiningEngine({ referenceCheck: 'main' as 'engine' })).toThrow(
       /referenceCheck: expected worker or engine, got main/,
     );
