@@ -1,5 +1,5 @@
 import { StorageError } from '../errors.js';
-import type { SqlExecutor } from './executor.js';
+import type { SqlExecutor, SqlStatement } from './executor.js';
 
 /** A notification queued by a transaction (see `StorageTx.notify`). */
 export interface QueuedNotification {
@@ -14,11 +14,22 @@ export class Scope {
   readonly notifications: QueuedNotification[] = [];
   /** Counter additions of this transaction by counter name, written just before COMMIT (counters.ts). */
   readonly counterDeltas = new Map<string, number>();
+  /**
+   * Every statement this writing transaction issued, awaited by its caller or not. Their
+   * outcome decides the transaction: a failed one fails it, even if nobody awaited it (see
+   * {@link firstFailure}). So a repository (or a callback) may leave the statements whose answer
+   * it does not need in flight: on PostgreSQL they then travel with the COMMIT, one round trip
+   * less (docs/storage.md, "Round trips").
+   */
+  readonly issued: Promise<unknown>[] = [];
+  readonly #statements: SqlExecutor;
 
   constructor(
-    private readonly statements: SqlExecutor,
+    statements: SqlExecutor,
     readonly readOnly: boolean,
-  ) {}
+  ) {
+    this.#statements = readOnly ? statements : tracking(statements, this.issued);
+  }
 
   /** The statements, if the transaction is still running. */
   read(): SqlExecutor {
@@ -28,7 +39,7 @@ export class Scope {
         'this tx belongs to a transaction that has ended: use the tx of a running transaction, and await every call inside the callback',
       );
     }
-    return this.statements;
+    return this.#statements;
   }
 
   /** The statements, if the transaction is still running and may write. */
@@ -42,6 +53,42 @@ export class Scope {
     }
     return statements;
   }
+}
+
+/**
+ * The executor, each statement's promise kept in `issued` and marked handled (a statement left
+ * in flight is no unhandled rejection: its failure fails the transaction instead).
+ */
+function tracking(inner: SqlExecutor, issued: Promise<unknown>[]): SqlExecutor {
+  const keep = <T>(promise: Promise<T>): Promise<T> => {
+    issued.push(promise);
+    promise.catch(() => undefined);
+    return promise;
+  };
+  return {
+    dialect: inner.dialect,
+    prepare(sql: string): SqlStatement {
+      const statement = inner.prepare(sql);
+      return {
+        get: (...params) => keep(statement.get(...params)),
+        all: (...params) => keep(statement.all(...params)),
+        run: (...params) => keep(statement.run(...params)),
+      };
+    },
+    exec: (sql) => keep(inner.exec(sql)),
+  };
+}
+
+/**
+ * Waits for every statement the transaction issued and answers the first failure, if any: the
+ * adapters call it after the callback and before COMMIT (SQLite) or with it (PostgreSQL, where
+ * a failed statement has already aborted the transaction and COMMIT answers ROLLBACK).
+ */
+export async function firstFailure(scope: Scope): Promise<{ readonly error: unknown } | undefined> {
+  for (const outcome of await Promise.allSettled(scope.issued)) {
+    if (outcome.status === 'rejected') return { error: outcome.reason };
+  }
+  return undefined;
 }
 
 /** The largest payload of a notification, in UTF-8 bytes (PostgreSQL's limit is 8000). */
