@@ -766,7 +766,7 @@ async function main(): Promise<void> {
   const body = `## Cluster: one SQLite node, one, two and three PostgreSQL nodes
 
 Command: \`npm run bench:cluster -w @tensormine/validator\` (packages/validator/bench/cluster.bench.ts,
-about 4 minutes). ${machineLine()}. Everything runs on these cores: the PostgreSQL server, the
+about 4 minutes quiet, 8 at load 12). ${machineLine()}. Everything runs on these cores: the PostgreSQL server, the
 validator processes and the load generator (which also solves the work between the measured
 phases), so a second node adds no CPU: the multi-node rates measure what sharing one database
 and two cores costs, not what another machine would add; the CPU per item says that (below).

@@ -8,7 +8,7 @@ import { migrate, rollback } from './migrations.js';
 import { Mutex } from './mutex.js';
 import { writeCounters } from './sql/counters.js';
 import type { Row, SqlExecutor, SqlStatement } from './sql/executor.js';
-import { checkNotification, firstFailure, type QueuedNotification, Scope } from './sql/scope.js';
+import { checkNotification, type QueuedNotification, Scope } from './sql/scope.js';
 import { SqlTx } from './sql/tx.js';
 import { checkIsolation, type Storage, type StorageTx, type TransactionOptions } from './types.js';
 
@@ -242,8 +242,7 @@ export class SqliteStorage implements Storage {
       try {
         const value = await this.#inside.run(scope, () => item.fn(new SqlTx(scope)));
         // A statement the callback left in flight and that failed fails the callback too.
-        const failed = await firstFailure(scope);
-        if (failed !== undefined) throw failed.error;
+        if (scope.failed !== undefined) throw scope.failed.error;
         await Promise.all(writeCounters(scope));
         scope.active = false;
         this.#db.exec('RELEASE group_item');

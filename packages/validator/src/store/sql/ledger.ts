@@ -43,7 +43,9 @@ export class SqlLedgerRepo implements LedgerRepo {
    * idempotency keys and the totals; (2) the new balances, totals and entries are written, one
    * multi-row statement each. Every check happens in between, in memory, entry by entry in
    * order, so a refused debit writes nothing. Issued together, each group is one round trip on
-   * PostgreSQL (the connection pipelines; docs/storage.md).
+   * PostgreSQL (the connection pipelines; docs/storage.md), and there the second is not
+   * awaited: the entries' ids are drawn with the first, and the writes travel with whatever the
+   * transaction sends next (its COMMIT at the latest; a failure fails the transaction).
    *
    * Locks (PostgreSQL): the upsert takes the row lock of every account of the call, in one
    * order shared by every writer, before anything is read; a concurrent call over the same

@@ -15,20 +15,22 @@ export class Scope {
   /** Counter additions of this transaction by counter name, written just before COMMIT (counters.ts). */
   readonly counterDeltas = new Map<string, number>();
   /**
-   * Every statement this writing transaction issued, awaited by its caller or not. Their
-   * outcome decides the transaction: a failed one fails it, even if nobody awaited it (see
-   * {@link firstFailure}). So a repository (or a callback) may leave the statements whose answer
-   * it does not need in flight: on PostgreSQL they then travel with the COMMIT, one round trip
-   * less (docs/storage.md, "Round trips").
+   * The first statement of this writing transaction that failed, awaited by its caller or not,
+   * set as soon as it failed (before the callback's own continuation runs). Every statement
+   * decides the transaction: a failed one fails it even if nobody awaited it (SQLite checks
+   * `failed` after the callback, before releasing its savepoint; on PostgreSQL the failure
+   * aborts the transaction and the COMMIT answers ROLLBACK). So a repository or a callback may
+   * leave the statements whose answer it does not need in flight: on PostgreSQL they travel
+   * with the COMMIT, one round trip less (docs/storage.md, "Few round trips").
    */
-  readonly issued: Promise<unknown>[] = [];
+  failed: { readonly error: unknown } | undefined;
   readonly #statements: SqlExecutor;
 
   constructor(
     statements: SqlExecutor,
     readonly readOnly: boolean,
   ) {
-    this.#statements = readOnly ? statements : tracking(statements, this.issued);
+    this.#statements = readOnly ? statements : tracking(statements, this);
   }
 
   /** The statements, if the transaction is still running. */
@@ -56,13 +58,14 @@ export class Scope {
 }
 
 /**
- * The executor, each statement's promise kept in `issued` and marked handled (a statement left
- * in flight is no unhandled rejection: its failure fails the transaction instead).
+ * The executor, each statement's failure kept in `scope.failed` (so a statement left in flight
+ * is no unhandled rejection: its failure fails the transaction instead).
  */
-function tracking(inner: SqlExecutor, issued: Promise<unknown>[]): SqlExecutor {
+function tracking(inner: SqlExecutor, scope: Scope): SqlExecutor {
   const keep = <T>(promise: Promise<T>): Promise<T> => {
-    issued.push(promise);
-    promise.catch(() => undefined);
+    promise.catch((error: unknown) => {
+      scope.failed ??= { error };
+    });
     return promise;
   };
   return {
@@ -77,18 +80,6 @@ function tracking(inner: SqlExecutor, issued: Promise<unknown>[]): SqlExecutor {
     },
     exec: (sql) => keep(inner.exec(sql)),
   };
-}
-
-/**
- * Waits for every statement the transaction issued and answers the first failure, if any: the
- * adapters call it after the callback and before COMMIT (SQLite) or with it (PostgreSQL, where
- * a failed statement has already aborted the transaction and COMMIT answers ROLLBACK).
- */
-export async function firstFailure(scope: Scope): Promise<{ readonly error: unknown } | undefined> {
-  for (const outcome of await Promise.allSettled(scope.issued)) {
-    if (outcome.status === 'rejected') return { error: outcome.reason };
-  }
-  return undefined;
 }
 
 /** The largest payload of a notification, in UTF-8 bytes (PostgreSQL's limit is 8000). */
