@@ -123,14 +123,24 @@ function builtAndCurrent() {
   }
 }
 
-/** Node's compile cache for the build (Node 22.1+; older Nodes and failures: nothing). */
-function enableCompileCache(module) {
-  if (typeof module.enableCompileCache !== 'function') return;
+/** Where the build's compile cache is kept; undefined when no home can be found. */
+function compileCacheDir() {
   try {
     const base = process.env.XDG_CACHE_HOME || join(process.env.HOME || homedir(), '.cache');
-    module.enableCompileCache(join(base, 'tensormine', 'node-compile-cache'));
+    return join(base, 'tensormine', 'node-compile-cache');
   } catch {
-    // No home, a read-only file system: start without the cache.
+    return undefined;
+  }
+}
+
+/** Node's compile cache for the build (Node 22.1+; older Nodes and failures: nothing). */
+function enableCompileCache(module) {
+  const dir = compileCacheDir();
+  if (typeof module.enableCompileCache !== 'function' || dir === undefined) return;
+  try {
+    module.enableCompileCache(dir);
+  } catch {
+    // A read-only file system: start without the cache (Node reports failures, never throws).
   }
 }
 
@@ -182,6 +192,10 @@ if (nodeAtLeast(process.versions.node, MIN_NODE) && !forceSpawn) {
     env: {
       ...env,
       TENSORMINE_MINER_WRAPPED: '1',
+      // The build on the pinned Node: the same compile cache (the variable the child's Node reads).
+      ...(built && env.NODE_COMPILE_CACHE === undefined && compileCacheDir() !== undefined
+        ? { NODE_COMPILE_CACHE: compileCacheDir() }
+        : {}),
       // tsx takes JSX settings (react-jsx, for the Ink TUI) from this package's tsconfig.
       TSX_TSCONFIG_PATH: realpathSync(join(root, 'tsconfig.json')),
     },
