@@ -4,7 +4,7 @@
 // Runs the test suite (vitest run, the same config as `npm test`) while CPU hogs keep every core
 // busy: two busy-looping processes per core by default, started before the run and stopped
 // after it (also when the run is interrupted). A test that passes on a quiet machine but fails
-// here depends on how fast the machine is: that is the bug to fix (docs/architecture.md, "How to
+// here depends on how fast the machine is: that is the bug to fix (docs/testing.md, "How to
 // write a test here"). Reports each run's failures (file, test, first line of the error) and the
 // load, and exits non-zero when any run failed.
 //

@@ -40,7 +40,8 @@ export const SLOW_TEST_TIMEOUT_MS = 600_000 * scale;
 
 /**
  * A long property run or simulation (hundreds of random operation sequences against a model,
- * hundreds of simulated pool blocks): given as the test's own timeout.
+ * hundreds of simulated pool blocks), or a long chain of programs run one after the other (a
+ * documented command chain of about 20 `npx miner` commands): given as the test's own timeout.
  */
 export const SOAK_TEST_TIMEOUT_MS = 900_000 * scale;
 

@@ -1,7 +1,13 @@
 import { packageProject } from '../../vitest.shared.ts';
 
+// The miner's global setup builds the native kernels into the user's cache once, before the
+// test files start: the miners these tests start (in process, or as processes whose
+// XDG_CACHE_HOME is that cache, test/helpers.ts) then load them instead of each compiling them.
 export default packageProject(
   'cli',
-  { include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'test/**/*.test.tsx'] },
+  {
+    include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'test/**/*.test.tsx'],
+    globalSetup: ['../miner/test/native-setup.ts'],
+  },
   { firmware: true },
 );

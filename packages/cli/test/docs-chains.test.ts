@@ -3,7 +3,11 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createValidator } from '@tensormine/validator';
 import { describe, expect, onTestFinished, test } from 'vitest';
-import { PROCESS_START_TIMEOUT_MS, SLOW_TEST_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
+import {
+  PROCESS_START_TIMEOUT_MS,
+  SLOW_TEST_TIMEOUT_MS,
+  SOAK_TEST_TIMEOUT_MS,
+} from '../../../test-support/timeouts.ts';
 import { waitFor } from '../../../test-support/wait.ts';
 
 /**
@@ -46,7 +50,8 @@ function bash(
       {
         cwd,
         env: { PATH: process.env.PATH ?? '', npm_config_update_notifier: 'false', ...env },
-        timeout: SLOW_TEST_TIMEOUT_MS,
+        // a whole chain: up to about 20 programs one after the other
+        timeout: SOAK_TEST_TIMEOUT_MS,
       },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
@@ -164,6 +169,8 @@ describe('docs/economy.md: From the command line, then docs/cli.md: the economy 
       expect(again.code, `${again.stdout}\n${again.stderr}`).toBe(0);
       expect(again.stdout).toMatch(/^swapped 100 USDC for /m);
     },
-    SLOW_TEST_TIMEOUT_MS,
+    // about 20 `npx miner` commands one after the other: on a 2-core machine at a load of 30
+    // and more, longer than one end-to-end test's bound
+    SOAK_TEST_TIMEOUT_MS,
   );
 });

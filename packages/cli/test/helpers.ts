@@ -1,6 +1,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { createClient, Signer } from '@tensormine/client';
@@ -54,13 +54,29 @@ afterEachTest(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 
-/** A temporary HOME with XDG config and data directories; removed after the test. */
+/**
+ * The cache a miner started by a test keeps its built native kernels in: the user's (where the
+ * miners of in-process tests keep them too), not the temporary HOME's. With an empty cache every
+ * miner process compiled the C kernels again (gcc -O3: about 7 s of CPU per start, 25 starts in
+ * signals.test.ts alone). A test of the cache itself gives its own XDG_CACHE_HOME.
+ */
+export const USER_CACHE_HOME = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
+
+/**
+ * A temporary HOME with XDG config and data directories; removed after the test. The cache is
+ * the user's (USER_CACHE_HOME).
+ */
 export async function tempHome(): Promise<{ dir: string; env: Record<string, string> }> {
   const dir = await mkdtemp(join(tmpdir(), 'miner-cli-'));
   cleanup(() => rm(dir, { recursive: true, force: true }));
   return {
     dir,
-    env: { HOME: dir, XDG_CONFIG_HOME: join(dir, 'config'), XDG_DATA_HOME: join(dir, 'data') },
+    env: {
+      HOME: dir,
+      XDG_CONFIG_HOME: join(dir, 'config'),
+      XDG_DATA_HOME: join(dir, 'data'),
+      XDG_CACHE_HOME: USER_CACHE_HOME,
+    },
   };
 }
 
