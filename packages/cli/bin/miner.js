@@ -115,7 +115,9 @@ function builtAndCurrent() {
             .filter((name) => name.endsWith('.js'))
             .map((name) => statSync(join(out, name)).mtimeMs)
         : [];
-      if (builds.length === 0 || newestUnder(src) > Math.min(...builds)) return false;
+      // The newest output is the last build: a build writes all its files at once, and files an
+      // older build left behind (turbo restores a cached build without removing them) are older.
+      if (builds.length === 0 || newestUnder(src) > Math.max(...builds)) return false;
     }
     return true;
   } catch {
