@@ -43,15 +43,23 @@ export interface StartNodeOptions {
    * operator runs it (`npm run build` first), for start times and memory without tsx's compiler.
    */
   readonly entry?: 'source' | 'built';
+  /** Node options before the entry (e.g. `--expose-gc`). */
+  readonly nodeOptions?: readonly string[];
 }
 
 export async function startNode(options: StartNodeOptions): Promise<Node> {
   const dataDir = mkdtempSync(join(tmpdir(), `tm-node-${options.nodeId}-`));
   const child = spawn(
     process.execPath,
-    options.entry === 'built'
-      ? ['dist/bin.js', 'start', '--port', '0']
-      : ['--conditions=@tensormine/source', '--import', 'tsx', 'src/bin.ts', 'start', '--port', '0'],
+    [
+      ...(options.nodeOptions ?? []),
+      ...(options.entry === 'built'
+        ? ['dist/bin.js']
+        : ['--conditions=@tensormine/source', '--import', 'tsx', 'src/bin.ts']),
+      'start',
+      '--port',
+      '0',
+    ],
     {
       cwd: PACKAGE_DIR,
       env: {
