@@ -156,11 +156,17 @@ class Maker {
     };
   }
 
+  /**
+   * The node's blocks carry the real time; the made blocks keep their own clock, which stays in
+   * the past (the bench's genesis is early enough): otherwise the challenges of every block made
+   * after a measurement would still be open at the next start, which loads the open challenges.
+   * The retarget's window reads the node's blocks on the made clock too.
+   */
   apply(blocks: readonly BlockRecord[], difficulty: bigint): void {
     for (const b of blocks) {
       this.state.add(b);
-      this.times[b.height] = b.timestampMs;
-      this.lastMs = Math.max(this.lastMs, b.timestampMs);
+      this.lastMs += INTERVAL_MS;
+      this.times[b.height] = this.lastMs;
     }
     this.difficulty = difficulty;
   }

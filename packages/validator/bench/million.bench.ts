@@ -11,8 +11,9 @@
  * The blocks are valid: each on the frontier at its time, with its parents and depth, a
  * challenge hash committing to them, a proof of work at the difficulty in force (16, the
  * minimum, held there by the retarget, which runs every 12 blocks and is recorded like the
- * node does), blocks 10 s apart; the grower keeps the node's own in-memory lattice state and
- * writes its snapshot every 10,000 blocks, as a running node does (not at the size measured, so
+ * node does), blocks 10 s apart. A worker thread (bench/million-blocks.ts, with the node's own
+ * in-memory lattice state) makes them while this thread writes the previous batch, 5,000 blocks
+ * per transaction, with the lattice snapshots a start can read (not at the size measured, so
  * that the start replays the most a node ever replays). `--sizes 1000,20000` measures other
  * sizes (ascending); `--budget-min 40` stops growing after 40 minutes and measures the size reached;
  * `--keep` leaves the data directory in place (to start a node on it by hand).
