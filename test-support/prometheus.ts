@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +11,8 @@ import { SERVICE_START_TIMEOUT_MS } from './timeouts.ts';
  * Debian's Prometheus for the tests of the services' /metrics (`.ci/run` installs the
  * `prometheus` package, which brings `promtool`): `expectPromtoolClean` runs `promtool check
  * metrics` on an exposition, `startPrometheus` runs a server on a free port with a generated
- * scrape configuration.
+ * scrape configuration, `recordingRelay` stands between it and a target and keeps every
+ * exposition it passed on (what the service reported, scrape by scrape).
  */
 export const PROMETHEUS_PATH = process.env.PROMETHEUS_PATH ?? '/usr/bin/prometheus';
 export const PROMTOOL_PATH = process.env.PROMTOOL_PATH ?? '/usr/bin/promtool';
@@ -64,6 +66,11 @@ export interface RunningPrometheus {
   readonly url: string;
   /** The value of an instant query with one series in its answer; undefined while there is none. */
   value(query: string): Promise<number | undefined>;
+  /**
+   * The samples Prometheus stored for one series (a range selector, e.g. `name{labels}[10m]`),
+   * oldest first; [] while there is none.
+   */
+  samples(rangeQuery: string): Promise<number[]>;
   /** The number of series an instant query answers (throws on a query Prometheus refuses). */
   count(query: string): Promise<number>;
   /** The targets' scrape health by job (up, down, unknown). */
@@ -152,6 +159,13 @@ export async function startPrometheus(
       const first = data.result[0];
       return first === undefined ? undefined : Number(first.value[1]);
     },
+    async samples(rangeQuery) {
+      const data = (await api(`/api/v1/query?query=${encodeURIComponent(rangeQuery)}`)) as {
+        result: { values: [number, string][] }[];
+      };
+      if (data.result.length > 1) throw new Error(`${rangeQuery}: ${data.result.length} series`);
+      return (data.result[0]?.values ?? []).map(([, v]) => Number(v));
+    },
     async count(query) {
       const data = (await api(`/api/v1/query?query=${encodeURIComponent(query)}`)) as { result: unknown[] };
       return data.result.length;
@@ -164,4 +178,63 @@ export async function startPrometheus(
     },
     close,
   };
+}
+
+export interface RecordingRelay {
+  /** host:port, the address to scrape instead of the target's. */
+  readonly address: string;
+  /** Every exposition passed on to the scraper, in order. */
+  readonly expositions: readonly string[];
+  close(): Promise<void>;
+}
+
+/**
+ * An HTTP relay in front of `target` (a base URL): GET /metrics is fetched from the target and
+ * passed on unchanged, and the body is kept. What Prometheus stored for a series that moves with
+ * time (a gauge over a window) can then be compared exactly with what the service answered to
+ * the very scrapes Prometheus made.
+ */
+export async function recordingRelay(target: string): Promise<RecordingRelay> {
+  const expositions: string[] = [];
+  const server = createHttpServer((req, res) => {
+    fetch(`${target}${req.url ?? '/'}`, {
+      headers: req.headers.authorization ? { authorization: req.headers.authorization } : {},
+    })
+      .then(async (upstream) => {
+        const body = await upstream.text();
+        res.writeHead(upstream.status, {
+          'content-type': upstream.headers.get('content-type') ?? 'text/plain',
+        });
+        res.end(body, () => {
+          if (upstream.status === 200) expositions.push(body);
+        });
+      })
+      .catch((error: Error) => {
+        res.writeHead(502).end(error.message);
+      });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    address: `127.0.0.1:${port}`,
+    expositions,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** The value of `series` (its name and labels exactly as exposed) in an exposition; undefined if absent. */
+export function exposedValue(exposition: string, series: string): number | undefined {
+  const line = exposition.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+/** Whether `part` appears in `whole` in the same order (not necessarily next to each other). */
+export function isSubsequence(part: readonly number[], whole: readonly number[]): boolean {
+  let i = 0;
+  for (const x of whole) if (i < part.length && Object.is(x, part[i])) i++;
+  return i === part.length;
 }

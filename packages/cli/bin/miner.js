@@ -13,8 +13,14 @@
 //     forwards every stop signal to the child, exits with the child's status (or its signal),
 //     and the child stops cleanly when this process dies (an IPC channel it watches), so no
 //     orphan keeps mining.
+//
+// The built files run with Node's compile cache ($XDG_CACHE_HOME/tensormine/node-compile-cache,
+// default ~/.cache/...): V8's compiled code of the build is kept between starts, which saves
+// part of loading it (docs/benchmarks.md, the miner's start). NODE_DISABLE_COMPILE_CACHE=1
+// turns it off; a cache that cannot be written is skipped silently.
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -117,6 +123,27 @@ function builtAndCurrent() {
   }
 }
 
+/** Where the build's compile cache is kept; undefined when no home can be found. */
+function compileCacheDir() {
+  try {
+    const base = process.env.XDG_CACHE_HOME || join(process.env.HOME || homedir(), '.cache');
+    return join(base, 'tensormine', 'node-compile-cache');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Node's compile cache for the build (Node 22.1+; older Nodes and failures: nothing). */
+function enableCompileCache(module) {
+  const dir = compileCacheDir();
+  if (typeof module.enableCompileCache !== 'function' || dir === undefined) return;
+  try {
+    module.enableCompileCache(dir);
+  } catch {
+    // A read-only file system: start without the cache (Node reports failures, never throws).
+  }
+}
+
 // `miner --version` alone: the package's version, what commander would print, without loading
 // the miner at all (TENSORMINE_MINER_SOURCE=1 takes the whole way, through the sources).
 const argv = process.argv.slice(2);
@@ -136,6 +163,7 @@ if (choice === '0' && !built)
 const forceSpawn = process.env.TENSORMINE_MINER_SPAWN === '1';
 if (nodeAtLeast(process.versions.node, MIN_NODE) && !forceSpawn) {
   if (built) {
+    enableCompileCache(await import('node:module'));
     await import(pathToFileURL(dist).href);
   } else {
     // tsx in this process: TypeScript and JSX (react-jsx, for the Ink TUI, from this package's
@@ -164,6 +192,10 @@ if (nodeAtLeast(process.versions.node, MIN_NODE) && !forceSpawn) {
     env: {
       ...env,
       TENSORMINE_MINER_WRAPPED: '1',
+      // The build on the pinned Node: the same compile cache (the variable the child's Node reads).
+      ...(built && env.NODE_COMPILE_CACHE === undefined && compileCacheDir() !== undefined
+        ? { NODE_COMPILE_CACHE: compileCacheDir() }
+        : {}),
       // tsx takes JSX settings (react-jsx, for the Ink TUI) from this package's tsconfig.
       TSX_TSCONFIG_PATH: realpathSync(join(root, 'tsconfig.json')),
     },

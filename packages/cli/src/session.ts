@@ -85,6 +85,8 @@ export interface SessionOptions {
   readonly engine?: { readonly batchMs?: number; readonly sampleIntervalMs?: number };
   /** Tests: the Miner's retry delays. */
   readonly retryDelayMs?: number;
+  /** Lines to show at once while the session opens (the native kernels' first compile). */
+  readonly onProgress?: (line: string) => void;
 }
 
 const TONES: Partial<Record<MinerLogEvent['type'], LineTone>> = {
@@ -263,7 +265,10 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
         });
         backends.push(engine);
         // Builds (first use) and checks the native kernels now; the engine's start reuses it.
-        const { kernel, notice } = await selectKernel(settings.kernel);
+        const { kernel, notice } = await selectKernel(
+          settings.kernel,
+          options.onProgress === undefined ? {} : { onProgress: options.onProgress },
+        );
         banner.push(
           ` * cpu        ${settings.threads} thread${settings.threads === 1 ? '' : 's'}, intensity ${settings.intensity}, kernel ${kernel}`,
         );

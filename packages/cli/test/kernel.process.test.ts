@@ -2,9 +2,11 @@
  * `--kernel native` where the native kernels cannot run, as users run the miner (bin/miner.js
  * in a process of its own): on a machine without a C compiler (PATH without one, CC unset)
  * and on a CPU without SHA-NI (TENSORMINE_CPU_MASK), `miner bench` says why in one line and
- * mines with WebAssembly, with the checksum every kernel gives.
+ * mines with WebAssembly, with the checksum every kernel gives. Where they can run, the first
+ * use compiles them into the user's cache and says so on stderr while the compiler runs.
  */
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdir, symlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -64,6 +66,45 @@ describe('miner bench --kernel native where it cannot run', () => {
       });
       expectFallback(out, 'this CPU lacks sha_ni (TENSORMINE_CPU_MASK)');
       expect(out.stdout).toMatch(/^checksum [0-9a-f]{64}$/m);
+    },
+    SLOW_TEST_TIMEOUT_MS,
+  );
+});
+
+/** x86-64 with every feature the native kernels need (as /proc/cpuinfo lists them). */
+function nativeCpu(): boolean {
+  if (process.arch !== 'x64') return false;
+  try {
+    const flags = new Set(
+      /^flags\s*:(.*)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1]?.trim().split(/\s+/),
+    );
+    return ['sha_ni', 'avx2', 'sse4_1', 'ssse3'].every((f) => flags.has(f));
+  } catch {
+    return false;
+  }
+}
+
+describe.skipIf(!nativeCpu())('miner bench --kernel native on first use', () => {
+  test(
+    'compiles the kernels into the user cache, saying so on stderr while the compiler runs',
+    async () => {
+      const { dir, env } = await tempHome();
+      const cache = join(dir, 'cache');
+      const out = await runBin({ ...env, PATH: process.env.PATH ?? '', XDG_CACHE_HOME: cache });
+      expect(out.code, out.stderr).toBe(0);
+      const progress = out.stderr.split('\n').filter((l) => l.startsWith('kernel: '));
+      expect(progress).toHaveLength(2);
+      expect(progress[0]).toMatch(
+        new RegExp(
+          `^kernel: building the native kernels with .+ into ${cache}/tensormine/native/[0-9a-f]+ \\(first use`,
+        ),
+      );
+      expect(progress[1]).toMatch(/^kernel: native kernels built in \d+\.\d s$/);
+      expect(out.stdout.trimEnd().split('\n').at(-1)).toBe('kernel native');
+      // Then from the cache: nothing to say.
+      const again = await runBin({ ...env, PATH: process.env.PATH ?? '', XDG_CACHE_HOME: cache });
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stderr).not.toMatch(/building the native kernels/);
     },
     SLOW_TEST_TIMEOUT_MS,
   );

@@ -3,11 +3,12 @@
  * build, runs src/cli.ts on the pinned Node through tsx).
  */
 import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
-import { cp, mkdir, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { describe, expect, test } from 'vitest';
+import { afterAll, describe, expect, test } from 'vitest';
 import { PROCESS_START_TIMEOUT_MS, WAIT_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
 import { cleanup, closedUrl, tempHome, testKey, testValidator, waitFor } from './helpers.js';
 
@@ -23,6 +24,10 @@ function systemPath(): string {
     .join(':');
 }
 
+/** The built miner keeps Node's compile cache under $XDG_CACHE_HOME: here, not in the user's home. */
+const cacheHome = join(tmpdir(), `tensormine-bin-test-cache-${process.pid}`);
+afterAll(() => rm(cacheHome, { recursive: true, force: true }));
+
 function runBin(
   args: string[],
   env: Record<string, string>,
@@ -32,7 +37,7 @@ function runBin(
     execFile(
       process.execPath,
       [script, ...args],
-      { env: { PATH: process.env.PATH ?? '', ...env }, timeout: WAIT_TIMEOUT_MS },
+      { env: { PATH: process.env.PATH ?? '', XDG_CACHE_HOME: cacheHome, ...env }, timeout: WAIT_TIMEOUT_MS },
       (error, stdout, stderr) =>
         resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stdout, stderr }),
     );
@@ -92,7 +97,17 @@ describe('the miner bin', () => {
     const newer = new Date(built.getTime() + 30_000);
     await utimes(join(copy, 'dist', 'cli.js'), built, built);
     await utimes(join(copy, 'src', 'cli.ts'), older, older);
-    expect(await run([])).toMatchObject({ code: 0, out: 'build' });
+    // The build runs with Node's compile cache, in $XDG_CACHE_HOME/tensormine (off with
+    // NODE_DISABLE_COMPILE_CACHE=1).
+    const cache = join(copy, 'cache');
+    expect(await run([], { XDG_CACHE_HOME: cache })).toMatchObject({ code: 0, out: 'build' });
+    expect((await readdir(join(cache, 'tensormine', 'node-compile-cache'))).length).toBeGreaterThan(0);
+    const uncached = join(copy, 'no-cache');
+    expect(await run([], { XDG_CACHE_HOME: uncached, NODE_DISABLE_COMPILE_CACHE: '1' })).toMatchObject({
+      code: 0,
+      out: 'build',
+    });
+    await expect(stat(uncached)).rejects.toThrow();
     expect(await run([], { TENSORMINE_MINER_SOURCE: '1' })).toMatchObject({ code: 0, out: 'source' });
     expect(await run(['--version'])).toMatchObject({ code: 0, out: '9.9.9' });
 

@@ -3,14 +3,23 @@
  * scrapes a validator (its /metrics behind a token) and a running `miner mine` (its control
  * API's /metrics, open on the loopback) while blocks are mined. Then the miner is paused, and
  * the series Prometheus stored are the values the services report: the blocks the validator
- * accepted, the miner's accepted results and hashes, its hash rate. Every exposition passes
+ * accepted, the miner's accepted results and hashes (counters that hold still once paused,
+ * compared exactly), and its hash rate, a gauge that moves with time: the miner is scraped
+ * through a relay that keeps every answer, and each sample Prometheus stored is the value the
+ * miner answered to that very scrape. Every exposition passes
  * `promtool check metrics`. The test waits for conditions (a scrape with the values), never
  * for a time.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { expectPromtoolClean, startPrometheus } from '../../../test-support/prometheus.ts';
+import {
+  expectPromtoolClean,
+  isSubsequence,
+  recordingRelay,
+  exposedValue as reported,
+  startPrometheus,
+} from '../../../test-support/prometheus.ts';
 import { SLOW_TEST_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
 import { waitFor as waitUntil } from '../../../test-support/wait.ts';
 import { run } from '../src/index.js';
@@ -18,12 +27,6 @@ import { cleanup, tempHome, testIo, testKey, testValidator, waitFor } from './he
 
 const METRICS_TOKEN = 'prometheus-scrape-token-000001';
 const API_TOKEN = 'miner-control-token-0000000001';
-
-/** The value of `series` (name and labels exactly as exposed) in an exposition. */
-function reported(text: string, series: string): number | undefined {
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
-}
 
 describe('Prometheus scrapes a validator and a miner', () => {
   test('finds the blocks accepted and the hash rate the services reported', {
@@ -60,9 +63,12 @@ describe('Prometheus scrapes a validator and a miner', () => {
       return res.text();
     };
 
+    // The miner is scraped through a relay that keeps each answer it passed on.
+    const relay = await recordingRelay(api);
+    cleanup(() => relay.close());
     const prometheus = await startPrometheus([
       { job: 'validator', address: new URL(url).host, bearerToken: METRICS_TOKEN },
-      { job: 'miner', address: new URL(api).host },
+      { job: 'miner', address: relay.address },
     ]);
     cleanup(() => prometheus.close());
 
@@ -115,8 +121,18 @@ describe('Prometheus scrapes a validator and a miner', () => {
     // Every block this miner found was accepted by this validator, and nobody else mines there.
     expect(last.accepted).toBe(last.blocks);
     expect(last.hashes).toBeGreaterThan(0);
-    // The hash rate Prometheus stored while mining.
-    expect(await prometheus.value(`max_over_time(${rate}[10m])`)).toBeGreaterThan(0);
+    // The hash rate moves with time: every sample Prometheus stored is the value the miner
+    // answered to that scrape (the relay's record), in the same order, and mining showed a rate.
+    const stored = await prometheus.samples(`${rate}[10m]`);
+    const answered = relay.expositions
+      .map((text) => reported(text, rate))
+      .filter((v): v is number => v !== undefined);
+    expect(stored.length).toBeGreaterThan(0);
+    expect(Math.max(...stored)).toBeGreaterThan(0);
+    expect(
+      isSubsequence(stored, answered),
+      `stored ${stored.join(', ')}; answered ${answered.join(', ')}`,
+    ).toBe(true);
 
     // The Grafana dashboard's queries: Prometheus accepts each; those on what ran here find series.
     const dashboard = JSON.parse(

@@ -3,14 +3,14 @@ import { availableParallelism } from 'node:os';
 import { toHex } from '@tensormine/protocol';
 import type { DeviceBackend, DeviceEvents, DeviceHashrate, DeviceState } from './device.js';
 import { MinerError } from './errors.js';
-import { resultFromNonce } from './found.js';
+import { resultFromNonce, resultFromReferenceWork } from './found.js';
 import { HashrateMeter, WINDOW_MS } from './hashrate.js';
 import { checkJob, kernelJob, type MiningJob, nonceRange } from './job.js';
 import { checkKernelChoice, type KernelChoice, type KernelName, resolveKernel } from './kernels/choice.js';
 import { type KernelSelection, type SelectKernelOptions, selectKernel } from './kernels/select.js';
 import type { WarmUpReport } from './kernels/warm-up.js';
 import { WorkerPool } from './worker/pool.js';
-import type { FromWorker, WorkerState } from './worker/protocol.js';
+import type { FromWorker, ReferenceCheck, WorkerState } from './worker/protocol.js';
 
 export interface MiningEngineOptions {
   /** The backend id (default `cpu`). */
@@ -37,6 +37,13 @@ export interface MiningEngineOptions {
   readonly workerUrl?: URL;
   /** Delay before a crashed worker is replaced, ms (default 1000). */
   readonly respawnDelayMs?: number;
+  /**
+   * Where a tensor solution is recomputed with the reference before it is emitted: `worker`
+   * (default: in the worker that found it, so the check's cost grows with the workers) or
+   * `engine` (on this thread, as the engine did before; the miner bench measures both side by
+   * side). Either way every result is checked by the reference before it is emitted.
+   */
+  readonly referenceCheck?: ReferenceCheck;
 }
 
 /** More crashes than this within CRASH_WINDOW_MS and the engine gives up (state `error`). */
@@ -50,9 +57,11 @@ const CRASH_WINDOW_MS = 60_000;
  * within one batch; the hash counters are shared memory too, sampled once a second into the
  * 10 s / 60 s / 15 min windows. Every nonce a worker reports is rebuilt and verified with the
  * reference implementation before it is emitted as `found`; one that fails is counted in
- * `kernelErrors` and reported as an `error`, never emitted.
+ * `kernelErrors` and reported as an `error`, never emitted. A tensor solution's recomputation
+ * with the reference runs in the worker that found it (a whole tensor: milliseconds), a
+ * hexchain result's (one SHA-256) here.
  *
- * The main thread only dispatches, samples and verifies results, so its event loop stays free.
+ * The main thread only dispatches, samples and checks results, so its event loop stays free.
  */
 export class MiningEngine extends EventEmitter<DeviceEvents> implements DeviceBackend {
   readonly id: string;
@@ -86,6 +95,7 @@ export class MiningEngine extends EventEmitter<DeviceEvents> implements DeviceBa
   private intensityValue: number;
   private timer: NodeJS.Timeout | undefined;
   private readonly respawnDelayMs: number;
+  private readonly referenceCheck: ReferenceCheck;
   private crashes: number[] = [];
 
   constructor(options: MiningEngineOptions = {}) {
@@ -96,6 +106,12 @@ export class MiningEngine extends EventEmitter<DeviceEvents> implements DeviceBa
     this.batchMs = options.batchMs ?? 25;
     this.sampleIntervalMs = options.sampleIntervalMs ?? 1000;
     this.respawnDelayMs = options.respawnDelayMs ?? 1000;
+    this.referenceCheck = options.referenceCheck ?? 'worker';
+    if (this.referenceCheck !== 'worker' && this.referenceCheck !== 'engine')
+      throw new MinerError(
+        'invalid_option',
+        `referenceCheck: expected worker or engine, got ${String(this.referenceCheck)}`,
+      );
     if (!(this.batchMs > 0))
       throw new MinerError('invalid_option', `batchMs: expected > 0, got ${this.batchMs}`);
     this.choice = options.kernel ?? 'auto';
@@ -169,6 +185,7 @@ export class MiningEngine extends EventEmitter<DeviceEvents> implements DeviceBa
     const pool = new WorkerPool({
       threads,
       kernel,
+      referenceCheck: this.referenceCheck,
       ...(nativeLibrary === undefined ? {} : { nativeLibrary }),
       ...(this.workerUrl ? { workerUrl: this.workerUrl } : {}),
       onMessage: (m) => this.onWorkerMessage(m),
@@ -362,7 +379,13 @@ export class MiningEngine extends EventEmitter<DeviceEvents> implements DeviceBa
   }
 
   private onFound(job: MiningJob, message: Extract<FromWorker, { type: 'found' }>): void {
-    const verdict = resultFromNonce(job, message.nonce, { device: this.id, worker: message.index });
+    const meta = { device: this.id, worker: message.index };
+    // A tensor solution comes with the reference's work, computed by its worker (worker/entry.ts):
+    // the check's cost, a whole recomputation, stays off this thread.
+    const verdict =
+      job.kind === 'tensor' && message.reference !== undefined
+        ? resultFromReferenceWork(job, message.nonce, message.reference, meta)
+        : resultFromNonce(job, message.nonce, meta);
     if (!verdict.ok) {
       this.kernelErrors++;
       this.report(

@@ -19,6 +19,7 @@ import {
   type SignedProof,
   toHex,
   verifyBlock,
+  type WorkResult,
 } from '@tensormine/protocol';
 import { MinerError } from './errors.js';
 import { expectedHashes, type HexchainJob, type MiningJob, type TensorJob } from './job.js';
@@ -92,16 +93,7 @@ export function resultFromNonce(
   nonce: number,
   meta: FoundMeta,
 ): { readonly ok: true; readonly found: FoundResult } | ResultRejection {
-  const base = {
-    id: `${job.challengeId}/${nonce}`,
-    challengeId: job.challengeId,
-    nonce,
-    difficulty: expectedHashes(job),
-    foundAtMs: meta.now ?? Date.now(),
-    expiresAtMs: job.expiresAtMs,
-    device: meta.device,
-    ...(meta.worker === undefined ? {} : { worker: meta.worker }),
-  };
+  const base = baseOf(job, nonce, meta);
   if (job.kind === 'hexchain') {
     let header: Uint8Array;
     try {
@@ -141,7 +133,52 @@ export function resultFromNonce(
       message: `nonce: expected an integer in [0, 2^53), got ${nonce}`,
     };
   }
-  const work = computeWork(job.task, job.minerPublicKey, nonce);
+  return tensorResult(job, nonce, computeWork(job.task, job.minerPublicKey, nonce), base);
+}
+
+/**
+ * `resultFromNonce` for a tensor nonce whose work the reference (`computeWork` of
+ * @tensormine/protocol, its own fixed-point multiply-accumulates) has already computed on
+ * another thread: the engine's worker that found the nonce runs it there, so that the cost of
+ * the check, a whole recomputation of the tensor, grows with the workers and never queues on
+ * the engine's thread (docs/architecture.md). Never pass a kernel's work here: that would check
+ * the kernel against itself.
+ */
+export function resultFromReferenceWork(
+  job: TensorJob,
+  nonce: number,
+  referenceWork: WorkResult,
+  meta: FoundMeta,
+): { readonly ok: true; readonly found: FoundResult } | ResultRejection {
+  if (!Number.isSafeInteger(nonce) || nonce < 0) {
+    return {
+      ok: false,
+      code: 'invalid_nonce',
+      message: `nonce: expected an integer in [0, 2^53), got ${nonce}`,
+    };
+  }
+  return tensorResult(job, nonce, referenceWork, baseOf(job, nonce, meta));
+}
+
+function baseOf(job: MiningJob, nonce: number, meta: FoundMeta): Omit<FoundBase, 'achievedDifficulty'> {
+  return {
+    id: `${job.challengeId}/${nonce}`,
+    challengeId: job.challengeId,
+    nonce,
+    difficulty: expectedHashes(job),
+    foundAtMs: meta.now ?? Date.now(),
+    expiresAtMs: job.expiresAtMs,
+    device: meta.device,
+    ...(meta.worker === undefined ? {} : { worker: meta.worker }),
+  };
+}
+
+function tensorResult(
+  job: TensorJob,
+  nonce: number,
+  work: WorkResult,
+  base: Omit<FoundBase, 'achievedDifficulty'>,
+): { readonly ok: true; readonly found: FoundResult } | ResultRejection {
   if (!meetsThresholds(job.task, work)) return thresholdRejection(job, work.mmlScoreQ16, work.pathDistance);
   const proof = proofFromWork(job.challengeId, job.task.challengeHash, job.minerPublicKey, nonce, work);
   return built(job, {

@@ -93,4 +93,4 @@ export {
   type WorkSource,
   type WorkSourceEvents,
 } from './work-source.js';
-export type { WorkerState } from './worker/protocol.js';
+export type { ReferenceCheck, WorkerState } from './worker/protocol.js';

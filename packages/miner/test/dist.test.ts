@@ -4,7 +4,8 @@
  * directory, with @tensormine/protocol bundled in so that the test needs no other build; a
  * child Node process then mines a block with it. The C sources of the native kernels are
  * copied into the build as the package build does (dist/c), so the child builds (or finds in
- * the cache) and checks the native kernels from there, and its workers load them.
+ * the cache) and checks the native kernels from there, and its workers load them; a tensor
+ * solution is checked in its worker with the reference, loaded from the build too.
  */
 import { execFile } from 'node:child_process';
 import { mkdir, rm } from 'node:fs/promises';
@@ -51,8 +52,13 @@ test('workers load from the built worker.js', async () => {
       const job = m.benchJobs(2 ** 20, 0)[0].job;
       engine.setJob({ ...job, stopOnFound: true });
       const result = await found;
+      // A tensor solution: its worker loads the reference (the bundled protocol) to check it.
+      const tensorFound = new Promise((resolve) => engine.once('found', resolve));
+      const tensor = m.benchJobs(0, 4096).find((j) => j.name.startsWith('tensor esp8266')).job;
+      engine.setJob({ ...tensor, stopOnFound: true });
+      const solution = await tensorFound;
       await engine.stop();
-      console.log(JSON.stringify({ id: result.id, kind: result.kind, errors: engine.kernelErrors, kernel, notice }));
+      console.log(JSON.stringify({ id: result.id, kind: result.kind, tensor: solution.kind, errors: engine.kernelErrors, kernel, notice }));
     `;
     const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', child], {
       cwd: root,
@@ -61,6 +67,7 @@ test('workers load from the built worker.js', async () => {
     const out = JSON.parse(stdout.trim()) as {
       id: string;
       kind: string;
+      tensor: string;
       errors: number;
       kernel: string;
       notice?: string;
@@ -70,6 +77,7 @@ test('workers load from the built worker.js', async () => {
     const native = process.arch === 'x64' && missingCpuFlags({})?.length === 0;
     expect(out.kernel, out.notice).toBe(native ? 'native' : 'wasm');
     expect(out.kind).toBe('hexchain');
+    expect(out.tensor).toBe('tensor');
     expect(out.id).toMatch(/^bench-hexchain\/\d+$/);
     expect(out.errors).toBe(0);
   } finally {

@@ -53,24 +53,29 @@ describe('MiningEngine', () => {
   });
 
   test.each([
-    ['native', 'matmul'],
-    ['native', 'conv'],
-    ['esp32', 'conv'],
-    ['esp8266', 'matmul'],
-  ] as const)('finds a v4.0 proof (%s %s) that verifyProof accepts, signed', async (device, operation) => {
-    const engine = await started();
-    const { challenge, wire } = tensorChallenge(device, 4, operation);
-    const found = next<FoundResult>(engine, 'found');
-    engine.setJob(tensorJob(wire, KEY.publicKey));
-    const result = await found;
-    if (result.kind !== 'tensor') throw new Error('expected a tensor result');
-    const { proof, signature } = signFound(result, signerOf(KEY));
-    expect(verifyProof(challenge, proof, { signature })).toEqual({ ok: true });
-    const bytes = proofBytesFromWire(proof, proof.mml_score * 65536);
-    expect(verify(Uint8Array.from(signProof(bytes, KEY.secretKey)), proofMessage(bytes), KEY.publicKey)).toBe(
-      true,
-    );
-  });
+    ['native', 'matmul', 'worker'],
+    ['native', 'conv', 'worker'],
+    ['esp32', 'conv', 'worker'],
+    ['esp8266', 'matmul', 'worker'],
+    // The reference check on the engine's thread, as before (MiningEngineOptions.referenceCheck).
+    ['esp32', 'matmul', 'engine'],
+  ] as const)(
+    'finds a v4.0 proof (%s %s, checked by the reference in the %s) that verifyProof accepts, signed',
+    async (device, operation, referenceCheck) => {
+      const engine = await started({ referenceCheck });
+      const { challenge, wire } = tensorChallenge(device, 4, operation);
+      const found = next<FoundResult>(engine, 'found');
+      engine.setJob(tensorJob(wire, KEY.publicKey));
+      const result = await found;
+      if (result.kind !== 'tensor') throw new Error('expected a tensor result');
+      const { proof, signature } = signFound(result, signerOf(KEY));
+      expect(verifyProof(challenge, proof, { signature })).toEqual({ ok: true });
+      const bytes = proofBytesFromWire(proof, proof.mml_score * 65536);
+      expect(
+        verify(Uint8Array.from(signProof(bytes, KEY.secretKey)), proofMessage(bytes), KEY.publicKey),
+      ).toBe(true);
+    },
+  );
 
   test('keeps mining after a result when the job says so, every result verified', async () => {
     const engine = await started();
@@ -165,6 +170,30 @@ describe('MiningEngine', () => {
     );
     await waitFor(() => engine.kernelErrors === 2, 'both workers counted');
     expect(found).not.toHaveBeenCalled();
+  });
+
+  test('a tensor solution that the reference (run in its worker) rejects is a kernel error, never a result', async () => {
+    const engine = await started({
+      workerUrl: new URL('./fixtures/lying-tensor-worker.mjs', import.meta.url),
+    });
+    const found = vi.fn();
+    engine.on('found', found);
+    const error = next<MinerError>(engine, 'error');
+    const job = tensorTestJob('esp8266', 4);
+    engine.setJob(job);
+    const e = await error;
+    expect(e.code).toBe('kernel_mismatch');
+    expect(e.message).toMatch(
+      /which the reference verifier rejects: path_distance_above_max: path_distance 64 is above/,
+    );
+    await waitFor(() => engine.kernelErrors === 2, 'both workers counted');
+    expect(found).not.toHaveBeenCalled();
+  });
+
+  test('refuses a reference check place it does not know', () => {
+    expect(() => new MiningEngine({ referenceCheck: 'main' as 'engine' })).toThrow(
+      /referenceCheck: expected worker or engine, got main/,
+    );
   });
 
   test('replaces a crashed worker, and gives up after repeated crashes', async () => {

@@ -49,12 +49,29 @@ describe('the C sources', () => {
   test(
     'compile warning-free (-Wall -Wextra -Werror -Wshadow -Wconversion -Wsign-conversion), once: then from the cache',
     async () => {
-      const built = await buildNativeLibrary({ strict: true, cacheDir: dir });
+      const lines: string[] = [];
+      const built = await buildNativeLibrary({
+        strict: true,
+        cacheDir: dir,
+        onProgress: (l) => lines.push(l),
+      });
       expect(built.cached).toBe(false);
+      // The first use says what it is doing while the compiler runs, and when it is done.
+      expect(lines).toHaveLength(2);
+      expect(lines[0]).toMatch(
+        /^kernel: building the native kernels with \S.* into .* \(first use of this version: a few seconds, once\)$/,
+      );
+      expect(lines[0]).toContain(dir);
+      expect(lines[1]).toMatch(/^kernel: native kernels built in \d+\.\d s$/);
       expect(existsSync(built.path)).toBe(true);
       expect(built.path.startsWith(dir)).toBe(true);
-      const again = await buildNativeLibrary({ strict: true, cacheDir: dir });
+      const again = await buildNativeLibrary({
+        strict: true,
+        cacheDir: dir,
+        onProgress: (l) => lines.push(l),
+      });
       expect(again).toEqual({ ...built, cached: true });
+      expect(lines).toHaveLength(2); // from the cache: nothing to say
     },
     BUILD_TIMEOUT_MS,
   );

@@ -21,6 +21,7 @@ export {
   type MetricsListener,
   metricsExposure,
   type Reading,
+  type RouteSeries,
   ServiceMetrics,
   startMetricsListener,
 } from './metrics.js';

@@ -202,11 +202,18 @@ export class ServiceMetrics {
   }
 }
 
-/** The HTTP request metrics of a service (the Fastify plugin observes every answer). */
+/** One series of the HTTP histogram: what `observe` is called on. */
+interface Observer {
+  observe(value: number): void;
+}
+
+/**
+ * The HTTP request metrics of a service (the Fastify plugin observes every answer). A route's
+ * labels are resolved once, when the route is registered (`route`); what is left per request is
+ * two small map lookups (method, then status) and prom-client's own observation.
+ */
 export class HttpMetrics {
   readonly #duration: Histogram<'method' | 'route' | 'status_code'>;
-  /** One child series per (method, route, status): no label hashing on the request path. */
-  readonly #children = new Map<string, { observe(value: number): void }>();
 
   constructor(metrics: ServiceMetrics) {
     this.#duration = metrics.histogram({
@@ -217,14 +224,34 @@ export class HttpMetrics {
     });
   }
 
-  observe(method: string, route: string | undefined, status: number, seconds: number): void {
-    const key = `${method} ${status} ${route ?? ''}`;
-    let child = this.#children.get(key);
+  /** The series of one route pattern (`undefined`: the requests no route matched). */
+  route(pattern: string | undefined): RouteSeries {
+    return new RouteSeries(this.#duration, pattern ?? '(unmatched)');
+  }
+}
+
+/**
+ * The HTTP series of one route: one prom-client child per (method, status), made at its first
+ * answer and kept. Bounded: the methods Node's parser accepts times the status codes (100-599).
+ */
+export class RouteSeries {
+  readonly #byMethod = new Map<string, Map<number, Observer>>();
+
+  constructor(
+    readonly histogram: Histogram<'method' | 'route' | 'status_code'>,
+    readonly route: string,
+  ) {}
+
+  observe(method: string, status: number, seconds: number): void {
+    let byStatus = this.#byMethod.get(method);
+    if (byStatus === undefined) {
+      byStatus = new Map();
+      this.#byMethod.set(method, byStatus);
+    }
+    let child = byStatus.get(status);
     if (child === undefined) {
-      // Bounded: the routes of the table times the methods and statuses they answer with.
-      if (this.#children.size >= 4096) this.#children.clear();
-      child = this.#duration.labels({ method, route: route ?? '(unmatched)', status_code: String(status) });
-      this.#children.set(key, child);
+      child = this.histogram.labels({ method, route: this.route, status_code: String(status) });
+      byStatus.set(status, child);
     }
     child.observe(seconds);
   }

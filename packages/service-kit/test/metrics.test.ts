@@ -68,6 +68,9 @@ describe('service metrics', () => {
     await a.inject('/things/1');
     await a.inject('/things/missing');
     await a.inject('/nowhere');
+    // The HEAD route Fastify adds beside a GET route: its own series, observed once per answer.
+    await a.inject({ method: 'HEAD', url: '/things/1' });
+    await a.inject({ method: 'HEAD', url: '/things/1' });
     const res = await a.inject({ url: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
@@ -82,6 +85,12 @@ describe('service metrics', () => {
     expect(
       sample(text, 'http_request_duration_seconds_count{method="GET",route="(unmatched)",status_code="404"}'),
     ).toBe(1);
+    expect(
+      sample(
+        text,
+        'http_request_duration_seconds_count{method="HEAD",route="/things/:id",status_code="200"}',
+      ),
+    ).toBe(2);
     expect(text).toMatch(/^process_cpu_seconds_total \d/m);
     expect(text).toMatch(/^nodejs_eventloop_lag_seconds /m);
   });

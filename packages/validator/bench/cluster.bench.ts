@@ -24,6 +24,7 @@
  * autocannon, spread over the nodes round robin, whichever node issued the challenge.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -52,7 +53,15 @@ import pg from 'pg';
 import { machineLine, writeSection } from '../../protocol/bench/harness.js';
 import { NODE_ADMIN_TOKEN, type Node, startNode, stopNodes } from '../test/support/cluster-nodes.js';
 import { type PostgresServer, startPostgres } from '../test/support/postgres.js';
-import { fmt, mapConcurrent, request, type Submission, type SubmitRun, submitAll } from './support.js';
+import {
+  fmt,
+  mapConcurrent,
+  ownCpuMs,
+  request,
+  type Submission,
+  type SubmitRun,
+  submitAll,
+} from './support.js';
 
 const DOC_PATH = join(dirname(fileURLToPath(import.meta.url)), '../../../docs/benchmarks.md');
 /** Many miners, as in a real network: one key would make every transaction update the same rows. */
@@ -60,6 +69,19 @@ const MINERS: KeyPair[] = Array.from({ length: 32 }, (_, i) =>
   keyPairFromSecret(taggedHash('bench/cluster', utf8(`miner-${i}`))),
 );
 const minerOf = (i: number): KeyPair => MINERS[i % MINERS.length]!;
+/**
+ * `--workloads proofs,shares`: those phases only, for a quick look (transfers need the rewards
+ * of the hexchain and v4.0 phases). A phase left out reads 0 in the table.
+ */
+const ONLY = (() => {
+  const at = process.argv.indexOf('--workloads');
+  return at < 0 ? undefined : new Set(process.argv[at + 1]!.split(','));
+})();
+/** `--cpu-prof DIR`: every node writes a CPU profile (node --cpu-prof) into DIR when it stops. */
+const CPU_PROF = (() => {
+  const at = process.argv.indexOf('--cpu-prof');
+  return at < 0 ? undefined : process.argv[at + 1]!;
+})();
 const ENV = {
   TENSORMINE_HEX_DIFFICULTY: '16',
   TENSORMINE_DIFFICULTY: '1',
@@ -67,22 +89,32 @@ const ENV = {
   TENSORMINE_INVALID_PROOF_BUDGET_PER_ADDRESS: '1000000',
   TENSORMINE_POOL_STRATEGY: 'pplns',
   TENSORMINE_CHALLENGE_TTL_S: '600',
+  ...(CPU_PROF === undefined ? {} : { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${CPU_PROF}` }),
 };
 /** Submissions in flight at once, over all the nodes of a setup. */
 const CONNECTIONS = 32;
 /**
- * Hexchain rounds: challenges issued (HEX_ROUND), kept one per free frontier cell, solved and
- * submitted at once; rounds until HEX_BLOCKS blocks or HEX_BUDGET_MS.
+ * Rounds: every setup is up from the start, and each workload runs ROUNDS times on each setup
+ * in turn (the order reversed every other round), so that the neighbours of a shared machine
+ * weigh on every setup alike; a ratio is the median of the ratios of the same round.
  */
-const HEX_ROUND = 120;
-const HEX_BLOCKS = 600;
-const HEX_BUDGET_MS = 20_000;
-/** v4.0 proofs per setup (esp8266 work: 16x16 tensors, cheap to solve here). */
-const PROOFS = 600;
-/** Transfers per setup, between the miners (each holds the rewards of its blocks). */
-const TRANSFERS = 1200;
-/** Pool shares per setup: every miner joins the pool and sends shares of one challenge. */
-const SHARES = 1200;
+const ROUNDS = (() => {
+  const at = process.argv.indexOf('--rounds');
+  return at < 0 ? 3 : Number(process.argv[at + 1]);
+})();
+/**
+ * Hexchain, per setup and round: batches of challenges issued (HEX_BATCH), kept one per free
+ * frontier cell, solved and submitted at once; batches until HEX_BLOCKS blocks or HEX_BUDGET_MS.
+ */
+const HEX_BATCH = 120;
+const HEX_BLOCKS = 200;
+const HEX_BUDGET_MS = 8_000;
+/** v4.0 proofs per setup and round (esp8266 work: 16x16 tensors, cheap to solve here). */
+const PROOFS = 300;
+/** Transfers per setup and round, between the miners (each holds the rewards of its blocks). */
+const TRANSFERS = 400;
+/** Pool shares per setup and round: every miner sends shares of one challenge. */
+const SHARES = 416;
 /** The block difficulty of the share phase (shares at share difficulty 16 are rarely blocks). */
 const SHARE_PHASE_DIFFICULTY = 1 << 20;
 
@@ -93,6 +125,10 @@ const SETUPS = (() => {
   const at = process.argv.indexOf('--setups');
   return at < 0 ? 4 : Number(process.argv[at + 1]);
 })();
+/** `--tcp`: the nodes reach PostgreSQL over TCP on 127.0.0.1 instead of its Unix socket. */
+const TCP = process.argv.includes('--tcp');
+/** `--statements`: after each PostgreSQL phase, its top statements by execution time (pg_stat_statements). */
+const STATEMENTS = process.argv.includes('--statements');
 
 interface Setup {
   readonly name: string;
@@ -101,6 +137,8 @@ interface Setup {
   readonly databaseUrl?: string;
   /** The database server's port (to find its processes). */
   readonly port?: number;
+  /** The next hexchain slot to ask a challenge for. */
+  slot: number;
 }
 
 interface Measured {
@@ -116,6 +154,8 @@ interface Measured {
   /** CPU time of the validator processes and of the database server during the phase. */
   nodeCpuMs: number;
   dbCpuMs: number;
+  /** CPU time of the load generator (this process: autocannon) during the phase. */
+  benchCpuMs: number;
 }
 
 const empty = (): Measured => ({
@@ -129,14 +169,36 @@ const empty = (): Measured => ({
   rollbacks: 0,
   nodeCpuMs: 0,
   dbCpuMs: 0,
+  benchCpuMs: 0,
 });
+
+/** The rounds of one workload on one setup, as one measurement. */
+function total(rounds: readonly Measured[]): Measured {
+  const m = empty();
+  for (const r of rounds) {
+    m.ok += r.ok;
+    m.sent += r.sent;
+    m.elapsedMs += r.elapsedMs;
+    m.p50.push(...r.p50);
+    m.p99.push(...r.p99);
+    for (const [k, v] of r.rejected) m.rejected.set(k, (m.rejected.get(k) ?? 0) + v);
+    m.writes += r.writes;
+    m.rollbacks += r.rollbacks;
+    m.nodeCpuMs += r.nodeCpuMs;
+    m.dbCpuMs += r.dbCpuMs;
+    m.benchCpuMs += r.benchCpuMs;
+  }
+  return m;
+}
 
 /** Sends `bodies` spread round robin over the nodes, all nodes at once; one figure for the setup. */
 async function spread(setup: Setup, path: string, bodies: Submission[], into: Measured): Promise<void> {
   const n = setup.nodes.length;
   const shares = setup.nodes.map((_, i) => bodies.filter((_, j) => j % n === i));
+  if (STATEMENTS) await resetStatements(setup);
   const before = await statementCounts(setup);
   const db0 = databaseCpuMs(setup);
+  const bench0 = ownCpuMs();
   const started = performance.now();
   const runs: SubmitRun[] = await Promise.all(
     setup.nodes.map((node, i) =>
@@ -144,8 +206,10 @@ async function spread(setup: Setup, path: string, bodies: Submission[], into: Me
     ),
   );
   into.elapsedMs += performance.now() - started;
+  into.benchCpuMs += ownCpuMs() - bench0;
   into.dbCpuMs += databaseCpuMs(setup) - db0;
   const after = await statementCounts(setup);
+  if (STATEMENTS) await topStatements(setup, path);
   into.writes += after.writes - before.writes;
   into.rollbacks += after.rollbacks - before.rollbacks;
   into.sent += bodies.length;
@@ -181,6 +245,64 @@ async function statementCounts(setup: Setup): Promise<{ writes: number; rollback
       else if (!row.query.includes('READ ONLY')) writes += Number(row.calls);
     }
     return { writes, rollbacks };
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * The same database through the server's Unix socket (`?host=DIR`, the directory of its
+ * unix_socket_directories setting): on one machine, the path an operator would take.
+ */
+function socketUrl(url: string, port: number): string {
+  const master = postmaster(port);
+  if (master === undefined) throw new Error(`no PostgreSQL server on port ${port}`);
+  const dir = /unix_socket_directories=([^\0]+)/.exec(readFileSync(`/proc/${master}/cmdline`, 'utf8'))?.[1];
+  if (dir === undefined) throw new Error('the server has no unix_socket_directories setting');
+  const u = new URL(url);
+  u.searchParams.set('host', dir);
+  return u.toString();
+}
+
+/** The pid of the postmaster listening on `port`. */
+function postmaster(port: number): number | undefined {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (cmd.includes(`port=${port}\0`) && cmd.split('\0')[0]!.endsWith('/postgres')) return Number(entry);
+    } catch {
+      // ended in between
+    }
+  }
+  return undefined;
+}
+
+async function resetStatements(setup: Setup): Promise<void> {
+  if (setup.databaseUrl === undefined) return;
+  const client = new pg.Client({ connectionString: setup.databaseUrl });
+  await client.connect();
+  await client.query('SELECT pg_stat_statements_reset()').finally(() => client.end());
+}
+
+/** Prints the phase's statements by total execution time: calls, ms in all, µs per call. */
+async function topStatements(setup: Setup, path: string): Promise<void> {
+  if (setup.databaseUrl === undefined) return;
+  const client = new pg.Client({ connectionString: setup.databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ query: string; calls: string; total: number }>(
+      `SELECT query, calls::text, total_exec_time AS total FROM pg_stat_statements
+        WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+        ORDER BY total_exec_time DESC LIMIT 14`,
+    );
+    console.log(`  statements of ${setup.name}, ${path}:`);
+    for (const r of rows) {
+      const us = (r.total * 1000) / Math.max(1, Number(r.calls));
+      console.log(
+        `    ${r.calls.padStart(6)} ${r.total.toFixed(0).padStart(6)} ms ${us.toFixed(0).padStart(6)} µs  ${r.query.replace(/\s+/g, ' ').slice(0, 110)}`,
+      );
+    }
   } finally {
     await client.end();
   }
@@ -270,13 +392,12 @@ async function hexDifficulty(setup: Setup, difficulty: number): Promise<void> {
 
 async function hexchain(setup: Setup): Promise<Measured> {
   const m = empty();
-  let slot = 1;
   const started = performance.now();
   while (m.sent < HEX_BLOCKS && performance.now() - started < HEX_BUDGET_MS) {
     // Retargets (every 12 blocks) raise the difficulty up to 4 times when blocks come this fast:
     // put it back to 16 through the first node; every node follows (notification), checked.
     await hexDifficulty(setup, 16);
-    const slots = Array.from({ length: HEX_ROUND }, () => slot++);
+    const slots = Array.from({ length: HEX_BATCH }, () => setup.slot++);
     const issued = await mapConcurrent(slots, 16, (s) =>
       request<HexChallenge>(setup.nodes[s % setup.nodes.length]!.url, 'POST', '/api/hexchain/challenge', {
         body: JSON.stringify({ slot: s, slot_hash: 'bench-cluster' }),
@@ -312,8 +433,8 @@ async function hexchain(setup: Setup): Promise<Measured> {
   return m;
 }
 
-async function tensor(setup: Setup): Promise<Measured> {
-  const slots = Array.from({ length: PROOFS }, (_, i) => i + 1);
+async function tensor(setup: Setup, round: number): Promise<Measured> {
+  const slots = Array.from({ length: PROOFS }, (_, i) => round * PROOFS + i + 1);
   const wires = await mapConcurrent(slots, 16, (s) =>
     request<ChallengeWire>(setup.nodes[s % setup.nodes.length]!.url, 'POST', '/challenge', {
       body: JSON.stringify({ slot: s, slot_hash: 'bench-cluster', device_type: 'esp8266' }),
@@ -362,11 +483,17 @@ async function transfers(setup: Setup): Promise<Measured> {
  * Every miner joins the pool (declaring 1 H/s: share difficulty 16), asks for one challenge,
  * and sends SHARES / 32 shares of it (hashes at or below its share target, not blocks).
  */
-async function shares(setup: Setup): Promise<Measured> {
+async function shares(setup: Setup, round: number): Promise<Measured> {
   await hexDifficulty(setup, SHARE_PHASE_DIFFICULTY);
-  for (const miner of MINERS) {
-    const body = JSON.stringify({ pubkey: formatPublicKey(miner.publicKey), stake_amount: '0', hashrate: 1 });
-    await post(setup, '/pool/join', body, miner);
+  if (round === 0) {
+    for (const miner of MINERS) {
+      const body = JSON.stringify({
+        pubkey: formatPublicKey(miner.publicKey),
+        stake_amount: '0',
+        hashrate: 1,
+      });
+      await post(setup, '/pool/join', body, miner);
+    }
   }
   const perMiner = Math.ceil(SHARES / MINERS.length);
   const lists = await mapConcurrent(MINERS, 8, async (miner, i) => {
@@ -376,7 +503,7 @@ async function shares(setup: Setup): Promise<Measured> {
       '/api/hexchain/challenge',
       {
         body: JSON.stringify({
-          slot: 900_000 + i,
+          slot: 900_000 + round * MINERS.length + i,
           slot_hash: 'bench-cluster',
           miner_pubkey: formatPublicKey(miner.publicKey),
         }),
@@ -410,8 +537,9 @@ async function shares(setup: Setup): Promise<Measured> {
 }
 
 const rate = (m: Measured) => (m.elapsedMs === 0 ? 0 : (m.ok * 1000) / m.elapsedMs);
-const worst = (xs: number[]) => Math.max(...xs);
-const mid = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const worst = (xs: number[]) => (xs.length === 0 ? 0 : Math.max(...xs));
+const mid = (xs: number[]) =>
+  xs.length === 0 ? 0 : [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const rerunPct = (ms: readonly Measured[]) => {
   const writes = ms.reduce((s, m) => s + m.writes, 0);
   const rollbacks = ms.reduce((s, m) => s + m.rollbacks, 0);
@@ -423,6 +551,25 @@ function rejections(m: Measured): string {
   return [...m.rejected].map(([k, v]) => `${k}: ${v}`).join(', ');
 }
 
+interface Result {
+  readonly setup: string;
+  readonly engine: 'sqlite' | 'postgres';
+  readonly nodes: number;
+  /** Per workload, one measurement per round. */
+  readonly rounds: Record<Workload, Measured[]>;
+  readonly runs: Record<Workload, Measured>;
+  blocks: number;
+}
+
+/** The median over rounds of a's rate / b's rate in the same round, and the rounds' range. */
+function ratio(a: Result, b: Result, w: Workload): { median: number; low: number; high: number } {
+  const per = a.rounds[w].map((m, k) => rate(m) / rate(b.rounds[w][k]!)).filter(Number.isFinite);
+  const sorted = [...per].sort((x, y) => x - y);
+  return { median: mid(per), low: sorted[0] ?? Number.NaN, high: sorted.at(-1) ?? Number.NaN };
+}
+
+const x2 = (n: number) => `${n.toFixed(2)}x`;
+
 /**
  * The targets of issue 24, checked against this run: one PostgreSQL node at 0.8x one SQLite
  * node or more on each workload; a second and third node never lowering a workload, and raising
@@ -433,19 +580,23 @@ function targets(results: readonly Result[]): string {
   const by = (engine: string, nodes: number) => results.find((r) => r.engine === engine && r.nodes === nodes);
   const sqlite = by('sqlite', 1);
   const lines: string[] = [];
-  const ratio = (a: Result, b: Result, w: Workload) => rate(a.runs[w]) / rate(b.runs[w]);
+  const cell = (a: Result, b: Result, w: Workload) => {
+    const r = ratio(a, b, w);
+    return `${w} ${x2(r.median)} (${x2(r.low)}–${x2(r.high)})`;
+  };
   const pg = [1, 2, 3].map((n) => by('postgres', n));
+  const active = WORKLOADS.filter((w) => ONLY === undefined || ONLY.has(w));
   if (sqlite !== undefined && pg[0] !== undefined) {
     const one = pg[0];
     lines.push(
-      `one PostgreSQL node / one SQLite node: ${WORKLOADS.map((w) => `${w} ${ratio(one, sqlite, w).toFixed(2)}x`).join(', ')} (target 0.8x or more)`,
+      `one PostgreSQL node / one SQLite node: ${active.map((w) => cell(one, sqlite, w)).join(', ')} (target 0.8x or more)`,
     );
   }
   for (const n of [2, 3]) {
     const more = pg[n - 1];
     if (more === undefined || pg[0] === undefined) continue;
     lines.push(
-      `${n} PostgreSQL nodes / one: ${WORKLOADS.map((w) => `${w} ${ratio(more, pg[0]!, w).toFixed(2)}x`).join(', ')} (target: never below 1x${n === 2 ? '; proofs and transfers 1.3x with a machine per node' : ''})`,
+      `${n} PostgreSQL nodes / one: ${active.map((w) => cell(more, pg[0]!, w)).join(', ')} (target: never below 1x${n === 2 ? '; proofs and transfers 1.3x with a machine per node' : ''})`,
     );
   }
   const three = pg[2];
@@ -454,15 +605,28 @@ function targets(results: readonly Result[]): string {
       `re-runs at three nodes: ${rerunPct(Object.values(three.runs)).toFixed(2)} % (target 2 % or less)`,
     );
   }
-  return lines.length === 0 ? '' : `Targets (issue 24), this run:\n${lines.map((l) => `- ${l}`).join('\n')}`;
+  return lines.length === 0
+    ? ''
+    : `Targets (issue 24), this run (median of the ${ROUNDS} rounds' ratios, and their range):\n${lines.map((l) => `- ${l}`).join('\n')}`;
 }
 
-interface Result {
-  readonly setup: string;
-  readonly engine: 'sqlite' | 'postgres';
-  readonly nodes: number;
-  readonly runs: Record<Workload, Measured>;
-  readonly blocks: number;
+/**
+ * What the CPU per item says a machine per process would give: one node's requests per second
+ * of its own CPU (1 s / its CPU per item, per node) and the database's (1 s / its CPU per item).
+ */
+function capacity(results: readonly Result[]): string {
+  const lines: string[] = [];
+  for (const r of results) {
+    const parts = WORKLOADS.filter((w) => r.runs[w].ok > 0).map((w) => {
+      const m = r.runs[w];
+      const node = (m.nodeCpuMs * 1000) / m.ok; // µs of all the setup's nodes per item
+      const db = (m.dbCpuMs * 1000) / m.ok;
+      const perNode = 1e6 / node; // items per second one node's core gives (the nodes share the work)
+      return `${w} ${fmt(perNode)}/s per node core${r.engine === 'postgres' ? `, ${fmt(1e6 / db)}/s per database core` : ''}`;
+    });
+    lines.push(`- ${r.setup}: ${parts.join('; ')}`);
+  }
+  return lines.join('\n');
 }
 
 async function main(): Promise<void> {
@@ -475,6 +639,7 @@ async function main(): Promise<void> {
       max_connections: 200,
     },
   });
+  const setups: Setup[] = [];
   const results: Result[] = [];
   try {
     await (async () => {
@@ -484,7 +649,8 @@ async function main(): Promise<void> {
       await client.end();
     })();
     const cluster = async (n: number, name: string): Promise<Setup> => {
-      const databaseUrl = await server.createDatabase();
+      const tcpUrl = await server.createDatabase();
+      const databaseUrl = TCP ? tcpUrl : socketUrl(tcpUrl, server.port);
       const ids = ['pg-a', 'pg-b', 'pg-c'].slice(0, n);
       const nodes = await Promise.all(ids.map((nodeId) => startNode({ nodeId, databaseUrl, env: ENV })));
       // The extension's view, in this database (its statistics cover the whole server).
@@ -492,28 +658,56 @@ async function main(): Promise<void> {
       await client.connect();
       await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
       await client.end();
-      return { name, engine: 'postgres', nodes, databaseUrl, port: server.port };
+      return { name, engine: 'postgres', nodes, databaseUrl, port: server.port, slot: 1 };
     };
-    const setups: (() => Promise<Setup>)[] = [
+    const makers: (() => Promise<Setup>)[] = [
       async () => ({
         name: 'one SQLite node',
         engine: 'sqlite',
         nodes: [await startNode({ nodeId: 'sqlite', env: ENV })],
+        slot: 1,
       }),
       () => cluster(1, 'one PostgreSQL node'),
       () => cluster(2, 'two PostgreSQL nodes, one database'),
       () => cluster(3, 'three PostgreSQL nodes, one database'),
     ];
-    for (const make of setups.slice(0, SETUPS)) {
+    for (const make of makers.slice(0, SETUPS)) {
       const setup = await make();
-      try {
-        await register(setup);
-        const runs: Record<Workload, Measured> = {
-          hex: await hexchain(setup),
-          proofs: await tensor(setup),
-          transfers: await transfers(setup),
-          shares: await shares(setup),
-        };
+      setups.push(setup);
+      await register(setup);
+      results.push({
+        setup: setup.name,
+        engine: setup.engine,
+        nodes: setup.nodes.length,
+        rounds: { hex: [], proofs: [], transfers: [], shares: [] },
+        runs: { hex: empty(), proofs: empty(), transfers: empty(), shares: empty() },
+        blocks: 0,
+      });
+    }
+    const phases: Record<Workload, (s: Setup, round: number) => Promise<Measured>> = {
+      hex: hexchain,
+      proofs: tensor,
+      transfers,
+      shares,
+    };
+    try {
+      for (const w of WORKLOADS) {
+        if (ONLY !== undefined && !ONLY.has(w)) continue;
+        for (let round = 0; round < ROUNDS; round++) {
+          const order = [...setups.keys()];
+          if (round % 2 === 1) order.reverse();
+          for (const i of order) {
+            const m = await phases[w](setups[i]!, round);
+            results[i]!.rounds[w].push(m);
+          }
+          console.log(
+            `${w} round ${round + 1}: ${setups.map((s, i) => `${s.name} ${rate(results[i]!.rounds[w][round]!).toFixed(0)}/s`).join(', ')} (load ${loadavg()[0]!.toFixed(1)})`,
+          );
+        }
+      }
+      for (const [i, setup] of setups.entries()) {
+        const r = results[i]!;
+        for (const w of WORKLOADS) r.runs[w] = total(r.rounds[w]);
         const metrics = await request<{ blocks_accepted: number }>(
           setup.nodes[0]!.url,
           'GET',
@@ -522,24 +716,16 @@ async function main(): Promise<void> {
             headers: { authorization: `Bearer ${NODE_ADMIN_TOKEN}` },
           },
         );
-        results.push({
-          setup: setup.name,
-          engine: setup.engine,
-          nodes: setup.nodes.length,
-          runs,
-          blocks: metrics.blocks_accepted,
-        });
-        console.log(
-          setup.name,
-          WORKLOADS.map((w) => `${w} ${rate(runs[w]).toFixed(0)}/s`).join(', '),
-          `re-runs ${rerunPct(Object.values(runs)).toFixed(2)} %`,
-        );
-      } catch (error) {
-        for (const node of setup.nodes) console.error(`--- ${node.nodeId}:\n${node.output().slice(-3000)}`);
-        throw error;
-      } finally {
-        await stopNodes();
+        r.blocks = metrics.blocks_accepted;
       }
+    } catch (error) {
+      for (const setup of setups)
+        for (const node of setup.nodes) console.error(`--- ${node.nodeId}:\n${node.output().slice(-3000)}`);
+      throw error;
+    } finally {
+      // A profiled node writes its profile on a clean stop only.
+      if (CPU_PROF !== undefined)
+        await Promise.all(setups.flatMap((s) => s.nodes.map((node) => node.stop())));
     }
   } finally {
     await stopNodes();
@@ -549,9 +735,10 @@ async function main(): Promise<void> {
   const base = results[0]!;
   const cell = (r: Result, w: Workload) => {
     const m = r.runs[w];
-    const ratio = rate(m) / rate(base.runs[w]);
+    if (m.ok === 0) return '–';
     const cpu = (ms: number) => fmt((ms * 1000) / Math.max(1, m.ok));
-    return `${fmt(rate(m))} (${ratio.toFixed(2)}x), ${mid(m.p50).toFixed(0)} / ${worst(m.p99).toFixed(0)} ms, ${cpu(m.nodeCpuMs)}${r.engine === 'postgres' ? ` + ${cpu(m.dbCpuMs)}` : ''} µs`;
+    const versus = r === base ? '1.00x' : x2(ratio(r, base, w).median);
+    return `${fmt(rate(m))} (${versus}), ${mid(m.p50).toFixed(0)} / ${worst(m.p99).toFixed(0)} ms, ${cpu(m.nodeCpuMs)}${r.engine === 'postgres' ? ` + ${cpu(m.dbCpuMs)}` : ''} + ${cpu(m.benchCpuMs)} µs`;
   };
   const rows = results.map(
     (r) =>
@@ -578,21 +765,24 @@ async function main(): Promise<void> {
   };
   const body = `## Cluster: one SQLite node, one, two and three PostgreSQL nodes
 
-Command: \`npm run bench:cluster -w @tensormine/validator\` (packages/validator/bench/cluster.bench.ts).
-${machineLine()}. Everything runs on these cores: the PostgreSQL server, the validator
-processes and the load generator (which also solves the work between the measured phases), so
-a second node adds no CPU: the multi-node figures measure what sharing one database costs, not
-what another machine would add. PostgreSQL ran with fsync and synchronous_commit on, SQLite
-with synchronous=FULL. ${CONNECTIONS} connections in all, spread over the nodes round robin
-(whichever node issued the challenge), from ${MINERS.length} miner keys. Hexchain: rounds of one
-block per free frontier cell at difficulty 16 (up to ${HEX_BLOCKS} blocks or ${HEX_BUDGET_MS / 1000} s);
-v4.0: ${PROOFS} proofs of esp8266 work (16x16 tensors); transfers: ${TRANSFERS} signed transfers
-between the miners; shares: the ${MINERS.length} miners join the pool and send ${SHARES} shares
-(share difficulty 16, block difficulty 2^20). Each cell: accepted per second (vs SQLite), p50 / p99,
-and the CPU time per accepted item of the validator processes (+ the PostgreSQL server): on a
-busy machine the CPU per item says more than the rate.
+Command: \`npm run bench:cluster -w @tensormine/validator\` (packages/validator/bench/cluster.bench.ts,
+about 4 minutes quiet, 8 at load 12). ${machineLine()}. Everything runs on these cores: the PostgreSQL server, the
+validator processes and the load generator (which also solves the work between the measured
+phases), so a second node adds no CPU: the multi-node rates measure what sharing one database
+and two cores costs, not what another machine would add; the CPU per item says that (below).
+Side by side: every setup is up from the start and each workload runs ${ROUNDS} rounds, the
+setups in turn (the order reversed every other round); a ratio is the median of the ratios
+within a round. PostgreSQL ran with fsync and synchronous_commit on, SQLite with
+synchronous=FULL; the nodes reach PostgreSQL through its Unix socket. ${CONNECTIONS} connections
+in all, spread over the nodes round robin (whichever node issued the challenge), from
+${MINERS.length} miner keys. Per setup and round: hexchain, batches of one block per free frontier
+cell at difficulty 16 (up to ${HEX_BLOCKS} blocks or ${HEX_BUDGET_MS / 1000} s); v4.0, ${PROOFS} proofs of esp8266 work
+(16x16 tensors); transfers, ${TRANSFERS} signed transfers between the miners; shares, the ${MINERS.length}
+pool members send ${SHARES} shares (share difficulty 16, block difficulty 2^20). Each cell:
+accepted per second (vs SQLite), p50 / p99, and the CPU time per accepted item of the
+validator processes (+ the PostgreSQL server) + the load generator.
 Re-runs: PostgreSQL's own count (pg_stat_statements) of ROLLBACK statements per write transaction
-begun, over the four phases (and per phase: hexchain / v4.0 / transfers / shares).
+begun, over the four workloads (and per workload: hexchain / v4.0 / transfers / shares).
 
 | setup | hexchain submits/s | v4.0 proofs/s | transfers/s | pool shares/s | re-runs |
 |---|---|---|---|---|---|
@@ -603,10 +793,16 @@ Refused: ${refused}.
 
 ${targets(results)}
 
+What a core gives, from the CPU per item (1 s / CPU per item; a node's figure is per node, the
+nodes of a setup sharing the work):
+${capacity(results)}
+
 How many miners these figures serve, and where the next limit is: [cluster.md](cluster.md),
 "How far it scales".
 `;
-  writeSection(DOC_PATH, 'cluster', body);
+  // Only a full run, without profiling, replaces the figures in docs/benchmarks.md.
+  if (SETUPS >= 4 && ONLY === undefined && CPU_PROF === undefined && !STATEMENTS)
+    writeSection(DOC_PATH, 'cluster', body);
   console.log(body);
   console.log(JSON.stringify(json));
 }

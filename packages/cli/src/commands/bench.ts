@@ -39,7 +39,9 @@ export function benchCommand(program: Command, ctx: CommandContext): void {
         );
       }
       // The native kernels are built (first use) and checked here; the engine reuses the result.
-      const selection = await selectKernel(settings.kernel);
+      const selection = await selectKernel(settings.kernel, {
+        onProgress: (line) => writeLine(io.stderr, line),
+      });
       if (!options.json && selection.notice !== undefined) writeLine(io.stdout, selection.notice);
       let mismatches = 0;
       const verdictOf = (name: string, checksum: string): 'ok' | 'MISMATCH' | undefined => {

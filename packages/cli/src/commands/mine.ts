@@ -78,6 +78,8 @@ export function mineCommand(program: Command, ctx: CommandContext): void {
       settings,
       env: io.env,
       version: ctx.version,
+      // The native kernels' first compile takes seconds: say so while it runs (stderr).
+      onProgress: (line) => writeLine(io.stderr, line),
       ...ctx.options.session,
     });
     ctx.options.onSession?.(session);

@@ -37,6 +37,8 @@ export interface SelectKernelOptions {
   readonly cpuinfo?: string;
   /** Where the built library is kept (default $XDG_CACHE_HOME/tensormine/native). */
   readonly cacheDir?: string;
+  /** Lines to show while the native kernels are compiled on first use (see NativeBuildOptions). */
+  readonly onProgress?: (line: string) => void;
 }
 
 type NativeOutcome =
@@ -68,6 +70,7 @@ async function prepareNative(options: SelectKernelOptions): Promise<NativeOutcom
       build = await buildNativeLibrary({
         env,
         ...(options.cacheDir === undefined ? {} : { cacheDir: options.cacheDir }),
+        ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
       });
     } catch (error) {
       if (error instanceof NativeBuildError) return { ok: false, reason: error.message };

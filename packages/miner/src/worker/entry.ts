@@ -5,8 +5,11 @@
  * (new job or stop) drops the job, the pause flag makes it wait, the intensity makes it sleep
  * a proportional time. Waits use Atomics.waitAsync, so messages keep arriving while it waits.
  *
- * Imports nothing from @tensormine/protocol at run time (types only), so that it runs from
- * source with plain Node type stripping as well as from the build.
+ * A tensor solution is recomputed here with the reference (`computeWork` of
+ * @tensormine/protocol, loaded on the first solution) before it is posted, so that the check of
+ * every result costs each worker its own share and never queues on the engine's thread. From
+ * source, the pool starts the worker with Node's type transformation and the source condition
+ * (source-loader.mjs), which the protocol's sources need.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { hexchainHash, type PreparedHexchain, prepareHexchain, searchBlock } from '../kernels/hexchain.js';
@@ -18,6 +21,7 @@ import {
   GENERATION,
   INTENSITY,
   type JobMessage,
+  type KernelJob,
   PAUSED,
   type ToWorker,
   WAKE,
@@ -68,6 +72,8 @@ port.on('message', (message: ToWorker) => {
     post({ type: 'error', index, generation: message.generation, message: (error as Error).message });
     return;
   }
+  // The reference checks this job's solutions: load it while the first batches run.
+  if (message.job.kind === 'tensor' && init.referenceCheck !== 'engine') protocol().catch(() => undefined);
   if (!running) void loop();
 });
 
@@ -94,7 +100,7 @@ async function loop(): Promise<void> {
         continue;
       }
       const started = performance.now();
-      if (!runBatch(job, count)) {
+      if (!(await runBatch(job, count))) {
         if (current === job) current = undefined;
         continue;
       }
@@ -118,7 +124,7 @@ async function loop(): Promise<void> {
 }
 
 /** Runs one batch; false when the job ends (a result with stopOnFound, or an error). */
-function runBatch(job: Active, count: number): boolean {
+async function runBatch(job: Active, count: number): Promise<boolean> {
   const generation = job.message.generation;
   try {
     if (job.hexchain !== undefined) {
@@ -140,7 +146,14 @@ function runBatch(job: Active, count: number): boolean {
       Atomics.add(counters, index, BigInt(r.iterations));
       job.next += r.iterations;
       if (r.found !== undefined) {
-        post({ type: 'found', index, generation, nonce: r.found.nonce, work: r.found.work });
+        const { nonce, work } = r.found;
+        if (init.referenceCheck === 'engine') {
+          post({ type: 'found', index, generation, nonce, work });
+        } else {
+          const input = job.message.job as Extract<KernelJob, { kind: 'tensor' }>;
+          const reference = (await protocol()).computeWork(input.task, input.minerPublicKey, nonce);
+          post({ type: 'found', index, generation, nonce, work, reference });
+        }
         return !job.message.stopOnFound;
       }
     }
@@ -149,6 +162,13 @@ function runBatch(job: Active, count: number): boolean {
     post({ type: 'error', index, generation, message: (error as Error).message });
     return false;
   }
+}
+
+let reference: Promise<typeof import('@tensormine/protocol')> | undefined;
+/** The reference implementation, loaded on the first tensor solution. */
+function protocol(): Promise<typeof import('@tensormine/protocol')> {
+  reference ??= import('@tensormine/protocol');
+  return reference;
 }
 
 /** Waits until the control block changes (or `timeoutMs` passes), without blocking messages. */

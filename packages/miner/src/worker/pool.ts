@@ -9,6 +9,7 @@ import {
   INTENSITY,
   type KernelJob,
   PAUSED,
+  type ReferenceCheck,
   type ToWorker,
   WAKE,
   WORKER_STATES,
@@ -26,6 +27,8 @@ export interface WorkerPoolOptions {
   readonly kernel: KernelName;
   /** The native library the workers load, when the kernel is `native`. */
   readonly nativeLibrary?: string;
+  /** Where a tensor solution is recomputed with the reference (default `worker`). */
+  readonly referenceCheck?: ReferenceCheck;
   /** The worker script; default: the built `worker.js` next to this module, or the source entry. */
   readonly workerUrl?: URL;
   readonly onMessage: (message: FromWorker) => void;
@@ -177,6 +180,7 @@ export class WorkerPool {
       index,
       kernel: this.kernel.name,
       ...(this.kernel.nativeLibrary === undefined ? {} : { nativeLibrary: this.kernel.nativeLibrary }),
+      ...(this.options.referenceCheck === undefined ? {} : { referenceCheck: this.options.referenceCheck }),
       control: this.control,
       counters: this.counters,
       states: this.states,
@@ -185,10 +189,12 @@ export class WorkerPool {
     const worker = new Worker(script.url, {
       workerData: data,
       name: `tensormine-miner-${index}`,
-      // From source, run without the parent's loaders (tsx, vitest): Node strips the types.
-      // From the build, keep the parent's flags except --input-type (valid only with --eval;
-      // a worker refuses to start with it, e.g. under `node --input-type=module -e`).
-      execArgv: script.entry ? [] : process.execArgv.filter((a) => !a.startsWith('--input-type')),
+      // From source, run without the parent's loaders (tsx, vitest): Node transforms the types
+      // (source-loader.mjs). From the build, keep the parent's flags except --input-type (valid
+      // only with --eval; a worker refuses to start with it, e.g. under `node --input-type=module -e`).
+      execArgv: script.entry
+        ? ['--experimental-transform-types', '--disable-warning=ExperimentalWarning']
+        : process.execArgv.filter((a) => !a.startsWith('--input-type')),
     });
     this.workers[index] = worker;
     return new Promise<void>((resolve, reject) => {

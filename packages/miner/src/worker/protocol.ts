@@ -33,12 +33,20 @@ export const WORKER_SLEEPING = 3;
 export const WORKER_STATES = ['idle', 'mining', 'paused', 'sleeping'] as const;
 export type WorkerState = (typeof WORKER_STATES)[number];
 
+/** Where a tensor solution's reference recomputation runs (MiningEngineOptions.referenceCheck). */
+export type ReferenceCheck = 'worker' | 'engine';
+
 export interface WorkerInit {
   readonly index: number;
   /** The kernel the worker runs (resolved by the engine: the same in every worker). */
   readonly kernel: KernelName;
   /** The native library to load (kernel `native`: built and verified by the engine's thread). */
   readonly nativeLibrary?: string;
+  /**
+   * Where a tensor solution is recomputed with the reference: `worker` (the default: here,
+   * posted as `reference`) or `engine` (the engine's thread; for the bench's side-by-side).
+   */
+  readonly referenceCheck?: ReferenceCheck;
   readonly control: Int32Array;
   readonly counters: BigInt64Array;
   readonly states: Int32Array;
@@ -79,6 +87,11 @@ export type FromWorker =
       /** hexchain: the kernel's pow_hash; tensor: the kernel's work. */
       readonly powHash?: Uint8Array;
       readonly work?: WorkResult;
+      /**
+       * tensor: the reference's work for the nonce (`computeWork` of @tensormine/protocol, run
+       * by the worker on its own thread), which the engine builds and checks the result from.
+       */
+      readonly reference?: WorkResult;
     }
   | { readonly type: 'exhausted'; readonly index: number; readonly generation: number }
   | { readonly type: 'error'; readonly index: number; readonly generation: number; readonly message: string };

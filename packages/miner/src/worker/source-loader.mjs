@@ -1,9 +1,11 @@
 // Starts the TypeScript worker entry from source (tests under vitest, scripts under tsx).
-// Node strips the types itself; this hook maps the `.js` specifier of a relative import made
-// from a `.ts` file to the `.ts` file next to it, as TypeScript's NodeNext resolution does.
-// The build (dist/worker.js) needs none of this. Type stripping takes erasable syntax only
-// (no enums, namespaces or parameter properties) in the files a worker loads: src/worker,
-// src/kernels, src/errors.ts; every engine test runs them this way.
+// Node transforms the types itself (the pool starts the worker with
+// --experimental-transform-types: the protocol's sources, which a worker loads for the
+// reference check of a tensor solution, use parameter properties); this hook maps the `.js`
+// specifier of a relative import made from a `.ts` file to the `.ts` file next to it, as
+// TypeScript's NodeNext resolution does, and resolves the workspace packages to their sources
+// (the `@tensormine/source` condition, as tsx and vitest do in the parent). The build
+// (dist/worker.js) needs none of this; every engine test runs the worker this way.
 import { existsSync } from 'node:fs';
 import { registerHooks } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +20,12 @@ registerHooks({
     ) {
       const ts = new URL(`${specifier.slice(0, -3)}.ts`, context.parentURL);
       if (existsSync(fileURLToPath(ts))) return nextResolve(ts.href, context);
+    }
+    if (specifier.startsWith('@tensormine/')) {
+      return nextResolve(specifier, {
+        ...context,
+        conditions: ['@tensormine/source', ...context.conditions],
+      });
     }
     return nextResolve(specifier, context);
   },

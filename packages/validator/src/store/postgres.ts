@@ -445,8 +445,11 @@ export class PostgresStorage implements Storage {
         commitSent = true;
         const commit = executor.commit();
         await Promise.all([...counted, ...notified, commit]);
-        // A statement failed unseen (the callback caught its error): the server rolled back.
-        if ((await commit) === 'ROLLBACK') throw executor.failure ?? new Error('the transaction was aborted');
+        // A statement failed unseen (left in flight, or the callback caught its error): the
+        // server rolled back. (Every statement the callback issued was answered before COMMIT.)
+        if ((await commit) === 'ROLLBACK') {
+          throw executor.failure ?? new Error('the transaction was aborted');
+        }
         release();
         this.#stats.committed++;
         return value;

@@ -256,6 +256,8 @@ export class SqliteStorage implements Storage {
       this.#db.exec('SAVEPOINT group_item');
       try {
         const value = await this.#inside.run(scope, () => item.fn(new SqlTx(scope)));
+        // A statement the callback left in flight and that failed fails the callback too.
+        if (scope.failed !== undefined) throw scope.failed.error;
         await Promise.all(writeCounters(scope));
         scope.active = false;
         this.#db.exec('RELEASE group_item');

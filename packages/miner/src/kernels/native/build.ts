@@ -161,6 +161,11 @@ export interface NativeBuildOptions {
   readonly cacheDir?: string;
   /** Compile with warnings as errors (tests, CI). */
   readonly strict?: boolean;
+  /**
+   * Told, in one line each, when a compile starts (the library is not in the cache: seconds of
+   * silence otherwise) and when it ends; nothing when the cache has it.
+   */
+  readonly onProgress?: (line: string) => void;
 }
 
 export interface NativeBuild {
@@ -214,12 +219,19 @@ export async function buildNativeLibrary(options: NativeBuildOptions = {}): Prom
     tmp,
     ...sources,
   ];
+  options.onProgress?.(
+    `kernel: building the native kernels with ${version} into ${dir} (first use of this version: a few seconds, once)`,
+  );
+  const started = performance.now();
   try {
     await compile(command, argv, env);
     renameSync(tmp, path);
   } finally {
     rmSync(tmp, { force: true });
   }
+  options.onProgress?.(
+    `kernel: native kernels built in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
   return { path, compiler: version, cached: false };
 }
 

@@ -123,7 +123,9 @@ export async function executeOnce<T extends object>(
       if (stored !== undefined) return JSON.parse(stored.result) as T;
       const now = nowSeconds(ctx);
       const result = await fn(tx, now, key);
-      await tx.economy.requests.insert({
+      // Left in flight: it travels with the COMMIT, and a failure fails the transaction (the
+      // nonce, claimed above, keys it).
+      void tx.economy.requests.insert({
         pubkey: key.pubkey,
         nonce: key.nonce,
         requestHash: key.requestHash,

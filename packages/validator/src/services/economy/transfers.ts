@@ -69,7 +69,9 @@ export function transferHandlers() {
               ref: record.id,
             },
           ]);
-          await tx.economy.transfers.insert(record);
+          // Left in flight (it travels with the COMMIT; a failure fails the transaction): its
+          // id comes from the nonce claimed above, so no other transfer holds it.
+          void tx.economy.transfers.insert(record);
           return transferWire(record);
         },
         { isolation: 'row-locks' },

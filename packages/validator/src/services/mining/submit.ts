@@ -148,22 +148,35 @@ async function submit(
 
   const reward = rewardFor(challenge);
   const acceptedAt = nowSeconds(ctx);
-  // Row locks (docs/storage.md): the reward's account is locked by ledger.apply, and the proof's
-  // (challenge, key) is unique: a copy accepted meanwhile, through any node, is found below.
+  // Row locks (docs/storage.md): the reward's account is locked by ledger.apply. Two round
+  // trips on PostgreSQL: the lock with its reads and the lookup of an earlier acceptance, then
+  // the writes with the COMMIT.
   const accepted = await ctx.storage
     .transaction(async (tx) => {
-      const [entry] = await tx.ledger.apply([
-        {
-          type: 'mining_reward',
-          pubkey,
-          token: REWARD_TOKEN,
-          amount: reward,
-          timestamp: acceptedAt,
-          ref: record.id,
-          idempotencyKey: rewardIdempotencyKey(record.id, pubkey),
-        },
+      // Issued together, the lookup after the lock: it sees every proof committed before.
+      const [[entry], earlier] = await Promise.all([
+        tx.ledger.apply([
+          {
+            type: 'mining_reward',
+            pubkey,
+            token: REWARD_TOKEN,
+            amount: reward,
+            timestamp: acceptedAt,
+            ref: record.id,
+            idempotencyKey: rewardIdempotencyKey(record.id, pubkey),
+          },
+        ]),
+        tx.proofs.get(record.id, pubkey),
       ]);
       if (!entry) throw new Error('ledger.apply returned no entry');
+      if (earlier !== undefined) {
+        // Accepted meanwhile (the reward's idempotency key answered that entry): the same nonce
+        // gets that acceptance, another nonce is a replay. Nothing of this run is kept.
+        if (earlier.nonce !== proof.computation_nonce) {
+          throw replayed(record, pubkey, earlier.acceptedAt, earlier.ledgerEntryId);
+        }
+        throw new AcceptedMeanwhile(earlier);
+      }
       const txSig = signReceipt(
         {
           challengeId: record.id,
@@ -175,37 +188,33 @@ async function submit(
         },
         ctx.identity.secretKey,
       );
-      // Issued together (one round trip on PostgreSQL); a conflict below rolls them all back.
-      const [inserted] = await Promise.all([
-        tx.proofs.insert({
-          challengeId: record.id,
-          pubkey,
-          nonce: proof.computation_nonce,
-          acceptedAt,
-          ledgerEntryId: entry.id,
-          txSig,
-        }),
-        tx.counters.add(COUNTERS.proofsValid, 1),
-        tx.miners.record(pubkey, { proofsAccepted: 1, seenAt: acceptedAt }),
-        tx.devices.touch(pubkey, acceptedAt),
-      ]);
-      if (!inserted) {
-        // Accepted meanwhile (the reward's idempotency key answered that entry): the same nonce
-        // gets that acceptance, another nonce is a replay. Nothing of this run is kept.
-        const earlier = await tx.proofs.get(record.id, pubkey);
-        if (earlier === undefined)
-          throw new Error(`proof of ${record.id} by ${pubkey}: conflict without a row`);
-        if (earlier.nonce !== proof.computation_nonce) {
-          throw replayed(record, pubkey, earlier.acceptedAt, earlier.ledgerEntryId);
-        }
-        throw new AcceptedMeanwhile(earlier);
-      }
-      return { earlier: { acceptedAt, ledgerEntryId: entry.id, txSig }, fresh: true };
+      // Not awaited: they travel with the COMMIT, and the transaction fails if one fails. The
+      // insert cannot meet an earlier row: every proof is inserted after the ledger.apply of its
+      // reward, which locks this account, held here since before the lookup found none.
+      const inserted = tx.proofs.insert({
+        challengeId: record.id,
+        pubkey,
+        nonce: proof.computation_nonce,
+        acceptedAt,
+        ledgerEntryId: entry.id,
+        txSig,
+      });
+      inserted.catch(() => undefined);
+      void tx.counters.add(COUNTERS.proofsValid, 1);
+      void tx.miners.record(pubkey, { proofsAccepted: 1, seenAt: acceptedAt });
+      void tx.devices.touch(pubkey, acceptedAt);
+      return { earlier: { acceptedAt, ledgerEntryId: entry.id, txSig }, fresh: true, inserted };
     }, ROW_LOCKS)
     .catch((error: unknown) => {
-      if (error instanceof AcceptedMeanwhile) return { earlier: error.proof, fresh: false };
+      if (error instanceof AcceptedMeanwhile)
+        return { earlier: error.proof, fresh: false, inserted: undefined };
       throw error;
     });
+  if (accepted.inserted !== undefined && !(await accepted.inserted)) {
+    throw new Error(
+      `proof of ${record.id} by ${pubkey}: an accepted proof appeared under the account's lock`,
+    );
+  }
   if (accepted.fresh) ctx.metrics.recordAccepted('proof');
   budgets.recordValid(pubkey, ip);
   return acceptance(record, pubkey, accepted.earlier);

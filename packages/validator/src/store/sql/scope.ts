@@ -1,5 +1,5 @@
 import { StorageError } from '../errors.js';
-import type { SqlExecutor } from './executor.js';
+import type { SqlExecutor, SqlStatement } from './executor.js';
 
 /** A notification queued by a transaction (see `StorageTx.notify`). */
 export interface QueuedNotification {
@@ -14,11 +14,24 @@ export class Scope {
   readonly notifications: QueuedNotification[] = [];
   /** Counter additions of this transaction by counter name, written just before COMMIT (counters.ts). */
   readonly counterDeltas = new Map<string, number>();
+  /**
+   * The first statement of this writing transaction that failed, awaited by its caller or not,
+   * set as soon as it failed (before the callback's own continuation runs). Every statement
+   * decides the transaction: a failed one fails it even if nobody awaited it (SQLite checks
+   * `failed` after the callback, before releasing its savepoint; on PostgreSQL the failure
+   * aborts the transaction and the COMMIT answers ROLLBACK). So a repository or a callback may
+   * leave the statements whose answer it does not need in flight: on PostgreSQL they travel
+   * with the COMMIT, one round trip less (docs/storage.md, "Few round trips").
+   */
+  failed: { readonly error: unknown } | undefined;
+  readonly #statements: SqlExecutor;
 
   constructor(
-    private readonly statements: SqlExecutor,
+    statements: SqlExecutor,
     readonly readOnly: boolean,
-  ) {}
+  ) {
+    this.#statements = readOnly ? statements : tracking(statements, this);
+  }
 
   /** The statements, if the transaction is still running. */
   read(): SqlExecutor {
@@ -28,7 +41,7 @@ export class Scope {
         'this tx belongs to a transaction that has ended: use the tx of a running transaction, and await every call inside the callback',
       );
     }
-    return this.statements;
+    return this.#statements;
   }
 
   /** The statements, if the transaction is still running and may write. */
@@ -42,6 +55,31 @@ export class Scope {
     }
     return statements;
   }
+}
+
+/**
+ * The executor, each statement's failure kept in `scope.failed` (so a statement left in flight
+ * is no unhandled rejection: its failure fails the transaction instead).
+ */
+function tracking(inner: SqlExecutor, scope: Scope): SqlExecutor {
+  const keep = <T>(promise: Promise<T>): Promise<T> => {
+    promise.catch((error: unknown) => {
+      scope.failed ??= { error };
+    });
+    return promise;
+  };
+  return {
+    dialect: inner.dialect,
+    prepare(sql: string): SqlStatement {
+      const statement = inner.prepare(sql);
+      return {
+        get: (...params) => keep(statement.get(...params)),
+        all: (...params) => keep(statement.all(...params)),
+        run: (...params) => keep(statement.run(...params)),
+      };
+    },
+    exec: (sql) => keep(inner.exec(sql)),
+  };
 }
 
 /** The largest payload of a notification, in UTF-8 bytes (PostgreSQL's limit is 8000). */
