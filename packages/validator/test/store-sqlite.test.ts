@@ -113,6 +113,20 @@ describe('SqliteStorage on a file', () => {
     db.close();
   });
 
+  it('takes a page cache size in MiB (a bulk load), refusing one that is not a positive integer', async () => {
+    const path = join(dir, 'cache.db');
+    for (const cacheSizeMiB of [0, -1, 1.5, Number.NaN]) {
+      await expect(openSqliteStorage({ path, cacheSizeMiB })).rejects.toMatchObject({
+        code: 'invalid_value',
+        message: `cacheSizeMiB: expected a positive integer, got ${String(cacheSizeMiB)}`,
+      });
+    }
+    const storage = await openSqliteStorage({ path, cacheSizeMiB: 64 });
+    await storage.transaction((tx) => tx.meta.set('k', 'v'));
+    expect(await storage.read((tx) => tx.meta.get('k'))).toBe('v');
+    await storage.close();
+  });
+
   it('creates the missing directories (mode 0700) and the file (mode 0600)', async () => {
     const parent = join(dir, 'created', 'deeper');
     const path = join(parent, 'validator.db');

@@ -38,13 +38,28 @@ export interface StartNodeOptions {
   readonly databaseUrl?: string;
   /** Extra TENSORMINE_* variables. */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * `source` (default): `src/bin.ts` under tsx; `built`: `dist/bin.js` under plain Node, as an
+   * operator runs it (`npm run build` first), for start times and memory without tsx's compiler.
+   */
+  readonly entry?: 'source' | 'built';
+  /** Node options before the entry (e.g. `--expose-gc`). */
+  readonly nodeOptions?: readonly string[];
 }
 
 export async function startNode(options: StartNodeOptions): Promise<Node> {
   const dataDir = mkdtempSync(join(tmpdir(), `tm-node-${options.nodeId}-`));
   const child = spawn(
     process.execPath,
-    ['--conditions=@tensormine/source', '--import', 'tsx', 'src/bin.ts', 'start', '--port', '0'],
+    [
+      ...(options.nodeOptions ?? []),
+      ...(options.entry === 'built'
+        ? ['dist/bin.js']
+        : ['--conditions=@tensormine/source', '--import', 'tsx', 'src/bin.ts']),
+      'start',
+      '--port',
+      '0',
+    ],
     {
       cwd: PACKAGE_DIR,
       env: {

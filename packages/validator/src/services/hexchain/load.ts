@@ -6,11 +6,14 @@ import { LatticeState, parseSnapshot } from './lattice-state.js';
 export const HEX_GENESIS_TIME_META_KEY = 'hexchain.genesis_time_ms';
 
 /** A node writes a snapshot of its lattice state every this many blocks (and keeps SNAPSHOTS_KEPT). */
-export const SNAPSHOT_EVERY = 10_000;
+export const SNAPSHOT_EVERY = 1_000;
 export const SNAPSHOTS_KEPT = 2;
 
-/** Blocks read per query while replaying the blocks above the snapshot. */
-const REPLAY_BATCH = 10_000;
+/**
+ * Blocks read per query while replaying the blocks above the snapshot: small pages, so that the
+ * records read stay a small, short-lived part of the heap (the RSS after start).
+ */
+const REPLAY_BATCH = 1_000;
 
 /** The hexchain as the storage holds it at start. */
 export interface LoadedHexchain {

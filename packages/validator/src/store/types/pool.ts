@@ -1,0 +1,117 @@
+import type { CoordRecord } from './hexchain.js';
+
+// Mining pool (services/pool/): part of the storage interface (../types.ts).
+
+export interface PoolMemberRecord {
+  readonly pubkey: string;
+  /** PTM minor units escrowed in the `@pool` account (0 when not a member). */
+  readonly stake: bigint;
+  /** Unix seconds; null when the key is not a member (it left, or only has history). */
+  readonly joinedAt: number | null;
+  /** The share difficulty of its next challenge; null before its first pooled challenge. */
+  readonly shareDifficulty: bigint | null;
+  /** Vardiff window: start (Unix ms; -1 until its first challenge after joining) and accepted shares since. */
+  readonly vardiffSinceMs: number;
+  readonly vardiffShares: number;
+  readonly sharesAccepted: number;
+  readonly sharesStale: number;
+  readonly sharesRejected: number;
+  readonly blocksFound: number;
+  readonly lastShareAt: number | null;
+}
+
+/** The share terms a pooled challenge was issued with. */
+export interface PoolChallengeTerms {
+  readonly challengeId: string;
+  readonly pubkey: string;
+  readonly shareDifficulty: bigint;
+}
+
+export interface PoolShareRecord {
+  readonly pubkey: string;
+  readonly challengeId: string;
+  /** 64 hex digits; unique: the same header is one share. */
+  readonly powHash: string;
+  /** The share difficulty it was mined at. */
+  readonly difficulty: bigint;
+  /** The block difficulty of its challenge (its PPLNS score is difficulty / blockDifficulty). */
+  readonly blockDifficulty: bigint;
+  /** Stale shares are kept (to refuse duplicates) but never paid. */
+  readonly stale: boolean;
+  readonly createdAtMs: number;
+}
+
+export interface StoredPoolShare extends PoolShareRecord {
+  readonly id: number;
+}
+
+export interface PoolBlockRecord {
+  readonly blockHash: string;
+  readonly height: number;
+  readonly coord: CoordRecord;
+  readonly finder: string;
+  readonly reward: bigint;
+  readonly fee: bigint;
+  readonly window: bigint;
+  /** The newest share when the block was paid (a proportional round starts after it). */
+  readonly lastShareId: number;
+  readonly payees: number;
+  readonly foundAtMs: number;
+  /** What the finder was paid: its PPLNS payout, remainder included (null: unknown, older rows). */
+  readonly finderPayout: bigint | null;
+}
+
+/** The invalid-share back-off of one client address and key (protocol 4.16). */
+export interface PoolBackoffRecord {
+  /** `<address>|<pubkey>`. */
+  readonly key: string;
+  /** Invalid shares in a row. */
+  readonly invalid: number;
+  readonly lastInvalidMs: number;
+  /** Shares are refused until then (Unix ms; 0: not in back-off). */
+  readonly untilMs: number;
+}
+
+export interface PoolRepo {
+  /**
+   * `lock`: locks the member's row until the transaction ends (PostgreSQL; a `row-locks`
+   * transaction that writes the member after reading it must lock it). Refused in `read`.
+   */
+  getMember(pubkey: string, options?: { readonly lock?: boolean }): Promise<PoolMemberRecord | undefined>;
+  putMember(member: PoolMemberRecord): Promise<void>;
+  /** Current members and the sum of their stakes. */
+  totals(): Promise<{ readonly members: number; readonly stake: bigint }>;
+  /** Members with an accepted share at or after `sinceS` (Unix seconds). */
+  countActive(sinceS: number): Promise<number>;
+  putChallengeTerms(terms: PoolChallengeTerms): Promise<void>;
+  getChallengeTerms(challengeId: string): Promise<PoolChallengeTerms | undefined>;
+  /** False (nothing written) when a share with this pow hash exists. */
+  insertShare(share: PoolShareRecord): Promise<boolean>;
+  /** Paid (non-stale) shares with afterId < id < beforeId, newest first. */
+  sharesBefore(beforeId: number, afterId: number, limit: number): Promise<StoredPoolShare[]>;
+  /** The id of the newest share (0 when none). */
+  lastShareId(): Promise<number>;
+  /** False (nothing written) when this block was already paid. */
+  insertBlock(block: PoolBlockRecord): Promise<boolean>;
+  lastBlock(): Promise<PoolBlockRecord | undefined>;
+  countBlocks(): Promise<number>;
+  /** Sum of pool_payout credits of a key. */
+  paidTotal(pubkey: string, token: string): Promise<bigint>;
+  /** The paid pool block of this hash. */
+  getBlock(blockHash: string): Promise<PoolBlockRecord | undefined>;
+  /**
+   * Deletes at most `limit` shares, oldest first, with id < `beforeId` whose challenge expired
+   * before `expiredBeforeS` (Unix seconds). Returns how many.
+   */
+  pruneShares(beforeId: number, expiredBeforeS: number, limit: number): Promise<number>;
+  /**
+   * Deletes at most `limit` share terms of challenges that expired before `expiredBeforeS`
+   * (a share or block for them is refused as expired anyway). Returns how many.
+   */
+  pruneChallengeTerms(expiredBeforeS: number, limit: number): Promise<number>;
+  getBackoff(key: string): Promise<PoolBackoffRecord | undefined>;
+  putBackoff(entry: PoolBackoffRecord): Promise<void>;
+  deleteBackoff(key: string): Promise<void>;
+  /** Deletes at most `limit` back-off entries whose last invalid share is older than `beforeMs`. */
+  pruneBackoff(beforeMs: number, limit: number): Promise<number>;
+}

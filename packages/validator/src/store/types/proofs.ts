@@ -1,0 +1,43 @@
+// v4.0 challenges and accepted proofs: part of the storage interface (../types.ts).
+
+/** Everything needed to rebuild a TensorChallenge (protocol `buildChallenge`) and serve it. */
+export interface ChallengeRecord {
+  readonly id: string;
+  readonly serial: number;
+  readonly slot: number;
+  readonly slotHash: string;
+  readonly deviceType: string;
+  readonly difficulty: number;
+  readonly dim: number;
+  /** 64 hex digits. */
+  readonly entropy: string;
+  /** 64 hex digits. */
+  readonly challengeHash: string;
+  readonly issuedAt: number;
+  readonly expiresAt: number;
+}
+
+export interface ChallengeRepo {
+  insert(challenge: ChallengeRecord): Promise<void>;
+  get(id: string): Promise<ChallengeRecord | undefined>;
+  /** The next serial number (starts at 0, never reused). */
+  nextSerial(): Promise<number>;
+  /** Challenges still answerable at `now` (Unix seconds): expiresAt >= now. */
+  countOpen(now: number): Promise<number>;
+}
+
+export interface AcceptedProof {
+  readonly challengeId: string;
+  readonly pubkey: string;
+  readonly nonce: number;
+  readonly acceptedAt: number;
+  readonly ledgerEntryId: number;
+  /** The validator's receipt signature (128 hex digits). */
+  readonly txSig: string;
+}
+
+export interface ProofRepo {
+  /** False (and nothing written) when this challenge already has an accepted proof from this key. */
+  insert(proof: AcceptedProof): Promise<boolean>;
+  get(challengeId: string, pubkey: string): Promise<AcceptedProof | undefined>;
+}
