@@ -3,10 +3,12 @@
  * service port behind a token, or on a listener of its own; the HTTP histogram by route and
  * status, the rate-limit refusals, series read at scrape time, and the error shape of refusals.
  */
+import { Histogram, Registry } from 'prom-client';
 import { afterEach, describe, expect, test } from 'vitest';
 import {
   ApiError,
   createServiceApp,
+  HttpMetrics,
   metricsExposure,
   metricsSettings,
   resolveSettings,
@@ -93,6 +95,58 @@ describe('service metrics', () => {
     ).toBe(2);
     expect(text).toMatch(/^process_cpu_seconds_total \d/m);
     expect(text).toMatch(/^nodejs_eventloop_lag_seconds /m);
+  });
+
+  test('the HTTP histogram, kept by the kit, is exposed exactly as prom-client exposes one', async () => {
+    const metrics = new ServiceMetrics('hub', '0');
+    const http = new HttpMetrics(metrics);
+    const reference = new Registry();
+    const histogram = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'reference',
+      labelNames: ['method', 'route', 'status_code'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [reference],
+    });
+    const things = http.route('/things/:id');
+    const unmatched = http.route(undefined);
+    // On a bound, between bounds, past the last one, and zero.
+    const answers: [string, number, number][] = [
+      ['GET', 200, 0.001],
+      ['GET', 200, 0.0031],
+      ['GET', 404, 12],
+      ['HEAD', 200, 0],
+      ['GET', 200, 0.25],
+    ];
+    for (const [method, status, seconds] of answers) {
+      things.observe(method, status, seconds);
+      histogram.observe({ method, route: '/things/:id', status_code: String(status) }, seconds);
+    }
+    unmatched.observe('POST', 404, 0.02);
+    histogram.observe({ method: 'POST', route: '(unmatched)', status_code: '404' }, 0.02);
+    const lines = (text: string) =>
+      text.split('\n').filter((line) => line.startsWith('http_request_duration_seconds_'));
+    const ours = lines(await metrics.text());
+    expect(ours).toEqual(lines(await reference.metrics()));
+    expect(ours).toContain(
+      'http_request_duration_seconds_bucket{le="0.005",method="GET",route="/things/:id",status_code="200"} 2',
+    );
+    // reset (prom-client's registry.resetMetrics) zeroes the series, which keep counting after it.
+    metrics.registry.resetMetrics();
+    things.observe('GET', 200, 0.001);
+    const after = await metrics.text();
+    expect(
+      sample(
+        after,
+        'http_request_duration_seconds_count{method="GET",route="/things/:id",status_code="200"}',
+      ),
+    ).toBe(1);
+    expect(
+      sample(
+        after,
+        'http_request_duration_seconds_count{method="GET",route="/things/:id",status_code="404"}',
+      ),
+    ).toBe(0);
   });
 
   test('rate-limit refusals are counted by limit', async () => {
