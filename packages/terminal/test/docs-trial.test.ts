@@ -52,12 +52,29 @@ function service(script: string, env: Record<string, string>): { child: ChildPro
   child.stderr!.on('data', (c: Buffer) => {
     out += c.toString();
   });
-  onTestFinished(() => {
+  // Stopped, and waited for: a program still exiting writes into the test's HOME (Node's compile
+  // cache), which the test removes after this.
+  onTestFinished(async () => {
+    const group = -child.pid!;
+    const running = () => {
+      try {
+        process.kill(group, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
     try {
-      process.kill(-child.pid!, 'SIGTERM');
+      process.kill(group, 'SIGTERM');
     } catch {
-      // gone
+      return; // gone
     }
+    await waitFor(() => !running(), 'the services of the doc to exit', {
+      timeoutMs: PROCESS_START_TIMEOUT_MS,
+      intervalMs: 50,
+    }).catch(() => {
+      if (running()) process.kill(group, 'SIGKILL');
+    });
   });
   return { child, output: () => out };
 }
@@ -75,7 +92,7 @@ describe('docs/terminal.md, Try it locally', () => {
       expect([setup, validator, oauth, terminal].every(Boolean)).toBe(true);
       await mkdir(join(root, 'test-artifacts'), { recursive: true });
       const dir = await mkdtemp(join(root, 'test-artifacts', 'trial-'));
-      onTestFinished(() => rm(dir, { recursive: true, force: true }));
+      onTestFinished(() => rm(dir, { recursive: true, force: true, maxRetries: 5 }));
       const here = (text: string) => text.replaceAll('.data/trial', dir.slice(root.length + 1));
       const [validatorPort, oauthPort, terminalPort] = [await freePort(), await freePort(), await freePort()];
       const env = {
