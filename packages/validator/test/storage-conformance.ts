@@ -736,6 +736,41 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
         expect(await read((tx) => tx.meta.get('new'))).toBe('y');
       });
 
+      it('a write left in flight (tx.inFlight) that fails fails the transaction, never an unhandled rejection', async () => {
+        const unhandled: unknown[] = [];
+        const onUnhandled = (reason: unknown) => unhandled.push(reason);
+        process.on('unhandledRejection', onUnhandled);
+        try {
+          await write((tx) => tx.challenges.insert(challenge(0)));
+          // Refused by the database (the same challenge id again), after the callback returned.
+          await expect(
+            write(async (tx) => {
+              await tx.meta.set('in-flight', 'written');
+              tx.inFlight(tx.challenges.insert(challenge(0)));
+              return 'returned';
+            }),
+          ).rejects.toThrow();
+          // Failed before it reached the database.
+          await expect(
+            write(async (tx) => {
+              await tx.meta.set('in-flight', 'written');
+              tx.inFlight(Promise.reject(new Error('refused before any statement')));
+            }),
+          ).rejects.toThrow('refused before any statement');
+          expect(await read((tx) => tx.meta.get('in-flight'))).toBeUndefined();
+          // One that succeeds is written with the transaction.
+          await write(async (tx) => {
+            tx.inFlight(tx.meta.set('in-flight', 'written'));
+          });
+          expect(await read((tx) => tx.meta.get('in-flight'))).toBe('written');
+          // Unhandled rejections are reported on a later turn: give them one.
+          await new Promise((resolve) => setImmediate(resolve));
+          expect(unhandled).toEqual([]);
+        } finally {
+          process.off('unhandledRejection', onUnhandled);
+        }
+      });
+
       it('rolls back when the callback rejects after an await', async () => {
         await expect(
           write(async (tx) => {

@@ -442,6 +442,8 @@ export class PostgresStorage implements Storage {
         );
         for (const statement of notified) statement.catch(() => undefined);
         if (executor.lost) throw new Error('the connection was lost before COMMIT');
+        // A write left in flight (tx.inFlight) that failed before it reached the server.
+        if (scope.failed !== undefined) throw scope.failed.error;
         commitSent = true;
         const commit = executor.commit();
         await Promise.all([...counted, ...notified, commit]);

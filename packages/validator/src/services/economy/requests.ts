@@ -125,14 +125,16 @@ export async function executeOnce<T extends object>(
       const result = await fn(tx, now, key);
       // Left in flight: it travels with the COMMIT, and a failure fails the transaction (the
       // nonce, claimed above, keys it).
-      void tx.economy.requests.insert({
-        pubkey: key.pubkey,
-        nonce: key.nonce,
-        requestHash: key.requestHash,
-        operation,
-        result: JSON.stringify(result),
-        createdAt: now,
-      });
+      tx.inFlight(
+        tx.economy.requests.insert({
+          pubkey: key.pubkey,
+          nonce: key.nonce,
+          requestHash: key.requestHash,
+          operation,
+          result: JSON.stringify(result),
+          createdAt: now,
+        }),
+      );
       return result;
     }, options);
   } catch (error) {

@@ -71,7 +71,7 @@ export function transferHandlers() {
           ]);
           // Left in flight (it travels with the COMMIT; a failure fails the transaction): its
           // id comes from the nonce claimed above, so no other transfer holds it.
-          void tx.economy.transfers.insert(record);
+          tx.inFlight(tx.economy.transfers.insert(record));
           return transferWire(record);
         },
         { isolation: 'row-locks' },

@@ -200,9 +200,9 @@ async function submit(
         txSig,
       });
       inserted.catch(() => undefined);
-      void tx.counters.add(COUNTERS.proofsValid, 1);
-      void tx.miners.record(pubkey, { proofsAccepted: 1, seenAt: acceptedAt });
-      void tx.devices.touch(pubkey, acceptedAt);
+      tx.inFlight(tx.counters.add(COUNTERS.proofsValid, 1));
+      tx.inFlight(tx.miners.record(pubkey, { proofsAccepted: 1, seenAt: acceptedAt }));
+      tx.inFlight(tx.devices.touch(pubkey, acceptedAt));
       return { earlier: { acceptedAt, ledgerEntryId: entry.id, txSig }, fresh: true, inserted };
     }, ROW_LOCKS)
     .catch((error: unknown) => {

@@ -67,6 +67,14 @@ export class SqlTx implements StorageTx {
 
   readonly #scope: Scope;
 
+  inFlight(write: Promise<unknown>): void {
+    const scope = this.#scope;
+    write.catch((error: unknown) => {
+      scope.failed ??= { error };
+    });
+    scope.write('a write left in flight');
+  }
+
   async notify(channel: string, payload: string): Promise<void> {
     checkNotification(channel, payload);
     this.#scope.write('notify');

@@ -106,4 +106,10 @@ export interface StorageTx {
    * a letter. Refused in `read`.
    */
   notify(channel: string, payload: string): Promise<void>;
+  /**
+   * Leaves a write whose answer the callback does not need in flight (on PostgreSQL it travels
+   * with the COMMIT: one round trip less): its failure fails the transaction, and is never an
+   * unhandled rejection. Every write the callback does not await goes through here.
+   */
+  inFlight(write: Promise<unknown>): void;
 }
