@@ -63,17 +63,19 @@ export class SqlTx implements StorageTx {
     this.requestNonces = new SqlRequestNonceRepo(scope);
     this.nodes = new SqlNodeRepo(scope);
     this.#scope = scope;
+    // An arrow bound to this transaction's scope: it works whatever `this` a caller (or a
+    // wrapper of the tx, e.g. a Proxy) calls it with.
+    this.inFlight = (write) => {
+      write.catch((error: unknown) => {
+        scope.failed ??= { error };
+      });
+      scope.write('a write left in flight');
+    };
   }
+
+  readonly inFlight: (write: Promise<unknown>) => void;
 
   readonly #scope: Scope;
-
-  inFlight(write: Promise<unknown>): void {
-    const scope = this.#scope;
-    write.catch((error: unknown) => {
-      scope.failed ??= { error };
-    });
-    scope.write('a write left in flight');
-  }
 
   async notify(channel: string, payload: string): Promise<void> {
     checkNotification(channel, payload);
