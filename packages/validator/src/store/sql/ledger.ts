@@ -122,18 +122,7 @@ export class SqlLedgerRepo implements LedgerRepo {
                   'INSERT INTO ledger_entries (id, type, pubkey, token, amount, timestamp, ref, idempotency_key) ' +
                     `VALUES ${tuples(rows.length, '(?, ?, ?, ?, ?, ?, ?, ?)')}`,
                 )
-                .run(
-                  ...rows.flatMap((e, i) => [
-                    drawn[at + i] as number,
-                    e.type,
-                    e.pubkey,
-                    e.token,
-                    e.amount.toString(),
-                    e.timestamp,
-                    e.ref,
-                    e.idempotencyKey ?? null,
-                  ]),
-                ),
+                .run(...rows.flatMap((e, i) => [drawn[at + i] as number, ...entryValues(e)])),
             )
           : chunked(plan.inserts, (rows) =>
               db
@@ -141,17 +130,7 @@ export class SqlLedgerRepo implements LedgerRepo {
                   'INSERT INTO ledger_entries (type, pubkey, token, amount, timestamp, ref, idempotency_key) ' +
                     `VALUES ${tuples(rows.length, '(?, ?, ?, ?, ?, ?, ?)')} RETURNING ${ENTRY_COLUMNS}`,
                 )
-                .all(
-                  ...rows.flatMap((e) => [
-                    e.type,
-                    e.pubkey,
-                    e.token,
-                    e.amount.toString(),
-                    e.timestamp,
-                    e.ref,
-                    e.idempotencyKey ?? null,
-                  ]),
-                ),
+                .all(...rows.flatMap(entryValues)),
             ),
       plan.balances.length === 0
         ? undefined
@@ -257,6 +236,11 @@ export class SqlLedgerRepo implements LedgerRepo {
 const CHUNK = 8;
 
 /** `n` copies of `tuple`, comma-separated (the placeholders of a multi-row statement). */
+/** An entry's values in the column order of `ledger_entries` after its id. */
+function entryValues(e: NewLedgerEntry): SqlValue[] {
+  return [e.type, e.pubkey, e.token, e.amount.toString(), e.timestamp, e.ref, e.idempotencyKey ?? null];
+}
+
 function tuples(n: number, tuple: string): string {
   return Array.from({ length: n }, () => tuple).join(', ');
 }
