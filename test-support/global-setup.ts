@@ -1,7 +1,11 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { BrowserServer } from 'playwright-core';
 import type { TestProject } from 'vitest/node';
+import { ensureBuilt } from './build.ts';
 import { launchChromiumServer } from './chromium.ts';
 import { type PostgresServer, startPostgres } from './postgres.ts';
 import { SERVICE_START_TIMEOUT_MS } from './timeouts.ts';
@@ -10,7 +14,8 @@ import { SERVICE_START_TIMEOUT_MS } from './timeouts.ts';
  * The test run's shared services, in the vitest process (every project's `globalSetup`, see
  * vitest.shared.ts): one PostgreSQL server and one Chromium per run, each started the first time
  * a test file asks for it (a run that needs neither starts neither) and stopped when the run
- * ends. Test files reach them through test-support/services.ts: the set-up gives every project
+ * ends; and the workspace's build, made once if it is missing or stale (test-support/build.ts),
+ * with a compile cache for the processes started from it. Test files reach them through test-support/services.ts: the set-up gives every project
  * the address of a small HTTP endpoint on 127.0.0.1 (and a random token for it) with vitest's
  * `provide`, and the workers ask it for the server's URL or the browser's WebSocket endpoint.
  *
@@ -54,6 +59,9 @@ async function startServices(): Promise<Services> {
   const token = randomBytes(24).toString('hex');
   let postgres: Promise<PostgresServer> | undefined;
   let chromium: Promise<BrowserServer> | undefined;
+  // Node's compile cache of the run's processes started from a build (NODE_COMPILE_CACHE): the
+  // first start of a build compiles it, the others load V8's code; removed when the run ends.
+  let compileCache: string | undefined;
 
   const handlers: Record<string, () => Promise<Record<string, string>>> = {
     '/postgres': async () => {
@@ -63,6 +71,10 @@ async function startServices(): Promise<Services> {
         settings: { max_connections: 400 },
       });
       return { url: (await postgres).url };
+    },
+    '/build': async () => {
+      compileCache ??= mkdtempSync(join(tmpdir(), 'tm-test-compile-cache-'));
+      return { current: String(await ensureBuilt()), compileCache };
     },
     '/chromium': async () => {
       chromium ??= launchChromiumServer();
@@ -83,6 +95,7 @@ async function startServices(): Promise<Services> {
     users: 0,
     async close() {
       await closeServer(server);
+      if (compileCache !== undefined) rmSync(compileCache, { recursive: true, force: true });
       const results = await Promise.allSettled([
         // (one that never started was already reported to the tests that asked for it)
         postgres?.then(

@@ -1,6 +1,7 @@
 import { request } from 'node:http';
 import { type Browser, chromium } from 'playwright-core';
 import { inject } from 'vitest';
+import { type BuiltPackage, isBuiltAndCurrent } from './build.ts';
 import { launchChromium } from './chromium.ts';
 import type { SharedServicesAddress } from './global-setup.ts';
 import { type PostgresServer, postgresAt, startPostgres } from './postgres.ts';
@@ -61,6 +62,26 @@ function withWaitBound(browser: Browser): Browser {
     return page;
   };
   return browser;
+}
+
+/**
+ * How a test starts a process of package `name` (the validator's bin, the `miner` bin): from its
+ * build while that is current, else from its sources. Under `npm test` the run builds a missing
+ * or stale build first, once (test-support/build.ts); `env` is then what the process needs for
+ * the run's compile cache. Outside a vitest run (a bench), nothing is built.
+ */
+export async function builtEntry(
+  name: BuiltPackage,
+): Promise<{ entry: 'built' | 'source'; env: Record<string, string> }> {
+  const address = sharedServices();
+  const env: Record<string, string> = {};
+  if (address !== undefined) {
+    const { compileCache } = await ask(address, '/build');
+    if (typeof compileCache === 'string' && process.env.NODE_COMPILE_CACHE === undefined)
+      env.NODE_COMPILE_CACHE = compileCache;
+  }
+  // Checked here, at each start: an edit after the run's build is never run stale.
+  return isBuiltAndCurrent(name) ? { entry: 'built', env } : { entry: 'source', env: {} };
 }
 
 function sharedServices(): SharedServicesAddress | undefined {
