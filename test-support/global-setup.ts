@@ -14,8 +14,8 @@ import { SERVICE_START_TIMEOUT_MS } from './timeouts.ts';
  * The test run's shared services, in the vitest process (every project's `globalSetup`, see
  * vitest.shared.ts): one PostgreSQL server and one Chromium per run, each started the first time
  * a test file asks for it (a run that needs neither starts neither) and stopped when the run
- * ends; and the workspace's build, made once if it is missing or stale (test-support/build.ts),
- * with a compile cache for the processes started from it. Test files reach them through test-support/services.ts: the set-up gives every project
+ * ends; the workspace's build, made once if it is missing or stale (test-support/build.ts); and
+ * one Node compile cache for the run's processes. Test files reach them through test-support/services.ts: the set-up gives every project
  * the address of a small HTTP endpoint on 127.0.0.1 (and a random token for it) with vitest's
  * `provide`, and the workers ask it for the server's URL or the browser's WebSocket endpoint.
  *
@@ -59,9 +59,16 @@ async function startServices(): Promise<Services> {
   const token = randomBytes(24).toString('hex');
   let postgres: Promise<PostgresServer> | undefined;
   let chromium: Promise<BrowserServer> | undefined;
-  // Node's compile cache of the run's processes started from a build (NODE_COMPILE_CACHE): the
-  // first start of a build compiles it, the others load V8's code; removed when the run ends.
-  let compileCache: string | undefined;
+  // Node's compile cache for every process of the run started after this (the test workers,
+  // the programs the tests start with the run's environment): the first to load a JavaScript
+  // file compiles it, the others load V8's code for it (about a fifth less CPU for a test
+  // worker's start). One directory per run, removed when the run ends; a cache the user set
+  // (NODE_COMPILE_CACHE) is kept.
+  const compileCache =
+    process.env.NODE_COMPILE_CACHE === undefined
+      ? mkdtempSync(join(tmpdir(), 'tm-test-compile-cache-'))
+      : undefined;
+  if (compileCache !== undefined) process.env.NODE_COMPILE_CACHE = compileCache;
 
   const handlers: Record<string, () => Promise<Record<string, string>>> = {
     '/postgres': async () => {
@@ -73,8 +80,7 @@ async function startServices(): Promise<Services> {
       return { url: (await postgres).url };
     },
     '/build': async () => {
-      compileCache ??= mkdtempSync(join(tmpdir(), 'tm-test-compile-cache-'));
-      return { current: String(await ensureBuilt()), compileCache };
+      return { current: String(await ensureBuilt()) };
     },
     '/chromium': async () => {
       chromium ??= launchChromiumServer();
@@ -95,7 +101,10 @@ async function startServices(): Promise<Services> {
     users: 0,
     async close() {
       await closeServer(server);
-      if (compileCache !== undefined) rmSync(compileCache, { recursive: true, force: true });
+      if (compileCache !== undefined) {
+        if (process.env.NODE_COMPILE_CACHE === compileCache) delete process.env.NODE_COMPILE_CACHE;
+        rmSync(compileCache, { recursive: true, force: true });
+      }
       const results = await Promise.allSettled([
         // (one that never started was already reported to the tests that asked for it)
         postgres?.then(

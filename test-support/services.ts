@@ -65,23 +65,16 @@ function withWaitBound(browser: Browser): Browser {
 }
 
 /**
- * How a test starts a process of package `name` (the validator's bin, the `miner` bin): from its
- * build while that is current, else from its sources. Under `npm test` the run builds a missing
- * or stale build first, once (test-support/build.ts); `env` is then what the process needs for
- * the run's compile cache. Outside a vitest run (a bench), nothing is built.
+ * How a test starts a process of package `name` (the validator's bin): `'built'` (from its
+ * build, `dist/`) while that is current, else `'source'` (from its sources through tsx). Under
+ * `npm test` the run first builds a missing or stale build, once (test-support/build.ts).
+ * Outside a vitest run (a bench), nothing is built.
  */
-export async function builtEntry(
-  name: BuiltPackage,
-): Promise<{ entry: 'built' | 'source'; env: Record<string, string> }> {
+export async function builtEntry(name: BuiltPackage): Promise<'built' | 'source'> {
   const address = sharedServices();
-  const env: Record<string, string> = {};
-  if (address !== undefined) {
-    const { compileCache } = await ask(address, '/build');
-    if (typeof compileCache === 'string' && process.env.NODE_COMPILE_CACHE === undefined)
-      env.NODE_COMPILE_CACHE = compileCache;
-  }
-  // Checked here, at each start: an edit after the run's build is never run stale.
-  return isBuiltAndCurrent(name) ? { entry: 'built', env } : { entry: 'source', env: {} };
+  if (address !== undefined) await ask(address, '/build');
+  // Checked here, at each call: an edit after the run's build is never run stale.
+  return isBuiltAndCurrent(name) ? 'built' : 'source';
 }
 
 function sharedServices(): SharedServicesAddress | undefined {

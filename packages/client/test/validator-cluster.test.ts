@@ -42,15 +42,15 @@ import {
 
 let pg: PostgresServer;
 /** How the nodes start: from the validator's build (made once per run) while it is current. */
-let validator: Awaited<ReturnType<typeof builtEntry>>;
+let entry: 'built' | 'source';
 const clients: TensormineClient[] = [];
 
 beforeAll(async () => {
-  [pg, validator] = await Promise.all([testPostgres(), builtEntry('validator')]);
+  [pg, entry] = await Promise.all([testPostgres(), builtEntry('validator')]);
 });
 
 function node(nodeId: string, databaseUrl: string, env: Record<string, string>): Promise<Node> {
-  return startNode({ nodeId, databaseUrl, entry: validator.entry, env: { ...validator.env, ...env } });
+  return startNode({ nodeId, databaseUrl, entry, env });
 }
 
 afterAll(async () => {

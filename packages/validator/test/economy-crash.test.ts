@@ -31,7 +31,7 @@ async function startValidator(
   genesisFile: string,
 ): Promise<{ child: ChildProcess; url: string }> {
   // From the validator's build (made once per run) while it is current, else from the sources.
-  const { entry, env } = await builtEntry('validator');
+  const entry = await builtEntry('validator');
   const child = spawn(
     process.execPath,
     [
@@ -46,7 +46,6 @@ async function startValidator(
       cwd: join(import.meta.dirname, '..'),
       env: {
         ...process.env,
-        ...env,
         TENSORMINE_DATA_DIR: dataDir,
         TENSORMINE_GENESIS_FILE: genesisFile,
         TENSORMINE_LOG_LEVEL: 'error',
