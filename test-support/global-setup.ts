@@ -1,7 +1,5 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BrowserServer } from 'playwright-core';
 import type { TestProject } from 'vitest/node';
@@ -40,6 +38,13 @@ interface Services {
 }
 
 const KEY = Symbol.for('tensormine.test-services');
+const COMPILE_CACHE = join(
+  import.meta.dirname,
+  '..',
+  'node_modules',
+  '.cache',
+  'tensormine-test-compile-cache',
+);
 type Holder = { [KEY]?: Promise<Services> };
 
 export async function setup(project: TestProject): Promise<() => Promise<void>> {
@@ -62,12 +67,10 @@ async function startServices(): Promise<Services> {
   // Node's compile cache for every process of the run started after this (the test workers,
   // the programs the tests start with the run's environment): the first to load a JavaScript
   // file compiles it, the others load V8's code for it (about a fifth less CPU for a test
-  // worker's start). One directory per run, removed when the run ends; a cache the user set
-  // (NODE_COMPILE_CACHE) is kept.
-  const compileCache =
-    process.env.NODE_COMPILE_CACHE === undefined
-      ? mkdtempSync(join(tmpdir(), 'tm-test-compile-cache-'))
-      : undefined;
+  // worker's start). In node_modules/.cache (not removed when the run ends: test workers write
+  // their part as they exit, after the global teardown; Node keys it by the file's content and
+  // its own version, so it is never stale); a cache the user set (NODE_COMPILE_CACHE) is kept.
+  const compileCache = process.env.NODE_COMPILE_CACHE === undefined ? COMPILE_CACHE : undefined;
   if (compileCache !== undefined) process.env.NODE_COMPILE_CACHE = compileCache;
 
   const handlers: Record<string, () => Promise<Record<string, string>>> = {
@@ -101,10 +104,8 @@ async function startServices(): Promise<Services> {
     users: 0,
     async close() {
       await closeServer(server);
-      if (compileCache !== undefined) {
-        if (process.env.NODE_COMPILE_CACHE === compileCache) delete process.env.NODE_COMPILE_CACHE;
-        rmSync(compileCache, { recursive: true, force: true });
-      }
+      if (compileCache !== undefined && process.env.NODE_COMPILE_CACHE === compileCache)
+        delete process.env.NODE_COMPILE_CACHE;
       const results = await Promise.allSettled([
         // (one that never started was already reported to the tests that asked for it)
         postgres?.then(
