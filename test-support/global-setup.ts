@@ -13,9 +13,10 @@ import { SERVICE_START_TIMEOUT_MS } from './timeouts.ts';
  * vitest.shared.ts): one PostgreSQL server and one Chromium per run, each started the first time
  * a test file asks for it (a run that needs neither starts neither) and stopped when the run
  * ends; the workspace's build, made once if it is missing or stale (test-support/build.ts); and
- * one Node compile cache for the run's processes. Test files reach them through test-support/services.ts: the set-up gives every project
- * the address of a small HTTP endpoint on 127.0.0.1 (and a random token for it) with vitest's
- * `provide`, and the workers ask it for the server's URL or the browser's WebSocket endpoint.
+ * one Node compile cache for the run's processes. Test files reach them through
+ * test-support/services.ts: the set-up gives every project the address of a small HTTP endpoint
+ * on 127.0.0.1 (and a random token for it) with vitest's `provide`, and the workers ask it for
+ * the server's URL, the browser's WebSocket endpoint or the build.
  *
  * The vitest process loads this module once per project that runs; the services live on
  * `globalThis`, counted by the projects using them, so there is one of each per run.
