@@ -20,6 +20,11 @@ export interface ProjectOptions {
    * (test-support/global-setup-firmware.ts).
    */
   readonly firmware?: boolean;
+  /**
+   * The project's tests start the `miner` bin: the CLI's build is made once before the run if it
+   * is missing or stale (test-support/global-setup-build.ts).
+   */
+  readonly build?: boolean;
 }
 
 /**
@@ -51,6 +56,7 @@ export function packageProject(
       globalSetup: [
         join(SUPPORT, 'global-setup.ts'),
         ...(options.firmware ? [join(SUPPORT, 'global-setup-firmware.ts')] : []),
+        ...(options.build ? [join(SUPPORT, 'global-setup-build.ts')] : []),
         ...(Array.isArray(ownGlobalSetup) ? ownGlobalSetup : [ownGlobalSetup]),
       ],
       setupFiles: [join(SUPPORT, 'setup-file.ts')],

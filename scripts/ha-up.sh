@@ -81,7 +81,15 @@ main() {
     die "no PostgreSQL server binaries (Debian: apt-get install postgresql; or set HA_PG_BIN)"
   NODE=$ROOT/node_modules/.bin/node
   [[ -x $NODE ]] || NODE=$(command -v node) || die "node is not installed: run npm install"
-  [[ -d $ROOT/node_modules/tsx ]] || die "run npm install first (the validator runs from the sources with tsx)"
+  # The validator nodes start from the validator's build while it is current (npm install builds
+  # it; packages/cli/bin/current-build.js says what current is, as for the miner), else from
+  # their sources through tsx.
+  if HA_ROOT=$ROOT "$NODE" --input-type=module -e "import { builtAndCurrent } from '$ROOT/packages/cli/bin/current-build.js'; process.exit(builtAndCurrent(process.env.HA_ROOT + '/packages/validator', 'dist/bin.js') ? 0 : 1)" 2>/dev/null; then
+    VALIDATOR=(dist/bin.js)
+  else
+    [[ -d $ROOT/node_modules/tsx ]] || die "run npm install first (the validator runs from the sources with tsx)"
+    VALIDATOR=(--conditions=@tensormine/source --import tsx src/bin.ts)
+  fi
 
   # As root, the servers that refuse root (initdb, postgres) and the others that need no privilege
   # run as HA_USER.
@@ -389,7 +397,7 @@ EOF
       TENSORMINE_TRUST_PROXY="${TENSORMINE_TRUST_PROXY:-127.0.0.1}" \
       TENSORMINE_DATABASE_URL="$DATABASE_URL" TENSORMINE_ADMIN_TOKEN="$ADMIN_TOKEN" \
       TENSORMINE_NODE_ID="node-$i" TENSORMINE_DATA_DIR="$HA_DIR/validator-$i" \
-      "$NODE" --conditions=@tensormine/source --import tsx src/bin.ts start \
+      "$NODE" "${VALIDATOR[@]}" start \
       --host 127.0.0.1 --port "${VALIDATOR_PORTS[i - 1]}"
   done
   for ((i = 1; i <= HA_VALIDATORS; i++)); do

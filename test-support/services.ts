@@ -1,6 +1,7 @@
 import { request } from 'node:http';
 import { type Browser, chromium } from 'playwright-core';
 import { inject } from 'vitest';
+import { type BuiltPackage, isBuiltAndCurrent } from './build.ts';
 import { launchChromium } from './chromium.ts';
 import type { SharedServicesAddress } from './global-setup.ts';
 import { type PostgresServer, postgresAt, startPostgres } from './postgres.ts';
@@ -61,6 +62,19 @@ function withWaitBound(browser: Browser): Browser {
     return page;
   };
   return browser;
+}
+
+/**
+ * How a test starts a process of package `name` (the validator's bin): `'built'` (from its
+ * build, `dist/`) while that is current, else `'source'` (from its sources through tsx). Under
+ * `npm test` the run first builds a missing or stale build, once (test-support/build.ts).
+ * Outside a vitest run (a bench), nothing is built.
+ */
+export async function builtEntry(name: BuiltPackage): Promise<'built' | 'source'> {
+  const address = sharedServices();
+  if (address !== undefined) await ask(address, '/build');
+  // Checked here, at each call: an edit after the run's build is never run stale.
+  return isBuiltAndCurrent(name) ? 'built' : 'source';
 }
 
 function sharedServices(): SharedServicesAddress | undefined {

@@ -9,5 +9,6 @@ export default packageProject(
     include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'test/**/*.test.tsx'],
     globalSetup: ['../miner/test/native-setup.ts'],
   },
-  { firmware: true },
+  // the miners they start run the CLI's build, made once if it is missing or stale
+  { firmware: true, build: true },
 );

@@ -1,4 +1,5 @@
 import { packageProject } from '../../vitest.shared.ts';
 
 // Its test files are independent of each other: they share workers (test-support/cleanup.ts).
-export default packageProject('terminal', { isolate: false });
+// docs-trial.test.ts runs the doc's `npx miner` commands: the CLI's build is made once if stale.
+export default packageProject('terminal', { isolate: false }, { build: true });

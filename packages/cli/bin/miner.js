@@ -19,10 +19,11 @@
 // part of loading it (docs/benchmarks.md, the miner's start). NODE_DISABLE_COMPILE_CACHE=1
 // turns it off; a cache that cannot be written is skipped silently.
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { builtAndCurrent } from './current-build.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -65,66 +66,6 @@ function tsxEntry() {
   }
 }
 
-/** The directory of an installed package, found upwards from this one; undefined if none. */
-function packageDir(name) {
-  for (let dir = root; ; dir = dirname(dir)) {
-    const candidate = join(dir, 'node_modules', ...name.split('/'));
-    if (existsSync(join(candidate, 'package.json'))) return realpathSync(candidate);
-    if (dirname(dir) === dir) return undefined;
-  }
-}
-
-/** This package and the @tensormine packages it loads, recursively: name -> directory. */
-function workspacePackages(dir, found = new Map()) {
-  const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
-  if (found.has(manifest.name)) return found;
-  found.set(manifest.name, dir);
-  for (const name of Object.keys(manifest.dependencies ?? {})) {
-    if (!name.startsWith('@tensormine/')) continue;
-    const depDir = packageDir(name);
-    if (depDir !== undefined) workspacePackages(depDir, found);
-  }
-  return found;
-}
-
-/** The newest modification time of the files under `dir` (0 when there are none). */
-function newestUnder(dir) {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestUnder(path) : statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
-/**
- * Whether dist/cli.js runs the code of the sources: in a checkout (a package with its src/), the
- * build of this package and of every workspace package it loads is newer than each one's
- * sources; an installed package (no src/) has only its build. A few milliseconds of stat calls,
- * against a second or more for tsx to compile the sources.
- */
-function builtAndCurrent() {
-  if (!existsSync(dist)) return false;
-  try {
-    for (const dir of workspacePackages(root).values()) {
-      const src = join(dir, 'src');
-      if (!existsSync(src)) continue;
-      const out = join(dir, 'dist');
-      const builds = existsSync(out)
-        ? readdirSync(out)
-            .filter((name) => name.endsWith('.js'))
-            .map((name) => statSync(join(out, name)).mtimeMs)
-        : [];
-      // The newest output is the last build: a build writes all its files at once, and files an
-      // older build left behind (turbo restores a cached build without removing them) are older.
-      if (builds.length === 0 || newestUnder(src) > Math.max(...builds)) return false;
-    }
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Where the build's compile cache is kept; undefined when no home can be found. */
 function compileCacheDir() {
   try {
@@ -158,7 +99,7 @@ if (versionOnly && process.env.TENSORMINE_MINER_SOURCE !== '1') {
 // TENSORMINE_MINER_SOURCE=1 runs the sources whatever the build; =0 runs the build and refuses
 // one that is missing or older than a source (benches, a check that npm install built it).
 const choice = process.env.TENSORMINE_MINER_SOURCE;
-const built = choice !== '1' && builtAndCurrent();
+const built = choice !== '1' && builtAndCurrent(root, join('dist', 'cli.js'));
 if (choice === '0' && !built)
   fail('TENSORMINE_MINER_SOURCE=0, but the build is missing or older than a source: npm run build');
 // TENSORMINE_MINER_SPAWN=1 takes the second path on any Node (tests of the wrapper use it).

@@ -61,6 +61,7 @@ describe('the miner bin', () => {
     cleanup(() => rm(copy, { recursive: true, force: true }));
     await mkdir(join(copy, 'bin'), { recursive: true });
     await cp(bin, join(copy, 'bin', 'miner.js'));
+    await cp(join(pkg, 'bin', 'current-build.js'), join(copy, 'bin', 'current-build.js'));
     for (const entry of ['src', 'package.json', 'tsconfig.json'])
       await symlink(join(pkg, entry), join(copy, entry));
     const systemNode = spawnSync('node', ['--version'], { env: { PATH: systemPath() }, encoding: 'utf8' });
@@ -81,6 +82,7 @@ describe('the miner bin', () => {
     cleanup(() => rm(copy, { recursive: true, force: true }));
     for (const dir of ['bin', 'src', 'dist']) await mkdir(join(copy, dir), { recursive: true });
     await cp(bin, join(copy, 'bin', 'miner.js'));
+    await cp(join(pkg, 'bin', 'current-build.js'), join(copy, 'bin', 'current-build.js'));
     await symlink(join(pkg, 'tsconfig.json'), join(copy, 'tsconfig.json'));
     await writeFile(
       join(copy, 'package.json'),

@@ -12,7 +12,7 @@ import {
 } from '@tensormine/protocol';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { PostgresServer } from '../../../test-support/postgres.ts';
-import { testPostgres } from '../../../test-support/services.ts';
+import { builtEntry, testPostgres } from '../../../test-support/services.ts';
 import { SLOW_TEST_TIMEOUT_MS, WAIT_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
 import { waitFor, within } from '../../../test-support/wait.ts';
 import {
@@ -41,11 +41,17 @@ import {
  */
 
 let pg: PostgresServer;
+/** How the nodes start: from the validator's build (made once per run) while it is current. */
+let entry: 'built' | 'source';
 const clients: TensormineClient[] = [];
 
 beforeAll(async () => {
-  pg = await testPostgres();
+  [pg, entry] = await Promise.all([testPostgres(), builtEntry('validator')]);
 });
+
+function node(nodeId: string, databaseUrl: string, env: Record<string, string>): Promise<Node> {
+  return startNode({ nodeId, databaseUrl, entry, env });
+}
 
 afterAll(async () => {
   await pg?.stop();
@@ -61,9 +67,7 @@ const HEX = { TENSORMINE_HEX_DIFFICULTY: '16', TENSORMINE_DIFFICULTY: '1', TENSO
 async function cluster(n: number): Promise<Node[]> {
   const databaseUrl = await pg.createDatabase();
   // All at once on a new database: they race to create the schema and write the genesis.
-  return Promise.all(
-    Array.from({ length: n }, (_, i) => startNode({ nodeId: `node-${i}`, databaseUrl, env: HEX })),
-  );
+  return Promise.all(Array.from({ length: n }, (_, i) => node(`node-${i}`, databaseUrl, HEX)));
 }
 
 function sdk(urls: readonly string[], signer?: Signer, protocol?: '4.0' | '4.1'): TensormineClient {
@@ -265,8 +269,8 @@ describe('validator nodes on one PostgreSQL', () => {
     try {
       const databaseUrl = await pg.createDatabase();
       const env = { ...HEX, TENSORMINE_GENESIS_FILE: genesisFile };
-      const a = await startNode({ nodeId: 'node-0', databaseUrl, env });
-      const b = await startNode({ nodeId: 'node-1', databaseUrl, env });
+      const a = await node('node-0', databaseUrl, env);
+      const b = await node('node-1', databaseUrl, env);
       // 40 transfers of 1 PTM from a 10 PTM balance, half through each node, all at once.
       const results = await Promise.all(
         Array.from({ length: 40 }, async (_, i) => {

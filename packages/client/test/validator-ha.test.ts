@@ -13,6 +13,7 @@ import {
 } from '@tensormine/protocol';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { builtEntry } from '../../../test-support/services.ts';
 import {
   HA_START_TIMEOUT_MS,
   HA_STEP_TIMEOUT_MS,
@@ -69,6 +70,9 @@ beforeAll(async () => {
       allocations: [{ pubkey: hexOf(ALICE), token: 'PTM', amount: '100000' }],
     }),
   );
+  // scripts/ha-up.sh starts the nodes from the validator's build while it is current: the run
+  // makes it once if it is missing or stale.
+  await builtEntry('validator');
   ha = await startHaCluster({
     env: {
       TENSORMINE_GENESIS_FILE: genesisFile,

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type KeyPair, signRequest } from '@tensormine/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
+import { builtEntry } from '../../../test-support/services.ts';
 import { PROCESS_START_TIMEOUT_MS, SLOW_TEST_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
 import { openSqliteStorage } from '../src/store/sqlite.js';
 import { hex } from './economy-helpers.js';
@@ -29,9 +30,18 @@ async function startValidator(
   dataDir: string,
   genesisFile: string,
 ): Promise<{ child: ChildProcess; url: string }> {
+  // From the validator's build (made once per run) while it is current, else from the sources.
+  const entry = await builtEntry('validator');
   const child = spawn(
     process.execPath,
-    ['--conditions=@tensormine/source', '--import', 'tsx', 'src/bin.ts', 'start', '--port', '0'],
+    [
+      ...(entry === 'built'
+        ? ['dist/bin.js']
+        : ['--conditions=@tensormine/source', '--import', 'tsx', 'src/bin.ts']),
+      'start',
+      '--port',
+      '0',
+    ],
     {
       cwd: join(import.meta.dirname, '..'),
       env: {

@@ -8,8 +8,10 @@ import {
   hashMeetsTarget,
   hexPowHash,
   type KeyPair,
+  NONCE_OFFSET,
   type PoolMember,
   targetFromHex,
+  u64le,
 } from '@tensormine/protocol';
 import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
@@ -97,10 +99,18 @@ export function grind(challenge: HexChallenge, key: KeyPair, from: number, count
   const shareTarget = targetFromHex(challenge.share_target ?? challenge.target);
   const blockTarget = targetFromHex(challenge.target);
   const out: Hash[] = [];
+  if (count <= 0) return out;
+  // One header, its nonce field rewritten per nonce (u64 LE, as encodeHeader writes it): the
+  // simulations grind hundreds of thousands of nonces.
+  const header = encodeHeader({
+    coord: challenge.coord,
+    challengeHash,
+    minerPublicKey: key.publicKey,
+    nonce: from,
+  });
   for (let nonce = from; nonce < from + count; nonce++) {
-    const pow = hexPowHash(
-      encodeHeader({ coord: challenge.coord, challengeHash, minerPublicKey: key.publicKey, nonce }),
-    );
+    header.set(u64le(nonce), NONCE_OFFSET);
+    const pow = hexPowHash(header);
     out.push({ nonce, share: hashMeetsTarget(pow, shareTarget), block: hashMeetsTarget(pow, blockTarget) });
   }
   return out;

@@ -41,6 +41,8 @@ export interface StartNodeOptions {
   /**
    * `source` (default): `src/bin.ts` under tsx; `built`: `dist/bin.js` under plain Node, as an
    * operator runs it (`npm run build` first), for start times and memory without tsx's compiler.
+   * A test passes what `builtEntry('validator')` (test-support/services.ts) answers: the build,
+   * made once per run, while it is current, else the sources.
    */
   readonly entry?: 'source' | 'built';
   /** Node options before the entry (e.g. `--expose-gc`). */
