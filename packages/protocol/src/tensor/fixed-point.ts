@@ -62,10 +62,10 @@ function matmulRows4(x: Int8Array, w: Int8Array, n: number, r: number, z: Int32A
     for (let j = 0; j < n; j++) {
       const b = w[wk + j]!;
       const d = w[wl + j]!;
-      z[r + j] += a0 * b + c0 * d;
-      z[r1 + j] += a1 * b + c1 * d;
-      z[r2 + j] += a2 * b + c2 * d;
-      z[r3 + j] += a3 * b + c3 * d;
+      z[r + j]! += a0 * b + c0 * d;
+      z[r1 + j]! += a1 * b + c1 * d;
+      z[r2 + j]! += a2 * b + c2 * d;
+      z[r3 + j]! += a3 * b + c3 * d;
     }
   }
   if (k < n) {
@@ -76,10 +76,10 @@ function matmulRows4(x: Int8Array, w: Int8Array, n: number, r: number, z: Int32A
     const wk = k * n;
     for (let j = 0; j < n; j++) {
       const b = w[wk + j]!;
-      z[r + j] += a0 * b;
-      z[r1 + j] += a1 * b;
-      z[r2 + j] += a2 * b;
-      z[r3 + j] += a3 * b;
+      z[r + j]! += a0 * b;
+      z[r1 + j]! += a1 * b;
+      z[r2 + j]! += a2 * b;
+      z[r3 + j]! += a3 * b;
     }
   }
 }
@@ -89,7 +89,7 @@ function matmulRow(x: Int8Array, w: Int8Array, n: number, r: number, z: Int32Arr
   for (let k = 0; k < n; k++) {
     const a = x[r + k]!;
     const wk = k * n;
-    for (let j = 0; j < n; j++) z[r + j] += a * w[wk + j]!;
+    for (let j = 0; j < n; j++) z[r + j]! += a * w[wk + j]!;
   }
 }
 
