@@ -10,13 +10,15 @@
  *    `openssl speed -bytes 16384 sha256` (SHA-NI where the CPU has it; its own CPU user time);
  * 2. the v4.0 search at each device type's largest tensor, native, wasm and js, with the
  *    reference computeWork and the validator's WebAssembly core beside them;
- * 3. the engine's scaling from 1 to 2 worker threads, against bare threads in the same rounds.
+ * 3. the engine's scaling from 1 to 2 worker threads, against bare threads in the same rounds
+ *    (scaling.ts).
  *
- *   npm run bench -w @tensormine/miner      (writes the `miner` section of docs/benchmarks.md)
+ *   npm run bench -w @tensormine/miner      (writes the `miner` and `miner-scaling` sections of
+ *                                            docs/benchmarks.md)
  */
 import { execFileSync } from 'node:child_process';
 import { hash } from 'node:crypto';
-import { availableParallelism, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { computeWork, encodeHeader, sha256, utf8, wasmMac } from '@tensormine/protocol';
@@ -26,7 +28,7 @@ import { prepareHexchain, searchBlock } from '../src/kernels/hexchain.js';
 import { selectKernel } from '../src/kernels/select.js';
 import { TensorSearch } from '../src/kernels/tensor.js';
 import { warmUpJsKernels } from '../src/kernels/warm-up.js';
-import { measureScaling, type Stat, stat, threadCpuNs, times } from './scaling.js';
+import { measureScaling, type Stat, scalingSection, stat, threadCpuNs, times } from './scaling.js';
 
 const docPath = join(dirname(fileURLToPath(import.meta.url)), '../../../docs/benchmarks.md');
 const loadAtStart = loadavg()[0]!;
@@ -236,17 +238,6 @@ for (const { name, job: t } of benchJobs(0, 1)) {
   console.log(tensorRows.at(-1));
 }
 
-// 3. Scaling from 1 to 2 workers (bench/scaling.ts; alone: npm run bench:scaling).
-const scaling = await measureScaling(selection.nativeLibrary!);
-const { threads, scalingRows, cpuRows, efficiencyNative, efficiencyJs } = scaling;
-console.log(scaling.verdict);
-
-const cores = availableParallelism();
-// On a machine busier than its cores, what a second thread gets is the neighbours' to decide.
-const oversubscribed =
-  loadAtStart > cores
-    ? `**Measured on an oversubscribed machine** (load average ${loadAtStart.toFixed(1)} on ${cores} cores at the start): the wall-time ratios and the verdict below measure the neighbours as much as the engine (see the bare threads' own scaling); the CPU-time scaling and the engine thread's cores (second table) hold. Re-run on a quiet machine.\n\n`
-    : '';
 const tensorVerdicts = tensorTargets.map((t) => `${t.name} ${verdict(t.ratio, 1.5)}`).join('; ');
 writeSection(
   docPath,
@@ -300,38 +291,11 @@ ${tensorRows.join('\n')}
 
 Native / wasm >= 1.5x at every device type's tensor: ${tensorVerdicts}.
 
-### Engine scaling, 1 to ${threads} worker threads (kernel native)
-
-${oversubscribed}| work | engine, 1 thread | engine, ${threads} threads | engine scaling, wall time: median (range) | bare native threads, same rounds | bare JavaScript threads, same rounds |
-|---|---|---|---|---|---|
-${scalingRows.join('\n')}
-
-Throughput of the engine with every worker busy: hashes counted over 1.2 s after a 0.3 s
-warm-up, the 1-thread and ${threads}-thread engines back to back, in ${scaling.rounds} rounds with two
-measurements of what the machine gives a second thread at that moment, without the engine:
-bare worker threads running the native hexchain scan in a loop, and bare worker threads running
-plain JavaScript integer rounds. The tensor work is the offline benchmark's (level 10, without
-stopping at a result: about one solution per 170 nonces, far more than real mining checks),
-once as the engine ships (each solution recomputed with the reference in the worker that found
-it) and once with \`referenceCheck: 'engine'\` (on the engine's thread, as before:
-docs/architecture.md, where a result is checked). The engine's scaling divided by the
-machine's, median of the rounds of hexchain and tensor as shipped (range):
-**${efficiencyNative.median.toFixed(2)}** (${efficiencyNative.min.toFixed(2)} – ${efficiencyNative.max.toFixed(2)}) against the bare native threads, **${efficiencyJs.median.toFixed(2)}** (${efficiencyJs.min.toFixed(2)} – ${efficiencyJs.max.toFixed(2)}) against the bare JavaScript threads (target
->= 0.95: ${scaling.met ? 'met' : '**not met**'}); the tensor work checked on the engine's thread:
-${scaling.before.native.median.toFixed(2)} (${scaling.before.native.min.toFixed(2)} – ${scaling.before.native.max.toFixed(2)}) and ${scaling.before.js.median.toFixed(2)} (${scaling.before.js.min.toFixed(2)} – ${scaling.before.js.max.toFixed(2)}). This section alone, with its
-verdict line, in about 2 minutes: \`npm run bench:scaling -w @tensormine/miner\`.
-
-Where the wall-time scaling goes, from the same windows: the cores the bench process had (its
-threads' CPU time over the window, /proc/self/task/*/schedstat) and the cores it waited for
-(run-queue time: runnable threads that no core was free for), the engine's thread's own CPU
-time and the results it emitted, and the hashes per second of the process's CPU time (all
-threads: the workers, the engine's main thread, the runtime's). The CPU-time scaling,
-${threads} x (hashes per CPU second with ${threads} workers) / (with 1), is what the engine gives when
-each worker has a core of its own: it is below ${threads}x only by the engine's own costs
-(main-thread work per report, messages, memory contention between the workers); the wall-time
-scaling is that times the share of the second core the machine gave.
-
-| work | 1 worker: cores had / waited for | ${threads} workers: cores had / waited for | main thread's cores, 1 / ${threads} workers | results emitted per second, 1 / ${threads} workers | hashes per CPU second, 1 worker | per CPU second, ${threads} workers | CPU-time scaling: median (range) |
-|---|---|---|---|---|---|---|---|
-${cpuRows.join('\n')}`,
+The engine's scaling from 1 to 2 worker threads: the next section.`,
 );
+
+// 3. Scaling from 1 to 2 workers (bench/scaling.ts; alone: npm run bench:scaling), its own section.
+const scalingLoad = loadavg()[0]!;
+const scaling = await measureScaling(selection.nativeLibrary!);
+writeSection(docPath, 'miner-scaling', scalingSection(scaling, scalingLoad));
+console.log(scaling.verdict);

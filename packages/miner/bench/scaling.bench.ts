@@ -1,26 +1,38 @@
 /**
- * The engine's 1 -> 2 worker scaling alone (section 3 of kernels.bench.ts), for a quick re-run of
- * its verdict: about 2 minutes (5 rounds of about 8 s for hexchain, for tensor work as it ships, and for
- * tensor work checked on the engine's thread as before). Prints the
- * tables and the verdict line; writes nothing (the full `npm run bench` writes docs/benchmarks.md).
+ * The engine's 1 -> 2 worker scaling (bench/scaling.ts; also section 3 of kernels.bench.ts): about
+ * 2 minutes (9 rounds of about 12 s). Prints the tables and the verdict line and writes the
+ * `miner-scaling` section of docs/benchmarks.md.
  *
  *   npm run bench:scaling -w @tensormine/miner
+ *   npm run bench:scaling -w @tensormine/miner -- --rounds 4 --window-ms 500   (a quick look)
  */
-import { availableParallelism, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { writeSection } from '../../protocol/bench/harness.js';
 import { selectKernel } from '../src/kernels/select.js';
-import { measureScaling } from './scaling.js';
+import { measureScaling, scalingSection } from './scaling.js';
 
+const docPath = join(dirname(fileURLToPath(import.meta.url)), '../../../docs/benchmarks.md');
 const selection = await selectKernel('native');
 if (selection.kernel !== 'native') throw new Error(`the native kernels cannot run here: ${selection.notice}`);
-const started = performance.now();
 const load = loadavg()[0]!;
-const scaling = await measureScaling(selection.nativeLibrary!);
+const { values } = parseArgs({ options: { rounds: { type: 'string' }, 'window-ms': { type: 'string' } } });
+const positive = (name: string, value: string | undefined) => {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name}: expected a positive integer, got ${value}`);
+  return n;
+};
+const scaling = await measureScaling(selection.nativeLibrary!, {
+  rounds: positive('rounds', values.rounds),
+  windowMs: positive('window-ms', values['window-ms']),
+});
+for (const line of scaling.controls) console.log(`- ${line}`);
+for (const row of [...scaling.scalingRows, ...scaling.cpuRows]) console.log(row);
+writeSection(docPath, 'miner-scaling', scalingSection(scaling, load));
 console.log(
-  `load average ${load.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end; ${((performance.now() - started) / 1000).toFixed(0)} s`,
+  `load average ${load.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end; ${scaling.seconds.toFixed(0)} s; written to docs/benchmarks.md (miner-scaling)`,
 );
-if (load > availableParallelism()) {
-  console.log(
-    `oversubscribed (load ${load.toFixed(1)} on ${availableParallelism()} cores): the wall-time verdict measures the neighbours too`,
-  );
-}
 console.log(scaling.verdict);

@@ -1,6 +1,6 @@
 import { expand } from '../hash.js';
 import type { Activation, Operation } from './devices.js';
-import { conv3x3, matmul } from './fixed-point.js';
+import { ACTIVATION_AFFINE, conv3x3, matmul } from './fixed-point.js';
 import { MAC_LAYOUT, POST_LAYOUT, WASM_BASE64 } from './mac-wasm.generated.js';
 
 /**
@@ -100,13 +100,6 @@ interface MacExports {
     lo: number,
   ): void;
 }
-
-/** The activations as clamp(a * mul + add, lo, 127) (fixed-point.ts relu, sigmoid, tanh). */
-const ACTIVATION_AFFINE: Readonly<Record<Activation, readonly [number, number, number]>> = {
-  relu: [1, 0, 0],
-  sigmoid: [1, 64, 0],
-  tanh: [4, 0, -128],
-};
 
 let compiled: object | null | undefined;
 

@@ -1,7 +1,7 @@
 import { concatBytes, u8, u16le, u32le, u64le } from '../bytes.js';
 import { taggedHash } from '../hash.js';
 import type { Activation, Operation } from './devices.js';
-import { clampInt8, floorDiv, normalize, normalizeShift, relu, sigmoid, tanh } from './fixed-point.js';
+import { ACTIVATION_AFFINE, clampInt, floorDiv, normalize, normalizeShift } from './fixed-point.js';
 import { type AccumulatorPasses, type MacCore, referenceMac } from './mac.js';
 import { mmlScoreFromBits, mmlScoreQ16 } from './mml.js';
 
@@ -105,8 +105,6 @@ export function computeWork(
   };
 }
 
-const ACTIVATION_FUNCTIONS: Readonly<Record<Activation, (a: number) => number>> = { relu, sigmoid, tanh };
-
 interface Activations {
   readonly accHash: Uint8Array;
   readonly result: Int8Array;
@@ -121,12 +119,21 @@ function activations(task: TensorTask, shape: readonly number[], z: Int32Array):
   const pre = normalize(z);
   const result = new Int8Array(pre.length);
   const fired = new Uint8Array(Math.ceil(pre.length / 8));
-  const act = ACTIVATION_FUNCTIONS[task.activation];
+  // A = clamp(pre + bias, -128, 127) and Y = activation(A) = clamp(A * mul + add, lo, 127)
+  // (fixed-point.ts), without a branch on the data; the fired bits of each byte are gathered in
+  // `bits` ((0 - A) >>> 31 is 1 when A > 0).
+  const [mul, add, lo] = ACTIVATION_AFFINE[task.activation];
+  let bits = 0;
   for (let i = 0; i < pre.length; i++) {
-    const a = clampInt8(pre[i]! + bias);
-    if (a > 0) fired[i >> 3]! |= 1 << (i & 7);
-    result[i] = act(a);
+    const a = clampInt(pre[i]! + bias, -128, 127);
+    bits |= ((0 - a) >>> 31) << (i & 7);
+    result[i] = clampInt(a * mul + add, lo, 127);
+    if ((i & 7) === 7) {
+      fired[i >> 3] = bits;
+      bits = 0;
+    }
   }
+  if ((pre.length & 7) !== 0) fired[pre.length >> 3] = bits;
   return { accHash, result, fired, mml: mmlScoreQ16(fired, pre.length) };
 }
 
