@@ -58,16 +58,8 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
       }
       const pubkey = body.block.miner_pubkey;
       const key = backoffKey(request.ip, pubkey);
-      // Issued together: one round trip on PostgreSQL (the terms of an unknown challenge are none).
-      const found = await ctx.storage.read(async (tx) => {
-        const [challenge, terms, backoff, member] = await Promise.all([
-          tx.hexChallenges.get(body.challenge_id),
-          tx.pool.getChallengeTerms(body.challenge_id),
-          tx.pool.getBackoff(key),
-          tx.pool.getMember(pubkey),
-        ]);
-        return { backoff, challenge, terms: challenge === undefined ? undefined : terms, member };
-      });
+      // One statement: the challenge, its share terms, the back-off and the member.
+      const found = await ctx.storage.read((tx) => tx.pool.shareContext(body.challenge_id, key, pubkey));
       const waitMs = backoff.waitOf(found.backoff);
       if (waitMs > 0) {
         const retryAfter = Math.ceil(waitMs / 1000);
@@ -202,17 +194,41 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
         }
       }
 
+      const from = found.member;
+      const share = {
+        pubkey,
+        challengeId: challenge.id,
+        powHash,
+        difficulty: terms.shareDifficulty,
+        blockDifficulty: challenge.difficulty,
+        stale: stale !== undefined,
+        createdAtMs: nowMs,
+      };
+      const lastShareAt = Math.floor(nowMs / 1000);
+      const vardiff = (tx: StorageTx) => ({
+        nowMs,
+        blockDifficulty: chain().info().difficulty,
+        targetIntervalMs: ctx.config.poolShareIntervalMs,
+        acceptedShares: 1,
+        initial: () => startingShareDifficulty(tx, pubkey, ctx.config.poolShareIntervalMs),
+      });
       const outcome = await ctx.storage.transaction(async (tx) => {
-        const inserted = await tx.pool.insertShare({
-          pubkey,
-          challengeId: challenge.id,
-          powHash,
-          difficulty: terms.shareDifficulty,
-          blockDifficulty: challenge.difficulty,
-          stale: stale !== undefined,
-          createdAtMs: nowMs,
-        });
-        if (!inserted) return { duplicate: true as const };
+        if (stale === undefined && from.shareDifficulty !== null) {
+          // The usual share: recorded with its member's advance (computed from the member as
+          // read above) in one statement, one round trip on PostgreSQL (docs/storage.md).
+          const next = await advanceVardiff(from, vardiff(tx));
+          const recorded = await tx.pool.recordShare(share, { from, next: { ...next, lastShareAt } });
+          if (!recorded.inserted) return { duplicate: true as const };
+          if (recorded.advanced) {
+            await tx.counters.add(COUNTERS.sharesAccepted, 1);
+            await cleared(tx);
+            return { duplicate: false as const, next: next.shareDifficulty };
+          }
+          // The member changed since it was read (another of its shares, a block, a vardiff
+          // step): locked and advanced below; its share is already recorded.
+        } else if (!(await tx.pool.insertShare(share))) {
+          return { duplicate: true as const };
+        }
         const member = await tx.pool.getMember(pubkey, { lock: true });
         if (member === undefined) throw new Error(`pool: member ${pubkey} vanished`);
         if (stale !== undefined) {
@@ -220,22 +236,13 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
           await tx.counters.add(COUNTERS.sharesStale, 1);
           return { duplicate: false as const, next: member.shareDifficulty };
         }
-        const advanced = await advanceVardiff(member, {
-          nowMs,
-          blockDifficulty: chain().info().difficulty,
-          targetIntervalMs: ctx.config.poolShareIntervalMs,
-          acceptedShares: 1,
-          initial: () => startingShareDifficulty(tx, pubkey, ctx.config.poolShareIntervalMs),
-        });
-        await tx.pool.putMember({
-          ...advanced,
-          sharesAccepted: member.sharesAccepted + 1,
-          lastShareAt: Math.floor(nowMs / 1000),
-        });
+        const advanced = await advanceVardiff(member, vardiff(tx));
+        await tx.pool.putMember({ ...advanced, sharesAccepted: member.sharesAccepted + 1, lastShareAt });
         await tx.counters.add(COUNTERS.sharesAccepted, 1);
         await cleared(tx);
         return { duplicate: false as const, next: advanced.shareDifficulty };
-        // Row locks: the share's pow hash is unique, the member is locked before it is read.
+        // Row locks: the share's pow hash is unique, the member is changed only by a
+        // compare-and-set or locked before it is read.
       }, ROW_LOCKS);
       if (outcome.duplicate) {
         return refuse(

@@ -8,6 +8,7 @@ import type {
   StoredPoolShare,
 } from '../types.js';
 import type { Row } from './executor.js';
+import { HEX_CHALLENGE_COLUMNS, toHexChallenge } from './hex-challenges.js';
 import type { Scope } from './scope.js';
 import { bigintOf, checkBigint, checkCount, int, nullableInt, nullableText, text } from './values.js';
 
@@ -17,6 +18,8 @@ const MEMBER_COLUMNS =
   'pubkey, stake, joined_at, share_difficulty, vardiff_since_ms, vardiff_shares, shares_accepted, shares_stale, shares_rejected, blocks_found, last_share_at';
 const SHARE_COLUMNS =
   'id, pubkey, challenge_id, pow_hash, difficulty, block_difficulty, stale, created_at_ms';
+const TERMS_COLUMNS = 'challenge_id, pubkey, share_difficulty';
+const BACKOFF_COLUMNS = 'backoff_key, invalid, last_invalid_ms, until_ms';
 const BLOCK_COLUMNS =
   'block_hash, height, q, r, s, finder, reward, fee, "window", last_share_id, payees, found_at_ms, finder_payout';
 
@@ -97,15 +100,9 @@ export class SqlPoolRepo implements PoolRepo {
   async getChallengeTerms(challengeId: string): Promise<PoolChallengeTerms | undefined> {
     const row = await this.scope
       .read()
-      .prepare('SELECT challenge_id, pubkey, share_difficulty FROM pool_challenges WHERE challenge_id = ?')
+      .prepare(`SELECT ${TERMS_COLUMNS} FROM pool_challenges WHERE challenge_id = ?`)
       .get(challengeId);
-    return row === undefined
-      ? undefined
-      : {
-          challengeId: text(row, 'challenge_id'),
-          pubkey: text(row, 'pubkey'),
-          shareDifficulty: bigintOf(row, 'share_difficulty'),
-        };
+    return row === undefined ? undefined : toTerms(row);
   }
 
   async insertShare(s: PoolShareRecord): Promise<boolean> {
@@ -127,6 +124,66 @@ export class SqlPoolRepo implements PoolRepo {
         s.createdAtMs,
       );
     return result.changes === 1;
+  }
+
+  async recordShare(
+    s: PoolShareRecord,
+    member: { readonly from: PoolMemberRecord; readonly next: PoolMemberRecord },
+  ): Promise<{ readonly inserted: boolean; readonly advanced: boolean }> {
+    checkBigint('pool.recordShare: difficulty', s.difficulty);
+    checkBigint('pool.recordShare: blockDifficulty', s.blockDifficulty);
+    const { from, next } = member;
+    if (s.stale) throw new Error('pool.recordShare: a stale share is recorded with insertShare');
+    if (s.pubkey !== from.pubkey || next.pubkey !== from.pubkey) {
+      throw new Error('pool.recordShare: the share, from and next must be of one member');
+    }
+    if (from.shareDifficulty === null || next.shareDifficulty === null) {
+      throw new Error('pool.recordShare: the member must have a share difficulty');
+    }
+    checkCount('pool.recordShare: next.vardiffShares', next.vardiffShares);
+    const db = this.scope.write('pool.recordShare');
+    const shareValues = [
+      s.pubkey,
+      s.challengeId,
+      s.powHash,
+      s.difficulty.toString(),
+      s.blockDifficulty.toString(),
+      s.createdAtMs,
+    ];
+    // The member's row changes only if its vardiff state is the one `next` was computed from
+    // (a compare-and-set: no lock taken before, none held longer than the statement needs).
+    const memberValues = [
+      next.shareDifficulty.toString(),
+      next.vardiffSinceMs,
+      next.vardiffShares,
+      next.lastShareAt,
+      s.pubkey,
+      from.shareDifficulty.toString(),
+      from.vardiffSinceMs,
+      from.vardiffShares,
+    ];
+    const insert =
+      'INSERT INTO pool_shares (pubkey, challenge_id, pow_hash, difficulty, block_difficulty, stale, created_at_ms) ' +
+      'VALUES (?, ?, ?, ?, ?, 0, ?) ON CONFLICT (pow_hash) DO NOTHING';
+    const update =
+      'UPDATE pool_members SET share_difficulty = ?, vardiff_since_ms = ?, vardiff_shares = ?, last_share_at = ?, ' +
+      'shares_accepted = shares_accepted + 1 WHERE pubkey = ? AND share_difficulty = ? AND vardiff_since_ms = ? AND vardiff_shares = ?';
+    if (!db.dialect.concurrentWriters) {
+      // SQLite (no data-modifying WITH): two statements, in process, one writer at a time.
+      if ((await db.prepare(insert).run(...shareValues)).changes !== 1) return NOT_INSERTED;
+      const advanced = (await db.prepare(update).run(...memberValues)).changes === 1;
+      return { inserted: true, advanced };
+    }
+    // PostgreSQL: one statement, so one round trip. The share's unique pow hash is locked first,
+    // then the member's row, as every other path that records a share (no deadlock between them).
+    const row = await db
+      .prepare(
+        `WITH ins AS (${insert} RETURNING id), upd AS (${update} AND EXISTS (SELECT 1 FROM ins) RETURNING pubkey) ` +
+          'SELECT (SELECT count(*) FROM ins) AS inserted, (SELECT count(*) FROM upd) AS advanced',
+      )
+      .get(...shareValues, ...memberValues);
+    if (row === undefined) throw new Error('pool.recordShare: no answer');
+    return { inserted: int(row, 'inserted') === 1, advanced: int(row, 'advanced') === 1 };
   }
 
   async sharesBefore(beforeId: number, afterId: number, limit: number): Promise<StoredPoolShare[]> {
@@ -225,18 +282,39 @@ export class SqlPoolRepo implements PoolRepo {
   async getBackoff(key: string): Promise<PoolBackoffRecord | undefined> {
     const row = await this.scope
       .read()
-      .prepare(
-        'SELECT backoff_key, invalid, last_invalid_ms, until_ms FROM pool_backoff WHERE backoff_key = ?',
-      )
+      .prepare(`SELECT ${BACKOFF_COLUMNS} FROM pool_backoff WHERE backoff_key = ?`)
       .get(key);
-    return row === undefined
-      ? undefined
-      : {
-          key: text(row, 'backoff_key'),
-          invalid: int(row, 'invalid'),
-          lastInvalidMs: int(row, 'last_invalid_ms'),
-          untilMs: int(row, 'until_ms'),
-        };
+    return row === undefined ? undefined : toBackoff(row);
+  }
+
+  async shareContext(challengeId: string, backoffKey: string, pubkey: string) {
+    // One statement (one row: every part LEFT JOINed to it), where four would cost four
+    // executions and, on PostgreSQL, four statements' protocol work on both sides.
+    const row = await this.scope
+      .read()
+      .prepare(
+        `SELECT ${HEX_CHALLENGE_COLUMNS.split(', ')
+          .map((c) => `c.${c}`)
+          .join(', ')}, ${prefixed('t', TERMS_COLUMNS)}, ${prefixed('b', BACKOFF_COLUMNS)}, ${prefixed('m', MEMBER_COLUMNS)} ` +
+          'FROM (SELECT 1 AS one) AS one LEFT JOIN hex_challenges c ON c.id = ? ' +
+          'LEFT JOIN pool_challenges t ON t.challenge_id = c.id LEFT JOIN pool_backoff b ON b.backoff_key = ? ' +
+          'LEFT JOIN pool_members m ON m.pubkey = ?',
+      )
+      .get(challengeId, backoffKey, pubkey);
+    if (row === undefined) throw new Error('pool.shareContext: no row');
+    const part = (prefix: string, key: string) => {
+      const sub = unprefixed(row, prefix);
+      return sub[key] === null ? undefined : sub;
+    };
+    const terms = part('t', 'challenge_id');
+    const backoff = part('b', 'backoff_key');
+    const member = part('m', 'pubkey');
+    return {
+      challenge: row.id === null ? undefined : toHexChallenge(row),
+      terms: terms === undefined ? undefined : toTerms(terms),
+      backoff: backoff === undefined ? undefined : toBackoff(backoff),
+      member: member === undefined ? undefined : toMember(member),
+    };
   }
 
   async putBackoff(e: PoolBackoffRecord): Promise<void> {
@@ -268,6 +346,43 @@ export class SqlPoolRepo implements PoolRepo {
     return Number(result.changes);
   }
 }
+
+/** `t.a AS t_a, t.b AS t_b`: the columns of the table aliased `alias`, named apart. */
+function prefixed(alias: string, columns: string): string {
+  return columns
+    .split(', ')
+    .map((c) => `${alias}.${c} AS ${alias}_${c}`)
+    .join(', ');
+}
+
+/** The columns of `row` named `<prefix>_...`, without the prefix. */
+function unprefixed(row: Row, prefix: string): Row {
+  const start = `${prefix}_`;
+  return Object.fromEntries(
+    Object.entries(row)
+      .filter(([k]) => k.startsWith(start))
+      .map(([k, v]) => [k.slice(start.length), v]),
+  );
+}
+
+function toTerms(row: Row): PoolChallengeTerms {
+  return {
+    challengeId: text(row, 'challenge_id'),
+    pubkey: text(row, 'pubkey'),
+    shareDifficulty: bigintOf(row, 'share_difficulty'),
+  };
+}
+
+function toBackoff(row: Row): PoolBackoffRecord {
+  return {
+    key: text(row, 'backoff_key'),
+    invalid: int(row, 'invalid'),
+    lastInvalidMs: int(row, 'last_invalid_ms'),
+    untilMs: int(row, 'until_ms'),
+  };
+}
+
+const NOT_INSERTED = { inserted: false, advanced: false } as const;
 
 function toMember(row: Row): PoolMemberRecord {
   const shareDifficulty = nullableText(row, 'share_difficulty');

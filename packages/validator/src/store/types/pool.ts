@@ -1,4 +1,4 @@
-import type { CoordRecord } from './hexchain.js';
+import type { CoordRecord, HexChallengeRecord } from './hexchain.js';
 
 // Mining pool (services/pool/): part of the storage interface (../types.ts).
 
@@ -87,6 +87,19 @@ export interface PoolRepo {
   getChallengeTerms(challengeId: string): Promise<PoolChallengeTerms | undefined>;
   /** False (nothing written) when a share with this pow hash exists. */
   insertShare(share: PoolShareRecord): Promise<boolean>;
+  /**
+   * An accepted (not stale) share and its member's advance, in one statement on PostgreSQL
+   * (docs/storage.md, "Pool shares"): inserts `share` (`inserted` false, nothing written, when a
+   * share with its pow hash exists), then, if the member's vardiff state is still the one
+   * `next` was computed from (`from`: share difficulty, vardiff window start and count), writes
+   * `next`'s vardiff state and last share time and adds one accepted share (`advanced`).
+   * `inserted` without `advanced`: the member changed meanwhile; the caller locks it
+   * (`getMember` with `lock`) and advances it itself, in the same transaction.
+   */
+  recordShare(
+    share: PoolShareRecord,
+    member: { readonly from: PoolMemberRecord; readonly next: PoolMemberRecord },
+  ): Promise<{ readonly inserted: boolean; readonly advanced: boolean }>;
   /** Paid (non-stale) shares with afterId < id < beforeId, newest first. */
   sharesBefore(beforeId: number, afterId: number, limit: number): Promise<StoredPoolShare[]>;
   /** The id of the newest share (0 when none). */
@@ -110,6 +123,21 @@ export interface PoolRepo {
    */
   pruneChallengeTerms(expiredBeforeS: number, limit: number): Promise<number>;
   getBackoff(key: string): Promise<PoolBackoffRecord | undefined>;
+  /**
+   * What a share is checked against, in one statement: its challenge, the share terms it was
+   * issued with (none when the challenge is unknown), the back-off of the sender's address and
+   * key, and the member.
+   */
+  shareContext(
+    challengeId: string,
+    backoffKey: string,
+    pubkey: string,
+  ): Promise<{
+    readonly challenge: HexChallengeRecord | undefined;
+    readonly terms: PoolChallengeTerms | undefined;
+    readonly backoff: PoolBackoffRecord | undefined;
+    readonly member: PoolMemberRecord | undefined;
+  }>;
   putBackoff(entry: PoolBackoffRecord): Promise<void>;
   deleteBackoff(key: string): Promise<void>;
   /** Deletes at most `limit` back-off entries whose last invalid share is older than `beforeMs`. */
