@@ -21,6 +21,7 @@ import type { HexchainService } from '../types.js';
 import { backoffKey, type ShareBackoff } from './backoff.js';
 import { advanceVardiff, isMember, startingShareDifficulty } from './members.js';
 import { PRUNE_EXPIRY_SLACK_S } from './prune.js';
+import { ShareRecorder } from './recorder.js';
 
 /**
  * POST /api/hexchain/pool/share (docs/protocol.md section 4.13). A share is verified like a
@@ -46,6 +47,11 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
     await ctx.metrics.recordRejection(error.code, 'share');
     throw error;
   };
+
+  const recorder = new ShareRecorder(ctx.storage, {
+    transaction: ROW_LOCKS,
+    count: (tx, n) => tx.counters.add(COUNTERS.sharesAccepted, n),
+  });
 
   return routeHandlers({
     async poolShare(request) {
@@ -205,45 +211,51 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
         createdAtMs: nowMs,
       };
       const lastShareAt = Math.floor(nowMs / 1000);
-      const vardiff = (tx: StorageTx) => ({
+      const vardiff = (tx: StorageTx | undefined) => ({
         nowMs,
         blockDifficulty: chain().info().difficulty,
         targetIntervalMs: ctx.config.poolShareIntervalMs,
         acceptedShares: 1,
-        initial: () => startingShareDifficulty(tx, pubkey, ctx.config.poolShareIntervalMs),
+        initial: () => {
+          // Only a member without a share difficulty needs it (never on the grouped path).
+          if (tx === undefined) throw new Error('pool: a starting share difficulty outside a transaction');
+          return startingShareDifficulty(tx, pubkey, ctx.config.poolShareIntervalMs);
+        },
       });
-      const outcome = await ctx.storage.transaction(async (tx) => {
-        if (stale === undefined && from.shareDifficulty !== null) {
-          // The usual share: recorded with its member's advance (computed from the member as
-          // read above) in one statement, one round trip on PostgreSQL (docs/storage.md).
-          const next = await advanceVardiff(from, vardiff(tx));
-          const recorded = await tx.pool.recordShare(share, { from, next: { ...next, lastShareAt } });
-          if (!recorded.inserted) return { duplicate: true as const };
-          if (recorded.advanced) {
-            await tx.counters.add(COUNTERS.sharesAccepted, 1);
-            await cleared(tx);
-            return { duplicate: false as const, next: next.shareDifficulty };
-          }
-          // The member changed since it was read (another of its shares, a block, a vardiff
-          // step): locked and advanced below; its share is already recorded.
-        } else if (!(await tx.pool.insertShare(share))) {
-          return { duplicate: true as const };
-        }
+      /** Locks the member, advances it by this share and counts it; its next share difficulty. */
+      const advance = async (tx: StorageTx) => {
         const member = await tx.pool.getMember(pubkey, { lock: true });
         if (member === undefined) throw new Error(`pool: member ${pubkey} vanished`);
-        if (stale !== undefined) {
-          await tx.pool.putMember({ ...member, sharesStale: member.sharesStale + 1 });
-          await tx.counters.add(COUNTERS.sharesStale, 1);
-          return { duplicate: false as const, next: member.shareDifficulty };
-        }
         const advanced = await advanceVardiff(member, vardiff(tx));
         await tx.pool.putMember({ ...advanced, sharesAccepted: member.sharesAccepted + 1, lastShareAt });
         await tx.counters.add(COUNTERS.sharesAccepted, 1);
-        await cleared(tx);
-        return { duplicate: false as const, next: advanced.shareDifficulty };
-        // Row locks: the share's pow hash is unique, the member is changed only by a
-        // compare-and-set or locked before it is read.
-      }, ROW_LOCKS);
+        return advanced.shareDifficulty;
+      };
+      const outcome =
+        stale === undefined && from.shareDifficulty !== null
+          ? // The usual share: written in the node's next group of shares with its member's
+            // advance, computed from the member as read above (docs/storage.md, "Pool shares").
+            await recorder.write({
+              share,
+              from,
+              next: { ...(await advanceVardiff(from, vardiff(undefined))), lastShareAt },
+              readvance: (tx) => advance(tx),
+              recorded: cleared,
+            })
+          : await ctx.storage.transaction(async (tx) => {
+              if (!(await tx.pool.insertShare(share))) return { duplicate: true as const };
+              if (stale === undefined) {
+                const shareDifficulty = await advance(tx);
+                await cleared(tx);
+                return { duplicate: false as const, shareDifficulty };
+              }
+              const member = await tx.pool.getMember(pubkey, { lock: true });
+              if (member === undefined) throw new Error(`pool: member ${pubkey} vanished`);
+              await tx.pool.putMember({ ...member, sharesStale: member.sharesStale + 1 });
+              await tx.counters.add(COUNTERS.sharesStale, 1);
+              return { duplicate: false as const, shareDifficulty: member.shareDifficulty };
+              // Row locks: the share's pow hash is unique, the member is locked before it is read.
+            }, ROW_LOCKS);
       if (outcome.duplicate) {
         return refuse(
           new ApiError(
@@ -268,7 +280,7 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
         accepted: true as const,
         kind: 'share' as const,
         share_difficulty: Number(terms.shareDifficulty),
-        next_share_difficulty: Number(outcome.next ?? terms.shareDifficulty),
+        next_share_difficulty: Number(outcome.shareDifficulty ?? terms.shareDifficulty),
         pow_hash: powHash,
         block: null,
       };

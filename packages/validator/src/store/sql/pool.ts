@@ -5,6 +5,7 @@ import type {
   PoolMemberRecord,
   PoolRepo,
   PoolShareRecord,
+  ShareToRecord,
   StoredPoolShare,
 } from '../types.js';
 import type { Row } from './executor.js';
@@ -126,64 +127,97 @@ export class SqlPoolRepo implements PoolRepo {
     return result.changes === 1;
   }
 
-  async recordShare(
-    s: PoolShareRecord,
-    member: { readonly from: PoolMemberRecord; readonly next: PoolMemberRecord },
-  ): Promise<{ readonly inserted: boolean; readonly advanced: boolean }> {
-    checkBigint('pool.recordShare: difficulty', s.difficulty);
-    checkBigint('pool.recordShare: blockDifficulty', s.blockDifficulty);
-    const { from, next } = member;
-    if (s.stale) throw new Error('pool.recordShare: a stale share is recorded with insertShare');
-    if (s.pubkey !== from.pubkey || next.pubkey !== from.pubkey) {
-      throw new Error('pool.recordShare: the share, from and next must be of one member');
+  async recordShares(items: readonly ShareToRecord[]): Promise<{ inserted: boolean; advanced: boolean }[]> {
+    for (const { share: s, from, next } of items) {
+      checkBigint('pool.recordShares: difficulty', s.difficulty);
+      checkBigint('pool.recordShares: blockDifficulty', s.blockDifficulty);
+      checkCount('pool.recordShares: next.vardiffShares', next.vardiffShares);
+      if (s.stale) throw new Error('pool.recordShares: a stale share is recorded with insertShare');
+      if (s.pubkey !== from.pubkey || next.pubkey !== from.pubkey) {
+        throw new Error('pool.recordShares: a share, its from and next must be of one member');
+      }
+      if (from.shareDifficulty === null || next.shareDifficulty === null) {
+        throw new Error('pool.recordShares: the member must have a share difficulty');
+      }
     }
-    if (from.shareDifficulty === null || next.shareDifficulty === null) {
-      throw new Error('pool.recordShare: the member must have a share difficulty');
+    if (new Set(items.map((i) => i.share.pubkey)).size !== items.length) {
+      throw new Error('pool.recordShares: at most one share per member');
     }
-    checkCount('pool.recordShare: next.vardiffShares', next.vardiffShares);
-    const db = this.scope.write('pool.recordShare');
-    const shareValues = [
-      s.pubkey,
-      s.challengeId,
-      s.powHash,
-      s.difficulty.toString(),
-      s.blockDifficulty.toString(),
-      s.createdAtMs,
-    ];
-    // The member's row changes only if its vardiff state is the one `next` was computed from
-    // (a compare-and-set: no lock taken before, none held longer than the statement needs).
-    const memberValues = [
-      next.shareDifficulty.toString(),
-      next.vardiffSinceMs,
-      next.vardiffShares,
-      next.lastShareAt,
-      s.pubkey,
-      from.shareDifficulty.toString(),
-      from.vardiffSinceMs,
-      from.vardiffShares,
-    ];
-    const insert =
-      'INSERT INTO pool_shares (pubkey, challenge_id, pow_hash, difficulty, block_difficulty, stale, created_at_ms) ' +
-      'VALUES (?, ?, ?, ?, ?, 0, ?) ON CONFLICT (pow_hash) DO NOTHING';
-    const update =
-      'UPDATE pool_members SET share_difficulty = ?, vardiff_since_ms = ?, vardiff_shares = ?, last_share_at = ?, ' +
-      'shares_accepted = shares_accepted + 1 WHERE pubkey = ? AND share_difficulty = ? AND vardiff_since_ms = ? AND vardiff_shares = ?';
+    if (items.length === 0) return [];
+    const db = this.scope.write('pool.recordShares');
     if (!db.dialect.concurrentWriters) {
-      // SQLite (no data-modifying WITH): two statements, in process, one writer at a time.
-      if ((await db.prepare(insert).run(...shareValues)).changes !== 1) return NOT_INSERTED;
-      const advanced = (await db.prepare(update).run(...memberValues)).changes === 1;
-      return { inserted: true, advanced };
+      // SQLite (no data-modifying WITH): two statements a share, in process, one writer at a time.
+      const out: { inserted: boolean; advanced: boolean }[] = [];
+      for (const { share: s, from, next } of items) {
+        const inserted =
+          (
+            await db
+              .prepare(
+                'INSERT INTO pool_shares (pubkey, challenge_id, pow_hash, difficulty, block_difficulty, stale, created_at_ms) ' +
+                  'VALUES (?, ?, ?, ?, ?, 0, ?) ON CONFLICT (pow_hash) DO NOTHING',
+              )
+              .run(
+                s.pubkey,
+                s.challengeId,
+                s.powHash,
+                `${s.difficulty}`,
+                `${s.blockDifficulty}`,
+                s.createdAtMs,
+              )
+          ).changes === 1;
+        const advanced =
+          inserted &&
+          (
+            await db
+              .prepare(
+                'UPDATE pool_members SET share_difficulty = ?, vardiff_since_ms = ?, vardiff_shares = ?, last_share_at = ?, ' +
+                  'shares_accepted = shares_accepted + 1 WHERE pubkey = ? AND share_difficulty = ? AND vardiff_since_ms = ? AND vardiff_shares = ?',
+              )
+              .run(
+                `${next.shareDifficulty}`,
+                next.vardiffSinceMs,
+                next.vardiffShares,
+                next.lastShareAt,
+                s.pubkey,
+                `${from.shareDifficulty}`,
+                from.vardiffSinceMs,
+                from.vardiffShares,
+              )
+          ).changes === 1;
+        out.push({ inserted, advanced });
+      }
+      return out;
     }
-    // PostgreSQL: one statement, so one round trip. The share's unique pow hash is locked first,
-    // then the member's row, as every other path that records a share (no deadlock between them).
-    const row = await db
-      .prepare(
-        `WITH ins AS (${insert} RETURNING id), upd AS (${update} AND EXISTS (SELECT 1 FROM ins) RETURNING pubkey) ` +
-          'SELECT (SELECT count(*) FROM ins) AS inserted, (SELECT count(*) FROM upd) AS advanced',
-      )
-      .get(...shareValues, ...memberValues);
-    if (row === undefined) throw new Error('pool.recordShare: no answer');
-    return { inserted: int(row, 'inserted') === 1, advanced: int(row, 'advanced') === 1 };
+    // PostgreSQL: one statement (one text whatever the number of shares: they travel as one
+    // JSON parameter), so one round trip. Each share's unique pow hash is locked first, then its
+    // member's row, as on every path that records a share (no deadlock between them). A
+    // member's row changes only if its vardiff state is the one `next` was computed from (a
+    // compare-and-set: no lock taken before, none held longer than the transaction).
+    const rows = await db.prepare(RECORD_SHARES_SQL).all(
+      JSON.stringify(
+        items.map(({ share: s, from, next }, ord) => ({
+          ord,
+          pubkey: s.pubkey,
+          challenge_id: s.challengeId,
+          pow_hash: s.powHash,
+          difficulty: `${s.difficulty}`,
+          block_difficulty: `${s.blockDifficulty}`,
+          created_at_ms: s.createdAtMs,
+          next_difficulty: `${next.shareDifficulty}`,
+          next_since_ms: next.vardiffSinceMs,
+          next_shares: next.vardiffShares,
+          last_share_at: next.lastShareAt,
+          from_difficulty: `${from.shareDifficulty}`,
+          from_since_ms: from.vardiffSinceMs,
+          from_shares: from.vardiffShares,
+        })),
+      ),
+    );
+    if (rows.length !== items.length) throw new Error('pool.recordShares: an answer per share expected');
+    return rows.map((row) => ({
+      inserted: int(row, 'inserted') === 1,
+      advanced: int(row, 'advanced') === 1,
+    }));
   }
 
   async sharesBefore(beforeId: number, afterId: number, limit: number): Promise<StoredPoolShare[]> {
@@ -295,7 +329,9 @@ export class SqlPoolRepo implements PoolRepo {
       .prepare(
         `SELECT ${HEX_CHALLENGE_COLUMNS.split(', ')
           .map((c) => `c.${c}`)
-          .join(', ')}, ${prefixed('t', TERMS_COLUMNS)}, ${prefixed('b', BACKOFF_COLUMNS)}, ${prefixed('m', MEMBER_COLUMNS)} ` +
+          .join(
+            ', ',
+          )}, ${prefixed('t', TERMS_COLUMNS)}, ${prefixed('b', BACKOFF_COLUMNS)}, ${prefixed('m', MEMBER_COLUMNS)} ` +
           'FROM (SELECT 1 AS one) AS one LEFT JOIN hex_challenges c ON c.id = ? ' +
           'LEFT JOIN pool_challenges t ON t.challenge_id = c.id LEFT JOIN pool_backoff b ON b.backoff_key = ? ' +
           'LEFT JOIN pool_members m ON m.pubkey = ?',
@@ -347,6 +383,21 @@ export class SqlPoolRepo implements PoolRepo {
   }
 }
 
+/** recordShares on PostgreSQL: the shares in order (`ord`), each one's answer in that order. */
+const RECORD_SHARES_SQL =
+  'WITH v AS (SELECT * FROM json_to_recordset(?::json) AS x(pubkey text, challenge_id text, pow_hash text, ' +
+  'difficulty text, block_difficulty text, created_at_ms bigint, next_difficulty text, next_since_ms bigint, next_shares bigint, ' +
+  'last_share_at bigint, from_difficulty text, from_since_ms bigint, from_shares bigint, ord bigint)), ' +
+  'ins AS (INSERT INTO pool_shares (pubkey, challenge_id, pow_hash, difficulty, block_difficulty, stale, created_at_ms) ' +
+  'SELECT pubkey, challenge_id, pow_hash, difficulty, block_difficulty, 0, created_at_ms FROM v ORDER BY ord ' +
+  'ON CONFLICT (pow_hash) DO NOTHING RETURNING pow_hash), ' +
+  'upd AS (UPDATE pool_members m SET share_difficulty = v.next_difficulty, vardiff_since_ms = v.next_since_ms, ' +
+  'vardiff_shares = v.next_shares, last_share_at = v.last_share_at, shares_accepted = m.shares_accepted + 1 FROM v ' +
+  'WHERE m.pubkey = v.pubkey AND v.pow_hash IN (SELECT pow_hash FROM ins) AND m.share_difficulty = v.from_difficulty ' +
+  'AND m.vardiff_since_ms = v.from_since_ms AND m.vardiff_shares = v.from_shares RETURNING v.pow_hash) ' +
+  'SELECT CASE WHEN v.pow_hash IN (SELECT pow_hash FROM ins) THEN 1 ELSE 0 END AS inserted, ' +
+  'CASE WHEN v.pow_hash IN (SELECT pow_hash FROM upd) THEN 1 ELSE 0 END AS advanced FROM v ORDER BY v.ord';
+
 /** `t.a AS t_a, t.b AS t_b`: the columns of the table aliased `alias`, named apart. */
 function prefixed(alias: string, columns: string): string {
   return columns
@@ -381,8 +432,6 @@ function toBackoff(row: Row): PoolBackoffRecord {
     untilMs: int(row, 'until_ms'),
   };
 }
-
-const NOT_INSERTED = { inserted: false, advanced: false } as const;
 
 function toMember(row: Row): PoolMemberRecord {
   const shareDifficulty = nullableText(row, 'share_difficulty');

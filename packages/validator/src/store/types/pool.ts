@@ -61,6 +61,13 @@ export interface PoolBlockRecord {
   readonly finderPayout: bigint | null;
 }
 
+/** An accepted share, the member as it was read and the member advanced by it (`recordShares`). */
+export interface ShareToRecord {
+  readonly share: PoolShareRecord;
+  readonly from: PoolMemberRecord;
+  readonly next: PoolMemberRecord;
+}
+
 /** The invalid-share back-off of one client address and key (protocol 4.16). */
 export interface PoolBackoffRecord {
   /** `<address>|<pubkey>`. */
@@ -88,18 +95,18 @@ export interface PoolRepo {
   /** False (nothing written) when a share with this pow hash exists. */
   insertShare(share: PoolShareRecord): Promise<boolean>;
   /**
-   * An accepted (not stale) share and its member's advance, in one statement on PostgreSQL
-   * (docs/storage.md, "Pool shares"): inserts `share` (`inserted` false, nothing written, when a
-   * share with its pow hash exists), then, if the member's vardiff state is still the one
-   * `next` was computed from (`from`: share difficulty, vardiff window start and count), writes
-   * `next`'s vardiff state and last share time and adds one accepted share (`advanced`).
-   * `inserted` without `advanced`: the member changed meanwhile; the caller locks it
-   * (`getMember` with `lock`) and advances it itself, in the same transaction.
+   * Accepted (not stale) shares and their members' advances, in one statement on PostgreSQL
+   * (docs/storage.md, "Pool shares"); at most one share per member. For each, in order: inserts
+   * `share` (`inserted` false, nothing written for it, when a share with its pow hash exists),
+   * then, if its member's vardiff state is still the one `next` was computed from (`from`: share
+   * difficulty, vardiff window start and count), writes `next`'s vardiff state and last share
+   * time and adds one accepted share (`advanced`). `inserted` without `advanced`: the member
+   * changed meanwhile; the caller locks it (`getMember` with `lock`) and advances it itself, in
+   * the same transaction.
    */
-  recordShare(
-    share: PoolShareRecord,
-    member: { readonly from: PoolMemberRecord; readonly next: PoolMemberRecord },
-  ): Promise<{ readonly inserted: boolean; readonly advanced: boolean }>;
+  recordShares(
+    shares: readonly ShareToRecord[],
+  ): Promise<{ readonly inserted: boolean; readonly advanced: boolean }[]>;
   /** Paid (non-stale) shares with afterId < id < beforeId, newest first. */
   sharesBefore(beforeId: number, afterId: number, limit: number): Promise<StoredPoolShare[]>;
   /** The id of the newest share (0 when none). */
