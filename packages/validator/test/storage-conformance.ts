@@ -585,8 +585,8 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
             ]),
           ),
         ).toEqual([
-          { inserted: true, advanced: true },
-          { inserted: true, advanced: false },
+          { busy: false, inserted: true, advanced: true },
+          { busy: false, inserted: true, advanced: false },
         ]);
         expect(await read((tx) => tx.pool.getMember(A))).toEqual({ ...advanced(a), sharesAccepted: 1 });
         expect(await read((tx) => tx.pool.getMember(B))).toEqual(member(B, { vardiffShares: 5 }));
@@ -594,7 +594,7 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
         const a1 = { ...advanced(a), sharesAccepted: 1 };
         expect(
           await write((tx) => tx.pool.recordShares([{ share: share(A, 1), from: a1, next: advanced(a1) }])),
-        ).toEqual([{ inserted: false, advanced: false }]);
+        ).toEqual([{ busy: false, inserted: false, advanced: false }]);
         expect(await read((tx) => tx.pool.getMember(A))).toEqual(a1);
         expect((await read((tx) => tx.pool.sharesBefore(1e12, 0, 10))).map((x) => x.powHash)).toEqual([
           share(B, 2).powHash,

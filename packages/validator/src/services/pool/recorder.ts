@@ -6,12 +6,19 @@ import type { PoolMemberRecord, PoolShareRecord, Storage, StorageTx } from '../.
  * one statement for all of them on PostgreSQL (`tx.pool.recordShares`), one COMMIT. At most
  * one share per member goes in a group (a second waits for the next), so each share's answer
  * is exactly what its own transaction would have answered: recorded (with its member's new
- * share difficulty) or a duplicate. Nothing is answered before its group has committed; a group
- * whose transaction fails answers that failure to each of its shares (none of them written).
+ * share difficulty) or a duplicate. A group never waits for a member's row another
+ * transaction holds: that share goes in the next group (after BUSY_GROUPS, alone). Nothing is
+ * answered before its group has committed; a group whose transaction fails answers that
+ * failure to each of its shares (none of them written).
  */
 
 /** What a group may hold (members). */
 const GROUP_MAX = 64;
+/**
+ * Groups a share waits for when its member's row is held by another transaction (another
+ * node's group, a block, a challenge) before it is written alone, waiting for that row.
+ */
+const BUSY_GROUPS = 8;
 
 export interface ShareToWrite {
   readonly share: PoolShareRecord;
@@ -26,6 +33,8 @@ export interface ShareToWrite {
   readonly readvance: (tx: StorageTx) => Promise<bigint | null>;
   /** In the group's transaction, once the share is recorded (e.g. clears a back-off). */
   readonly recorded: (tx: StorageTx) => Promise<void>;
+  /** Writes the share in a transaction of its own (its member busy for BUSY_GROUPS groups). */
+  readonly alone: () => Promise<ShareWritten>;
 }
 
 export type ShareWritten =
@@ -34,6 +43,8 @@ export type ShareWritten =
 
 interface Waiting {
   readonly item: ShareToWrite;
+  /** Groups it was left out of, its member's row held by another transaction. */
+  busy: number;
   readonly resolve: (written: ShareWritten) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -56,7 +67,7 @@ export class ShareRecorder {
   /** Records the share in the next group; resolves once that group has committed. */
   write(item: ShareToWrite): Promise<ShareWritten> {
     return new Promise((resolve, reject) => {
-      this.#queue.push({ item, resolve, reject });
+      this.#queue.push({ item, busy: 0, resolve, reject });
       this.#schedule();
     });
   }
@@ -92,10 +103,14 @@ export class ShareRecorder {
         const recorded = await tx.pool.recordShares(
           group.map(({ item }) => ({ share: item.share, from: item.from, next: item.next })),
         );
-        const out: ShareWritten[] = [];
+        const out: (ShareWritten | 'busy')[] = [];
         let counted = 0;
         for (const [i, { item }] of group.entries()) {
           const r = recorded[i];
+          if (r?.busy === true) {
+            out.push('busy');
+            continue;
+          }
           if (r === undefined || !r.inserted) {
             out.push({ duplicate: true });
             continue;
@@ -109,7 +124,15 @@ export class ShareRecorder {
         if (counted > 0) await this.options.count(tx, counted);
         return out;
       }, this.options.transaction);
-      for (const [i, w] of group.entries()) w.resolve(written[i] as ShareWritten);
+      const again: Waiting[] = [];
+      for (const [i, w] of group.entries()) {
+        const result = written[i];
+        if (result !== 'busy' && result !== undefined) w.resolve(result);
+        else if (++w.busy < BUSY_GROUPS) again.push(w);
+        else w.item.alone().then(w.resolve, w.reject);
+      }
+      // First in the next group (which starts once this one has committed).
+      this.#queue.unshift(...again);
     } catch (error) {
       for (const w of group) w.reject(error);
     } finally {

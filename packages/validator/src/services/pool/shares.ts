@@ -231,6 +231,22 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
         await tx.counters.add(COUNTERS.sharesAccepted, 1);
         return advanced.shareDifficulty;
       };
+      /** The share in a transaction of its own (stale, a first share, or its member long busy). */
+      const alone = () =>
+        ctx.storage.transaction(async (tx) => {
+          if (!(await tx.pool.insertShare(share))) return { duplicate: true as const };
+          if (stale === undefined) {
+            const shareDifficulty = await advance(tx);
+            await cleared(tx);
+            return { duplicate: false as const, shareDifficulty };
+          }
+          const member = await tx.pool.getMember(pubkey, { lock: true });
+          if (member === undefined) throw new Error(`pool: member ${pubkey} vanished`);
+          await tx.pool.putMember({ ...member, sharesStale: member.sharesStale + 1 });
+          await tx.counters.add(COUNTERS.sharesStale, 1);
+          return { duplicate: false as const, shareDifficulty: member.shareDifficulty };
+          // Row locks: the share's pow hash is unique, the member is locked before it is read.
+        }, ROW_LOCKS);
       const outcome =
         stale === undefined && from.shareDifficulty !== null
           ? // The usual share: written in the node's next group of shares with its member's
@@ -241,21 +257,9 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
               next: { ...(await advanceVardiff(from, vardiff(undefined))), lastShareAt },
               readvance: (tx) => advance(tx),
               recorded: cleared,
+              alone,
             })
-          : await ctx.storage.transaction(async (tx) => {
-              if (!(await tx.pool.insertShare(share))) return { duplicate: true as const };
-              if (stale === undefined) {
-                const shareDifficulty = await advance(tx);
-                await cleared(tx);
-                return { duplicate: false as const, shareDifficulty };
-              }
-              const member = await tx.pool.getMember(pubkey, { lock: true });
-              if (member === undefined) throw new Error(`pool: member ${pubkey} vanished`);
-              await tx.pool.putMember({ ...member, sharesStale: member.sharesStale + 1 });
-              await tx.counters.add(COUNTERS.sharesStale, 1);
-              return { duplicate: false as const, shareDifficulty: member.shareDifficulty };
-              // Row locks: the share's pow hash is unique, the member is locked before it is read.
-            }, ROW_LOCKS);
+          : await alone();
       if (outcome.duplicate) {
         return refuse(
           new ApiError(

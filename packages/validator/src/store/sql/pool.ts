@@ -5,6 +5,7 @@ import type {
   PoolMemberRecord,
   PoolRepo,
   PoolShareRecord,
+  RecordedShare,
   ShareToRecord,
   StoredPoolShare,
 } from '../types.js';
@@ -127,7 +128,7 @@ export class SqlPoolRepo implements PoolRepo {
     return result.changes === 1;
   }
 
-  async recordShares(items: readonly ShareToRecord[]): Promise<{ inserted: boolean; advanced: boolean }[]> {
+  async recordShares(items: readonly ShareToRecord[]): Promise<RecordedShare[]> {
     for (const { share: s, from, next } of items) {
       checkBigint('pool.recordShares: difficulty', s.difficulty);
       checkBigint('pool.recordShares: blockDifficulty', s.blockDifficulty);
@@ -147,7 +148,7 @@ export class SqlPoolRepo implements PoolRepo {
     const db = this.scope.write('pool.recordShares');
     if (!db.dialect.concurrentWriters) {
       // SQLite (no data-modifying WITH): two statements a share, in process, one writer at a time.
-      const out: { inserted: boolean; advanced: boolean }[] = [];
+      const out: RecordedShare[] = [];
       for (const { share: s, from, next } of items) {
         const inserted =
           (
@@ -184,15 +185,16 @@ export class SqlPoolRepo implements PoolRepo {
                 from.vardiffShares,
               )
           ).changes === 1;
-        out.push({ inserted, advanced });
+        out.push({ busy: false, inserted, advanced });
       }
       return out;
     }
     // PostgreSQL: one statement (one text whatever the number of shares: they travel as one
-    // JSON parameter), so one round trip. Each share's unique pow hash is locked first, then its
-    // member's row, as on every path that records a share (no deadlock between them). A
-    // member's row changes only if its vardiff state is the one `next` was computed from (a
-    // compare-and-set: no lock taken before, none held longer than the transaction).
+    // JSON parameter), so one round trip, and one that never waits for a lock: the members'
+    // rows are locked first, skipping any another transaction holds (that share is `busy`,
+    // nothing written for it); then the shares of the locked members are inserted, and each
+    // member's row advanced if its vardiff state is the one `next` was computed from (a
+    // compare-and-set on the row now locked).
     const rows = await db.prepare(RECORD_SHARES_SQL).all(
       JSON.stringify(
         items.map(({ share: s, from, next }, ord) => ({
@@ -215,6 +217,7 @@ export class SqlPoolRepo implements PoolRepo {
     );
     if (rows.length !== items.length) throw new Error('pool.recordShares: an answer per share expected');
     return rows.map((row) => ({
+      busy: int(row, 'busy') === 1,
       inserted: int(row, 'inserted') === 1,
       advanced: int(row, 'advanced') === 1,
     }));
@@ -385,17 +388,21 @@ export class SqlPoolRepo implements PoolRepo {
 
 /** recordShares on PostgreSQL: the shares in order (`ord`), each one's answer in that order. */
 const RECORD_SHARES_SQL =
-  'WITH v AS (SELECT * FROM json_to_recordset(?::json) AS x(pubkey text, challenge_id text, pow_hash text, ' +
+  'WITH v AS (SELECT * FROM json_to_recordset(?::json) AS x(ord bigint, pubkey text, challenge_id text, pow_hash text, ' +
   'difficulty text, block_difficulty text, created_at_ms bigint, next_difficulty text, next_since_ms bigint, next_shares bigint, ' +
-  'last_share_at bigint, from_difficulty text, from_since_ms bigint, from_shares bigint, ord bigint)), ' +
+  'last_share_at bigint, from_difficulty text, from_since_ms bigint, from_shares bigint)), ' +
+  // The members' rows first, skipping those another transaction holds: this statement never waits.
+  'locked AS (SELECT m.pubkey FROM pool_members m WHERE m.pubkey IN (SELECT pubkey FROM v) ORDER BY m.pubkey ' +
+  'FOR UPDATE SKIP LOCKED), ' +
   'ins AS (INSERT INTO pool_shares (pubkey, challenge_id, pow_hash, difficulty, block_difficulty, stale, created_at_ms) ' +
-  'SELECT pubkey, challenge_id, pow_hash, difficulty, block_difficulty, 0, created_at_ms FROM v ORDER BY ord ' +
-  'ON CONFLICT (pow_hash) DO NOTHING RETURNING pow_hash), ' +
+  'SELECT pubkey, challenge_id, pow_hash, difficulty, block_difficulty, 0, created_at_ms FROM v ' +
+  'WHERE pubkey IN (SELECT pubkey FROM locked) ORDER BY ord ON CONFLICT (pow_hash) DO NOTHING RETURNING pow_hash), ' +
   'upd AS (UPDATE pool_members m SET share_difficulty = v.next_difficulty, vardiff_since_ms = v.next_since_ms, ' +
   'vardiff_shares = v.next_shares, last_share_at = v.last_share_at, shares_accepted = m.shares_accepted + 1 FROM v ' +
   'WHERE m.pubkey = v.pubkey AND v.pow_hash IN (SELECT pow_hash FROM ins) AND m.share_difficulty = v.from_difficulty ' +
   'AND m.vardiff_since_ms = v.from_since_ms AND m.vardiff_shares = v.from_shares RETURNING v.pow_hash) ' +
-  'SELECT CASE WHEN v.pow_hash IN (SELECT pow_hash FROM ins) THEN 1 ELSE 0 END AS inserted, ' +
+  'SELECT CASE WHEN v.pubkey IN (SELECT pubkey FROM locked) THEN 0 ELSE 1 END AS busy, ' +
+  'CASE WHEN v.pow_hash IN (SELECT pow_hash FROM ins) THEN 1 ELSE 0 END AS inserted, ' +
   'CASE WHEN v.pow_hash IN (SELECT pow_hash FROM upd) THEN 1 ELSE 0 END AS advanced FROM v ORDER BY v.ord';
 
 /** `t.a AS t_a, t.b AS t_b`: the columns of the table aliased `alias`, named apart. */

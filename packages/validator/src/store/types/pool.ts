@@ -68,6 +68,13 @@ export interface ShareToRecord {
   readonly next: PoolMemberRecord;
 }
 
+/** What `recordShares` did with one share. */
+export interface RecordedShare {
+  readonly busy: boolean;
+  readonly inserted: boolean;
+  readonly advanced: boolean;
+}
+
 /** The invalid-share back-off of one client address and key (protocol 4.16). */
 export interface PoolBackoffRecord {
   /** `<address>|<pubkey>`. */
@@ -96,17 +103,16 @@ export interface PoolRepo {
   insertShare(share: PoolShareRecord): Promise<boolean>;
   /**
    * Accepted (not stale) shares and their members' advances, in one statement on PostgreSQL
-   * (docs/storage.md, "Pool shares"); at most one share per member. For each, in order: inserts
-   * `share` (`inserted` false, nothing written for it, when a share with its pow hash exists),
-   * then, if its member's vardiff state is still the one `next` was computed from (`from`: share
-   * difficulty, vardiff window start and count), writes `next`'s vardiff state and last share
-   * time and adds one accepted share (`advanced`). `inserted` without `advanced`: the member
-   * changed meanwhile; the caller locks it (`getMember` with `lock`) and advances it itself, in
-   * the same transaction.
+   * that never waits for a lock (docs/storage.md, "Pool shares"); at most one share per member.
+   * For each, in order: `busy` when another transaction holds its member's row (PostgreSQL;
+   * nothing written for it); else inserts `share` (`inserted` false, nothing written for it,
+   * when a share with its pow hash exists) and, if the member's vardiff state is still the one
+   * `next` was computed from (`from`: share difficulty, vardiff window start and count), writes
+   * `next`'s vardiff state and last share time and adds one accepted share (`advanced`).
+   * `inserted` without `advanced`: the member changed meanwhile; the caller advances it itself
+   * (`getMember` with `lock`: the row is already this transaction's), in the same transaction.
    */
-  recordShares(
-    shares: readonly ShareToRecord[],
-  ): Promise<{ readonly inserted: boolean; readonly advanced: boolean }[]>;
+  recordShares(shares: readonly ShareToRecord[]): Promise<RecordedShare[]>;
   /** Paid (non-stale) shares with afterId < id < beforeId, newest first. */
   sharesBefore(beforeId: number, afterId: number, limit: number): Promise<StoredPoolShare[]>;
   /** The id of the newest share (0 when none). */
