@@ -94,32 +94,36 @@ describe('Prometheus scrapes a validator and a miner', () => {
     expect(paused.status).toBe(200);
     const hashes = 'tensormine_miner_hashes_total{device="cpu"}';
     let last: Record<string, number | undefined> = {};
-    await waitUntil(async () => {
-      const [v, m] = await Promise.all([scrapeValidator(), scrapeMiner()]);
-      const direct = {
-        blocks: reported(v, blocks),
-        accepted: reported(m, accepted),
-        hashes: reported(m, hashes),
-      };
-      const stored = {
-        blocks: await prometheus.value(blocks),
-        accepted: await prometheus.value(accepted),
-        hashes: await prometheus.value(hashes),
-      };
-      last = {
-        ...direct,
-        ...Object.fromEntries(Object.entries(stored).map(([k, x]) => [`prometheus ${k}`, x])),
-      };
-      // A block submitted just before the pause may be counted by the validator while its
-      // answer is still on the way to the miner: wait for the miner to have every answer.
-      return (
-        direct.blocks !== undefined &&
-        direct.accepted === direct.blocks &&
-        direct.blocks === stored.blocks &&
-        direct.accepted === stored.accepted &&
-        direct.hashes === stored.hashes
-      );
-    }, 'the paused values in Prometheus', { context: () => JSON.stringify(last) });
+    await waitUntil(
+      async () => {
+        const [v, m] = await Promise.all([scrapeValidator(), scrapeMiner()]);
+        const direct = {
+          blocks: reported(v, blocks),
+          accepted: reported(m, accepted),
+          hashes: reported(m, hashes),
+        };
+        const stored = {
+          blocks: await prometheus.value(blocks),
+          accepted: await prometheus.value(accepted),
+          hashes: await prometheus.value(hashes),
+        };
+        last = {
+          ...direct,
+          ...Object.fromEntries(Object.entries(stored).map(([k, x]) => [`prometheus ${k}`, x])),
+        };
+        // A block submitted just before the pause may be counted by the validator while its
+        // answer is still on the way to the miner: wait for the miner to have every answer.
+        return (
+          direct.blocks !== undefined &&
+          direct.accepted === direct.blocks &&
+          direct.blocks === stored.blocks &&
+          direct.accepted === stored.accepted &&
+          direct.hashes === stored.hashes
+        );
+      },
+      'the paused values in Prometheus',
+      { context: () => JSON.stringify(last) },
+    );
     expect(last.blocks).toBeGreaterThan(0);
     // Every block this miner found was accepted by this validator, and nobody else mines there.
     expect(last.accepted).toBe(last.blocks);
