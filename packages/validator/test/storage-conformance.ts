@@ -518,20 +518,7 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
     });
 
     describe('pool shares', () => {
-      const member = (pubkey: string, fields: Partial<PoolMemberRecord> = {}): PoolMemberRecord => ({
-        pubkey,
-        stake: 0n,
-        joinedAt: T,
-        shareDifficulty: 16n,
-        vardiffSinceMs: T * 1000,
-        vardiffShares: 0,
-        sharesAccepted: 0,
-        sharesStale: 0,
-        sharesRejected: 0,
-        blocksFound: 0,
-        lastShareAt: null,
-        ...fields,
-      });
+      const member = poolMember;
       const share = (pubkey: string, n: number): PoolShareRecord => ({
         pubkey,
         challengeId: 'hex-0',
@@ -1026,6 +1013,24 @@ function challenge(serial: number): ChallengeRecord {
     challengeHash: '56'.repeat(32),
     issuedAt: T,
     expiresAt: T + 300,
+  };
+}
+
+/** A pool member since T at share difficulty 16, vardiff window from T, no shares yet. */
+export function poolMember(pubkey: string, fields: Partial<PoolMemberRecord> = {}): PoolMemberRecord {
+  return {
+    pubkey,
+    stake: 0n,
+    joinedAt: T,
+    shareDifficulty: 16n,
+    vardiffSinceMs: T * 1000,
+    vardiffShares: 0,
+    sharesAccepted: 0,
+    sharesStale: 0,
+    sharesRejected: 0,
+    blocksFound: 0,
+    lastShareAt: null,
+    ...fields,
   };
 }
 

@@ -13,8 +13,8 @@ import {
   translate,
 } from '../src/store/postgres.js';
 import { migratePostgres, postgresSchemaVersion } from '../src/store/postgres-migrations.js';
-import { InsufficientBalanceError, type PoolMemberRecord, type Storage } from '../src/store/types.js';
-import { describeStorageConformance } from './storage-conformance.js';
+import { InsufficientBalanceError, type Storage } from '../src/store/types.js';
+import { describeStorageConformance, poolMember } from './storage-conformance.js';
 import { type PostgresServer, testPostgres, uniqueDatabaseName } from './support/postgres.js';
 
 /**
@@ -242,19 +242,7 @@ describe('two storages on one PostgreSQL database', () => {
 
   it("records a group of shares without waiting for a member's row another transaction holds", async () => {
     const [m1, m2] = ['c1'.repeat(32), 'c2'.repeat(32)];
-    const member = (pubkey: string): PoolMemberRecord => ({
-      pubkey,
-      stake: 0n,
-      joinedAt: T,
-      shareDifficulty: 16n,
-      vardiffSinceMs: T * 1000,
-      vardiffShares: 0,
-      sharesAccepted: 0,
-      sharesStale: 0,
-      sharesRejected: 0,
-      blocksFound: 0,
-      lastShareAt: null,
-    });
+    const member = (pubkey: string) => poolMember(pubkey);
     const toRecord = (pubkey: string, n: number) => ({
       share: {
         pubkey,
