@@ -1,4 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { PROCESS_START_TIMEOUT_MS } from './timeouts.ts';
+import { waitFor } from './wait.ts';
 
 /**
  * A process tree as the signal tests see it (Linux /proc): who descends from whom, who is
@@ -64,4 +66,32 @@ export function survivors(tree: readonly number[]): string {
     .filter(alive)
     .map((pid) => `${pid}: ${commandLine(pid)}`)
     .join('\n');
+}
+
+/**
+ * Stops a process group (a program the test started with `detached: true`, and everything it
+ * started): SIGTERM, then waits until no process of the group is left, SIGKILL after the bound of
+ * a program's start. Waited for because a program still exiting writes into the test's
+ * directories (Node's compile cache in HOME), which the test removes after this.
+ */
+export async function stopGroup(pgid: number): Promise<void> {
+  const running = () => {
+    try {
+      process.kill(-pgid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  try {
+    process.kill(-pgid, 'SIGTERM');
+  } catch {
+    return; // gone
+  }
+  await waitFor(() => !running(), `process group ${pgid} to exit`, {
+    timeoutMs: PROCESS_START_TIMEOUT_MS,
+    intervalMs: 50,
+  }).catch(() => {
+    if (running()) process.kill(-pgid, 'SIGKILL');
+  });
 }

@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createValidator } from '@tensormine/validator';
 import { describe, expect, onTestFinished, test } from 'vitest';
+import { stopGroup } from '../../../test-support/process-tree.ts';
 import {
   PROCESS_START_TIMEOUT_MS,
   SLOW_TEST_TIMEOUT_MS,
@@ -34,7 +35,7 @@ async function blocks(file: string, heading: string): Promise<{ lang: string; te
 async function scratch(): Promise<string> {
   await mkdir(join(root, 'test-artifacts'), { recursive: true });
   const dir = await mkdtemp(join(root, 'test-artifacts', 'docs-'));
-  onTestFinished(() => rm(dir, { recursive: true, force: true }));
+  onTestFinished(() => rm(dir, { recursive: true, force: true, maxRetries: 5 }));
   return dir;
 }
 
@@ -82,13 +83,8 @@ function service(script: string, env: Record<string, string>): { child: ChildPro
       out += c.toString();
     });
   }
-  onTestFinished(() => {
-    try {
-      process.kill(-child.pid!, 'SIGTERM');
-    } catch {
-      // gone
-    }
-  });
+  // Stopped, and waited for: a program still exiting writes into the test's HOME.
+  onTestFinished(() => stopGroup(child.pid!));
   return { child, output: () => out };
 }
 

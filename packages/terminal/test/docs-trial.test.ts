@@ -2,6 +2,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, onTestFinished, test } from 'vitest';
+import { stopGroup } from '../../../test-support/process-tree.ts';
 import { PROCESS_START_TIMEOUT_MS, SLOW_TEST_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
 import { waitFor } from '../../../test-support/wait.ts';
 import { Browserless, freePort, newWallet } from './env.js';
@@ -52,30 +53,8 @@ function service(script: string, env: Record<string, string>): { child: ChildPro
   child.stderr!.on('data', (c: Buffer) => {
     out += c.toString();
   });
-  // Stopped, and waited for: a program still exiting writes into the test's HOME (Node's compile
-  // cache), which the test removes after this.
-  onTestFinished(async () => {
-    const group = -child.pid!;
-    const running = () => {
-      try {
-        process.kill(group, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    };
-    try {
-      process.kill(group, 'SIGTERM');
-    } catch {
-      return; // gone
-    }
-    await waitFor(() => !running(), 'the services of the doc to exit', {
-      timeoutMs: PROCESS_START_TIMEOUT_MS,
-      intervalMs: 50,
-    }).catch(() => {
-      if (running()) process.kill(group, 'SIGKILL');
-    });
-  });
+  // Stopped, and waited for: a program still exiting writes into the test's HOME.
+  onTestFinished(() => stopGroup(child.pid!));
   return { child, output: () => out };
 }
 
