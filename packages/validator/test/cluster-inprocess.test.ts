@@ -3,11 +3,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished, v
 import { waitFor } from '../../../test-support/wait.ts';
 import type { Validator } from '../src/app.js';
 import { LIVE_MS } from '../src/services/cluster.js';
+import { COUNTERS } from '../src/services/metrics.js';
 import { openPostgresStorage } from '../src/store/postgres.js';
 import { openSqliteStorage } from '../src/store/sqlite.js';
 import type { Storage } from '../src/store/types.js';
 import { register, testKey, testValidator } from './helpers.js';
-import { issue, mine, submit } from './hexchain-mine.js';
+import { expectError, issue, mine, submit } from './hexchain-mine.js';
+import { grind, join, member, pooledChallenge, shareSubmission, submitShare } from './pool-helpers.js';
 import { type PostgresServer, testPostgres } from './support/postgres.js';
 
 /**
@@ -39,11 +41,16 @@ afterEach(async () => {
 
 /** `n` validators on one database: one shared SQLite storage, or one PostgreSQL storage each. */
 type Engine = 'sqlite' | 'postgres';
-let cluster: (n: number, clocks?: (() => number)[]) => Promise<Validator[]>;
+type NodeOptions = Parameters<typeof testValidator>[0];
+let cluster: (n: number, clocks?: (() => number)[], options?: NodeOptions) => Promise<Validator[]>;
 function clusterOn(engine: Engine) {
-  return async (n: number, clocks: (() => number)[] = []): Promise<Validator[]> => {
+  return async (
+    n: number,
+    clocks: (() => number)[] = [],
+    options: NodeOptions = {},
+  ): Promise<Validator[]> => {
     const nodes: Validator[] = [];
-    const clock = (i: number) => (clocks[i] === undefined ? {} : { now: clocks[i] });
+    const clock = (i: number) => ({ ...options, ...(clocks[i] === undefined ? {} : { now: clocks[i] }) });
     if (engine === 'sqlite') {
       const storage = await openSqliteStorage({ path: ':memory:' });
       storages.push(storage);
@@ -141,6 +148,30 @@ describe.each(['sqlite', 'postgres'] as const)('validators sharing one database 
       const [sa, sb] = [await hexStatus(a!), await hexStatus(b!)];
       return sa.difficulty === sb.difficulty && sa.occupied === sb.occupied && sa.difficulty !== 64;
     });
+  });
+
+  it('counts a share sent at once through every node once: one accepted, the others share_duplicate', async () => {
+    // Shares are written in groups per node (services/pool/recorder.ts): a share raced through
+    // three nodes is in three groups at once; its unique pow hash lets exactly one count it.
+    const nodes = await cluster(3, [], { hexDifficulty: 4096n, poolStrategy: 'pplns' });
+    const [a, b] = nodes as [Validator, Validator, Validator];
+    await register(a, alice);
+    expect((await join(a, alice)).statusCode).toBe(200);
+    const c = await pooledChallenge(b, alice);
+    const nonces = grind(c, alice, 0, 4000)
+      .filter((h) => h.share && !h.block)
+      .slice(0, 4)
+      .map((h) => h.nonce);
+    expect(nonces).toHaveLength(4);
+    const answers = await Promise.all(
+      nonces.map((nonce) => Promise.all(nodes.map((v) => submitShare(v, shareSubmission(c, alice, nonce))))),
+    );
+    for (const sent of answers) {
+      expect(sent.map((r) => r.statusCode).sort()).toEqual([200, 409, 409]);
+      for (const r of sent.filter((r) => r.statusCode === 409)) expectError(r, 409, 'share_duplicate');
+    }
+    for (const v of nodes) expect((await member(v, alice)).shares_accepted).toBe(4);
+    expect(await a.context.storage.read((tx) => tx.counters.get(COUNTERS.sharesAccepted))).toBe(4);
   });
 
   it('refuses a signed request replayed through another node', async () => {

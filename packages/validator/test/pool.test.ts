@@ -9,12 +9,14 @@ import {
 import { describe, expect, it } from 'vitest';
 import type { Validator } from '../src/app.js';
 import { HEX_BLOCK_REWARD } from '../src/services/hexchain.js';
+import { COUNTERS } from '../src/services/metrics.js';
 import { POOL_FEE_ACCOUNT, POOL_REWARD_ACCOUNT, POOL_STAKE_ACCOUNT } from '../src/services/pool/payout.js';
 import { register, testKey, testValidator } from './helpers.js';
 import { expectError, issue, mine, mineBlock, submit } from './hexchain-mine.js';
 import {
   conservation,
   findShare,
+  grind,
   join,
   leave,
   member,
@@ -116,6 +118,34 @@ describe('POST /api/hexchain/pool/share', () => {
     const m = await member(v, alice);
     expect(m).toMatchObject({ shares_accepted: 1, shares_stale: 0, window_weight: 16 });
     expect(m.estimated_payout).toBe('0.98'); // the only weight in the window: reward minus the 2 % fee
+  });
+
+  it('counts shares sent at once exactly once each (grouped writes); a share resent at once is one', async () => {
+    // Alice's six shares and Bob's three, each of Bob's sent twice, all at once: they are
+    // checked together and written in groups (at most one share per member in a group, so
+    // Alice's spread over several, each advancing the member the previous one left).
+    const { v, c } = await setup();
+    const b = await pooledChallenge(v, bob);
+    const sharesOf = (ch: HexChallenge, key: typeof alice, n: number) =>
+      grind(ch, key, 0, 5000)
+        .filter((h) => h.share && !h.block)
+        .slice(0, n)
+        .map((h) => shareSubmission(ch, key, h.nonce));
+    const alices = sharesOf(c, alice, 6);
+    const bobs = sharesOf(b, bob, 3);
+    const [fromAlice, fromBob] = await Promise.all([
+      Promise.all(alices.map((s) => submitShare(v, s))),
+      Promise.all(bobs.flatMap((s) => [submitShare(v, s), submitShare(v, s)])),
+    ]);
+    for (const r of fromAlice) expect(r.statusCode, r.body).toBe(200);
+    for (let i = 0; i < bobs.length; i++) {
+      const pair = [fromBob[2 * i]!, fromBob[2 * i + 1]!];
+      expect(pair.map((r) => r.statusCode).sort()).toEqual([200, 409]);
+      expectError(pair.find((r) => r.statusCode === 409)!, 409, 'share_duplicate');
+    }
+    expect(await member(v, alice)).toMatchObject({ shares_accepted: 6, window_weight: 6 * 16 });
+    expect(await member(v, bob)).toMatchObject({ shares_accepted: 3, window_weight: 3 * 16 });
+    expect(await v.context.storage.read((tx) => tx.counters.get(COUNTERS.sharesAccepted))).toBe(9);
   });
 
   it('refuses a hash above the share target (share_above_target)', async () => {

@@ -9,6 +9,8 @@ import {
   InsufficientBalanceError,
   type NewBlockRecord,
   type NewLedgerEntry,
+  type PoolMemberRecord,
+  type PoolShareRecord,
   type Storage,
   type StorageTx,
 } from '../src/store/types.js';
@@ -515,6 +517,88 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
       });
     });
 
+    describe('pool shares', () => {
+      const member = poolMember;
+      const share = (pubkey: string, n: number): PoolShareRecord => ({
+        pubkey,
+        challengeId: 'hex-0',
+        powHash: n.toString(16).padStart(64, '0'),
+        difficulty: 16n,
+        blockDifficulty: 2n ** 70n,
+        stale: false,
+        createdAtMs: T * 1000 + n,
+      });
+      const advanced = (m: PoolMemberRecord): PoolMemberRecord => ({
+        ...m,
+        shareDifficulty: 32n,
+        vardiffShares: m.vardiffShares + 1,
+        lastShareAt: T + 1,
+      });
+
+      it('reads what a share is checked against in one call; parts that do not exist are undefined', async () => {
+        await write(async (tx) => {
+          await tx.hexChallenges.insert(hexChallenge(0));
+          await tx.pool.putMember(member(A));
+          await tx.pool.putChallengeTerms({ challengeId: 'hex-0', pubkey: A, shareDifficulty: 16n });
+          await tx.pool.putBackoff({ key: `1.2.3.4|${A}`, invalid: 2, lastInvalidMs: 5, untilMs: 0 });
+        });
+        expect(await read((tx) => tx.pool.shareContext('hex-0', `1.2.3.4|${A}`, A))).toEqual({
+          challenge: hexChallenge(0),
+          terms: { challengeId: 'hex-0', pubkey: A, shareDifficulty: 16n },
+          backoff: { key: `1.2.3.4|${A}`, invalid: 2, lastInvalidMs: 5, untilMs: 0 },
+          member: member(A),
+        });
+        expect(await read((tx) => tx.pool.shareContext('missing', 'none', B))).toEqual({
+          challenge: undefined,
+          terms: undefined,
+          backoff: undefined,
+          member: undefined,
+        });
+      });
+
+      it('records shares with their members in one call: a duplicate writes nothing, a changed member is not advanced', async () => {
+        await write(async (tx) => {
+          await tx.hexChallenges.insert(hexChallenge(0));
+          await tx.pool.putMember(member(A));
+          await tx.pool.putMember(member(B, { vardiffShares: 5 }));
+        });
+        const a = member(A);
+        const staleB = member(B); // B's vardiff count is 5, not 0: changed since this was read
+        expect(
+          await write((tx) =>
+            tx.pool.recordShares([
+              { share: share(A, 1), from: a, next: advanced(a) },
+              { share: share(B, 2), from: staleB, next: advanced(staleB) },
+            ]),
+          ),
+        ).toEqual([
+          { busy: false, inserted: true, advanced: true },
+          { busy: false, inserted: true, advanced: false },
+        ]);
+        expect(await read((tx) => tx.pool.getMember(A))).toEqual({ ...advanced(a), sharesAccepted: 1 });
+        expect(await read((tx) => tx.pool.getMember(B))).toEqual(member(B, { vardiffShares: 5 }));
+        // The same share again: nothing written, though its member matches.
+        const a1 = { ...advanced(a), sharesAccepted: 1 };
+        expect(
+          await write((tx) => tx.pool.recordShares([{ share: share(A, 1), from: a1, next: advanced(a1) }])),
+        ).toEqual([{ busy: false, inserted: false, advanced: false }]);
+        expect(await read((tx) => tx.pool.getMember(A))).toEqual(a1);
+        expect((await read((tx) => tx.pool.sharesBefore(1e12, 0, 10))).map((x) => x.powHash)).toEqual([
+          share(B, 2).powHash,
+          share(A, 1).powHash,
+        ]);
+        // Two shares of one member in one call are refused (one share per member and call).
+        await expect(
+          write((tx) =>
+            tx.pool.recordShares([
+              { share: share(A, 3), from: a1, next: advanced(a1) },
+              { share: share(A, 4), from: a1, next: advanced(a1) },
+            ]),
+          ),
+        ).rejects.toThrow(/one share per member/);
+      });
+    });
+
     describe('blocks', () => {
       it('appends a block at the next height and refuses an occupied coordinate', async () => {
         await write((tx) => tx.hexChallenges.insert(hexChallenge(0)));
@@ -929,6 +1013,24 @@ function challenge(serial: number): ChallengeRecord {
     challengeHash: '56'.repeat(32),
     issuedAt: T,
     expiresAt: T + 300,
+  };
+}
+
+/** A pool member since T at share difficulty 16, vardiff window from T, no shares yet. */
+export function poolMember(pubkey: string, fields: Partial<PoolMemberRecord> = {}): PoolMemberRecord {
+  return {
+    pubkey,
+    stake: 0n,
+    joinedAt: T,
+    shareDifficulty: 16n,
+    vardiffSinceMs: T * 1000,
+    vardiffShares: 0,
+    sharesAccepted: 0,
+    sharesStale: 0,
+    sharesRejected: 0,
+    blocksFound: 0,
+    lastShareAt: null,
+    ...fields,
   };
 }
 

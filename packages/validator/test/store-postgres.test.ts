@@ -14,7 +14,7 @@ import {
 } from '../src/store/postgres.js';
 import { migratePostgres, postgresSchemaVersion } from '../src/store/postgres-migrations.js';
 import { InsufficientBalanceError, type Storage } from '../src/store/types.js';
-import { describeStorageConformance } from './storage-conformance.js';
+import { describeStorageConformance, poolMember } from './storage-conformance.js';
 import { type PostgresServer, testPostgres, uniqueDatabaseName } from './support/postgres.js';
 
 /**
@@ -238,6 +238,79 @@ describe('two storages on one PostgreSQL database', () => {
     expect(entries).toHaveLength(2 * count);
     const sumOfEntries = entries.reduce((sum, e) => sum + e.amount, 0n);
     expect(sumOfEntries).toBe(0n);
+  });
+
+  it("records a group of shares without waiting for a member's row another transaction holds", async () => {
+    const [m1, m2] = ['c1'.repeat(32), 'c2'.repeat(32)];
+    const member = (pubkey: string) => poolMember(pubkey);
+    const toRecord = (pubkey: string, n: number) => ({
+      share: {
+        pubkey,
+        challengeId: 'hex-busy',
+        powHash: `b${n}`.padEnd(64, '0'),
+        difficulty: 16n,
+        blockDifficulty: 4096n,
+        stale: false,
+        createdAtMs: T * 1000,
+      },
+      from: member(pubkey),
+      next: { ...member(pubkey), vardiffShares: 1, lastShareAt: T },
+    });
+    await one.transaction(async (tx) => {
+      await tx.hexChallenges.insert({
+        id: 'hex-busy',
+        serial: 9_000,
+        coord: { q: 1, r: -1, s: 0 },
+        slot: 9_000,
+        slotHash: '78'.repeat(32),
+        challengeHash: '9a'.repeat(32),
+        target: `0000${'ff'.repeat(30)}`,
+        difficulty: 4096n,
+        entropy: 'bc'.repeat(32),
+        parents: [],
+        depth: 1,
+        minerPubkey: m1,
+        issuedAt: T,
+        expiresAt: T + 300,
+      });
+      await tx.pool.putMember(member(m1));
+      await tx.pool.putMember(member(m2));
+    });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => {
+      locked = resolve;
+    });
+    const holding = one.transaction(
+      async (tx) => {
+        await tx.pool.getMember(m1, { lock: true });
+        locked();
+        await gate;
+      },
+      { isolation: 'row-locks' },
+    );
+    await isLocked;
+    // m1's row is held: its share is busy (nothing written), m2's is recorded, without waiting.
+    expect(
+      await two.transaction((tx) => tx.pool.recordShares([toRecord(m1, 1), toRecord(m2, 2)]), {
+        isolation: 'row-locks',
+      }),
+    ).toEqual([
+      { busy: true, inserted: false, advanced: false },
+      { busy: false, inserted: true, advanced: true },
+    ]);
+    release();
+    await holding;
+    const shares = await two.read((tx) => tx.pool.sharesBefore(1e12, 0, 100));
+    expect(shares.filter((x) => x.challengeId === 'hex-busy').map((x) => x.pubkey)).toEqual([m2]);
+    expect((await two.read((tx) => tx.pool.getMember(m1)))?.sharesAccepted).toBe(0);
+    // Once it is free, the same share is recorded.
+    expect(await two.transaction((tx) => tx.pool.recordShares([toRecord(m1, 1)]))).toEqual([
+      { busy: false, inserted: true, advanced: true },
+    ]);
   });
 
   it('runs row-locks transfers from both without a re-run: they wait on the accounts they share', async () => {

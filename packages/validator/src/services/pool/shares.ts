@@ -21,6 +21,7 @@ import type { HexchainService } from '../types.js';
 import { backoffKey, type ShareBackoff } from './backoff.js';
 import { advanceVardiff, isMember, startingShareDifficulty } from './members.js';
 import { PRUNE_EXPIRY_SLACK_S } from './prune.js';
+import { ShareRecorder } from './recorder.js';
 
 /**
  * POST /api/hexchain/pool/share (docs/protocol.md section 4.13). A share is verified like a
@@ -47,6 +48,11 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
     throw error;
   };
 
+  const recorder = new ShareRecorder(ctx.storage, {
+    transaction: ROW_LOCKS,
+    count: (tx, n) => tx.counters.add(COUNTERS.sharesAccepted, n),
+  });
+
   return routeHandlers({
     async poolShare(request) {
       const body: HexSubmitRequest = request.body;
@@ -58,16 +64,8 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
       }
       const pubkey = body.block.miner_pubkey;
       const key = backoffKey(request.ip, pubkey);
-      // Issued together: one round trip on PostgreSQL (the terms of an unknown challenge are none).
-      const found = await ctx.storage.read(async (tx) => {
-        const [challenge, terms, backoff, member] = await Promise.all([
-          tx.hexChallenges.get(body.challenge_id),
-          tx.pool.getChallengeTerms(body.challenge_id),
-          tx.pool.getBackoff(key),
-          tx.pool.getMember(pubkey),
-        ]);
-        return { backoff, challenge, terms: challenge === undefined ? undefined : terms, member };
-      });
+      // One statement: the challenge, its share terms, the back-off and the member.
+      const found = await ctx.storage.read((tx) => tx.pool.shareContext(body.challenge_id, key, pubkey));
       const waitMs = backoff.waitOf(found.backoff);
       if (waitMs > 0) {
         const retryAfter = Math.ceil(waitMs / 1000);
@@ -202,41 +200,66 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
         }
       }
 
-      const outcome = await ctx.storage.transaction(async (tx) => {
-        const inserted = await tx.pool.insertShare({
-          pubkey,
-          challengeId: challenge.id,
-          powHash,
-          difficulty: terms.shareDifficulty,
-          blockDifficulty: challenge.difficulty,
-          stale: stale !== undefined,
-          createdAtMs: nowMs,
-        });
-        if (!inserted) return { duplicate: true as const };
+      const from = found.member;
+      const share = {
+        pubkey,
+        challengeId: challenge.id,
+        powHash,
+        difficulty: terms.shareDifficulty,
+        blockDifficulty: challenge.difficulty,
+        stale: stale !== undefined,
+        createdAtMs: nowMs,
+      };
+      const lastShareAt = Math.floor(nowMs / 1000);
+      const vardiff = (tx: StorageTx | undefined) => ({
+        nowMs,
+        blockDifficulty: chain().info().difficulty,
+        targetIntervalMs: ctx.config.poolShareIntervalMs,
+        acceptedShares: 1,
+        initial: () => {
+          // Only a member without a share difficulty needs it (never on the grouped path).
+          if (tx === undefined) throw new Error('pool: a starting share difficulty outside a transaction');
+          return startingShareDifficulty(tx, pubkey, ctx.config.poolShareIntervalMs);
+        },
+      });
+      /** Locks the member, advances it by this share and counts it; its next share difficulty. */
+      const advance = async (tx: StorageTx) => {
         const member = await tx.pool.getMember(pubkey, { lock: true });
         if (member === undefined) throw new Error(`pool: member ${pubkey} vanished`);
-        if (stale !== undefined) {
+        const advanced = await advanceVardiff(member, vardiff(tx));
+        await tx.pool.putMember({ ...advanced, sharesAccepted: member.sharesAccepted + 1, lastShareAt });
+        await tx.counters.add(COUNTERS.sharesAccepted, 1);
+        return advanced.shareDifficulty;
+      };
+      /** The share in a transaction of its own (stale, a first share, or its member long busy). */
+      const alone = () =>
+        ctx.storage.transaction(async (tx) => {
+          if (!(await tx.pool.insertShare(share))) return { duplicate: true as const };
+          if (stale === undefined) {
+            const shareDifficulty = await advance(tx);
+            await cleared(tx);
+            return { duplicate: false as const, shareDifficulty };
+          }
+          const member = await tx.pool.getMember(pubkey, { lock: true });
+          if (member === undefined) throw new Error(`pool: member ${pubkey} vanished`);
           await tx.pool.putMember({ ...member, sharesStale: member.sharesStale + 1 });
           await tx.counters.add(COUNTERS.sharesStale, 1);
-          return { duplicate: false as const, next: member.shareDifficulty };
-        }
-        const advanced = await advanceVardiff(member, {
-          nowMs,
-          blockDifficulty: chain().info().difficulty,
-          targetIntervalMs: ctx.config.poolShareIntervalMs,
-          acceptedShares: 1,
-          initial: () => startingShareDifficulty(tx, pubkey, ctx.config.poolShareIntervalMs),
-        });
-        await tx.pool.putMember({
-          ...advanced,
-          sharesAccepted: member.sharesAccepted + 1,
-          lastShareAt: Math.floor(nowMs / 1000),
-        });
-        await tx.counters.add(COUNTERS.sharesAccepted, 1);
-        await cleared(tx);
-        return { duplicate: false as const, next: advanced.shareDifficulty };
-        // Row locks: the share's pow hash is unique, the member is locked before it is read.
-      }, ROW_LOCKS);
+          return { duplicate: false as const, shareDifficulty: member.shareDifficulty };
+          // Row locks: the share's pow hash is unique, the member is locked before it is read.
+        }, ROW_LOCKS);
+      const outcome =
+        stale === undefined && from.shareDifficulty !== null
+          ? // The usual share: written in the node's next group of shares with its member's
+            // advance, computed from the member as read above (docs/storage.md, "Pool shares").
+            await recorder.write({
+              share,
+              from,
+              next: { ...(await advanceVardiff(from, vardiff(undefined))), lastShareAt },
+              readvance: (tx) => advance(tx),
+              recorded: cleared,
+              alone,
+            })
+          : await alone();
       if (outcome.duplicate) {
         return refuse(
           new ApiError(
@@ -261,7 +284,7 @@ export function shareHandlers({ ctx, chain, backoff, pooled }: ShareDeps) {
         accepted: true as const,
         kind: 'share' as const,
         share_difficulty: Number(terms.shareDifficulty),
-        next_share_difficulty: Number(outcome.next ?? terms.shareDifficulty),
+        next_share_difficulty: Number(outcome.shareDifficulty ?? terms.shareDifficulty),
         pow_hash: powHash,
         block: null,
       };

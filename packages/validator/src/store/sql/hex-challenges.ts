@@ -1,4 +1,5 @@
 import type { HexChallengeRecord, HexChallengeRepo, HexParentRecord } from '../types.js';
+import type { Row } from './executor.js';
 import type { Scope } from './scope.js';
 import { nextSerial } from './sequences.js';
 import {
@@ -13,7 +14,7 @@ import {
   toCoord,
 } from './values.js';
 
-const HEX_CHALLENGE_COLUMNS =
+export const HEX_CHALLENGE_COLUMNS =
   'id, serial, q, r, s, slot, slot_hash, challenge_hash, target, difficulty, entropy, parents, depth, ' +
   'miner_pubkey, issued_at, expires_at';
 
@@ -60,23 +61,7 @@ export class SqlHexChallengeRepo implements HexChallengeRepo {
       .read()
       .prepare(`SELECT ${HEX_CHALLENGE_COLUMNS} FROM hex_challenges WHERE id = ?`)
       .get(id);
-    if (row === undefined) return undefined;
-    return {
-      id: text(row, 'id'),
-      serial: int(row, 'serial'),
-      coord: coordOf(row),
-      slot: int(row, 'slot'),
-      slotHash: text(row, 'slot_hash'),
-      challengeHash: text(row, 'challenge_hash'),
-      target: text(row, 'target'),
-      difficulty: bigintOf(row, 'difficulty'),
-      entropy: text(row, 'entropy'),
-      parents: jsonArray(row, 'parents').map(toHexParent),
-      depth: int(row, 'depth'),
-      minerPubkey: nullableText(row, 'miner_pubkey'),
-      issuedAt: int(row, 'issued_at'),
-      expiresAt: int(row, 'expires_at'),
-    };
+    return row === undefined ? undefined : toHexChallenge(row);
   }
 
   async nextSerial(): Promise<number> {
@@ -96,6 +81,26 @@ export class SqlHexChallengeRepo implements HexChallengeRepo {
       await this.scope.read().prepare('SELECT expires_at FROM hex_challenges WHERE expires_at >= ?').all(now)
     ).map((row) => int(row, 'expires_at'));
   }
+}
+
+/** A row of HEX_CHALLENGE_COLUMNS (also read by the pool's share context, pool.ts). */
+export function toHexChallenge(row: Row): HexChallengeRecord {
+  return {
+    id: text(row, 'id'),
+    serial: int(row, 'serial'),
+    coord: coordOf(row),
+    slot: int(row, 'slot'),
+    slotHash: text(row, 'slot_hash'),
+    challengeHash: text(row, 'challenge_hash'),
+    target: text(row, 'target'),
+    difficulty: bigintOf(row, 'difficulty'),
+    entropy: text(row, 'entropy'),
+    parents: jsonArray(row, 'parents').map(toHexParent),
+    depth: int(row, 'depth'),
+    minerPubkey: nullableText(row, 'miner_pubkey'),
+    issuedAt: int(row, 'issued_at'),
+    expiresAt: int(row, 'expires_at'),
+  };
 }
 
 function toHexParent(value: unknown): HexParentRecord {

@@ -5,9 +5,12 @@ import type {
   PoolMemberRecord,
   PoolRepo,
   PoolShareRecord,
+  RecordedShare,
+  ShareToRecord,
   StoredPoolShare,
 } from '../types.js';
 import type { Row } from './executor.js';
+import { HEX_CHALLENGE_COLUMNS, toHexChallenge } from './hex-challenges.js';
 import type { Scope } from './scope.js';
 import { bigintOf, checkBigint, checkCount, int, nullableInt, nullableText, text } from './values.js';
 
@@ -17,6 +20,8 @@ const MEMBER_COLUMNS =
   'pubkey, stake, joined_at, share_difficulty, vardiff_since_ms, vardiff_shares, shares_accepted, shares_stale, shares_rejected, blocks_found, last_share_at';
 const SHARE_COLUMNS =
   'id, pubkey, challenge_id, pow_hash, difficulty, block_difficulty, stale, created_at_ms';
+const TERMS_COLUMNS = 'challenge_id, pubkey, share_difficulty';
+const BACKOFF_COLUMNS = 'backoff_key, invalid, last_invalid_ms, until_ms';
 const BLOCK_COLUMNS =
   'block_hash, height, q, r, s, finder, reward, fee, "window", last_share_id, payees, found_at_ms, finder_payout';
 
@@ -97,15 +102,9 @@ export class SqlPoolRepo implements PoolRepo {
   async getChallengeTerms(challengeId: string): Promise<PoolChallengeTerms | undefined> {
     const row = await this.scope
       .read()
-      .prepare('SELECT challenge_id, pubkey, share_difficulty FROM pool_challenges WHERE challenge_id = ?')
+      .prepare(`SELECT ${TERMS_COLUMNS} FROM pool_challenges WHERE challenge_id = ?`)
       .get(challengeId);
-    return row === undefined
-      ? undefined
-      : {
-          challengeId: text(row, 'challenge_id'),
-          pubkey: text(row, 'pubkey'),
-          shareDifficulty: bigintOf(row, 'share_difficulty'),
-        };
+    return row === undefined ? undefined : toTerms(row);
   }
 
   async insertShare(s: PoolShareRecord): Promise<boolean> {
@@ -127,6 +126,101 @@ export class SqlPoolRepo implements PoolRepo {
         s.createdAtMs,
       );
     return result.changes === 1;
+  }
+
+  async recordShares(items: readonly ShareToRecord[]): Promise<RecordedShare[]> {
+    for (const { share: s, from, next } of items) {
+      checkBigint('pool.recordShares: difficulty', s.difficulty);
+      checkBigint('pool.recordShares: blockDifficulty', s.blockDifficulty);
+      checkCount('pool.recordShares: next.vardiffShares', next.vardiffShares);
+      if (s.stale) throw new Error('pool.recordShares: a stale share is recorded with insertShare');
+      if (s.pubkey !== from.pubkey || next.pubkey !== from.pubkey) {
+        throw new Error('pool.recordShares: a share, its from and next must be of one member');
+      }
+      if (from.shareDifficulty === null || next.shareDifficulty === null) {
+        throw new Error('pool.recordShares: the member must have a share difficulty');
+      }
+    }
+    if (new Set(items.map((i) => i.share.pubkey)).size !== items.length) {
+      throw new Error('pool.recordShares: at most one share per member');
+    }
+    if (items.length === 0) return [];
+    const db = this.scope.write('pool.recordShares');
+    if (!db.dialect.concurrentWriters) {
+      // SQLite (no data-modifying WITH): two statements a share, in process, one writer at a time.
+      const out: RecordedShare[] = [];
+      for (const { share: s, from, next } of items) {
+        const inserted =
+          (
+            await db
+              .prepare(
+                'INSERT INTO pool_shares (pubkey, challenge_id, pow_hash, difficulty, block_difficulty, stale, created_at_ms) ' +
+                  'VALUES (?, ?, ?, ?, ?, 0, ?) ON CONFLICT (pow_hash) DO NOTHING',
+              )
+              .run(
+                s.pubkey,
+                s.challengeId,
+                s.powHash,
+                `${s.difficulty}`,
+                `${s.blockDifficulty}`,
+                s.createdAtMs,
+              )
+          ).changes === 1;
+        const advanced =
+          inserted &&
+          (
+            await db
+              .prepare(
+                'UPDATE pool_members SET share_difficulty = ?, vardiff_since_ms = ?, vardiff_shares = ?, last_share_at = ?, ' +
+                  'shares_accepted = shares_accepted + 1 WHERE pubkey = ? AND share_difficulty = ? AND vardiff_since_ms = ? AND vardiff_shares = ?',
+              )
+              .run(
+                `${next.shareDifficulty}`,
+                next.vardiffSinceMs,
+                next.vardiffShares,
+                next.lastShareAt,
+                s.pubkey,
+                `${from.shareDifficulty}`,
+                from.vardiffSinceMs,
+                from.vardiffShares,
+              )
+          ).changes === 1;
+        out.push({ busy: false, inserted, advanced });
+      }
+      return out;
+    }
+    // PostgreSQL: one statement (one text whatever the number of shares: they travel as one
+    // JSON parameter), so one round trip, and one that never waits for a lock: the members'
+    // rows are locked first, skipping any another transaction holds (that share is `busy`,
+    // nothing written for it); then the shares of the locked members are inserted, and each
+    // member's row advanced if its vardiff state is the one `next` was computed from (a
+    // compare-and-set on the row now locked).
+    const rows = await db.prepare(RECORD_SHARES_SQL).all(
+      JSON.stringify(
+        items.map(({ share: s, from, next }, ord) => ({
+          ord,
+          pubkey: s.pubkey,
+          challenge_id: s.challengeId,
+          pow_hash: s.powHash,
+          difficulty: `${s.difficulty}`,
+          block_difficulty: `${s.blockDifficulty}`,
+          created_at_ms: s.createdAtMs,
+          next_difficulty: `${next.shareDifficulty}`,
+          next_since_ms: next.vardiffSinceMs,
+          next_shares: next.vardiffShares,
+          last_share_at: next.lastShareAt,
+          from_difficulty: `${from.shareDifficulty}`,
+          from_since_ms: from.vardiffSinceMs,
+          from_shares: from.vardiffShares,
+        })),
+      ),
+    );
+    if (rows.length !== items.length) throw new Error('pool.recordShares: an answer per share expected');
+    return rows.map((row) => ({
+      busy: int(row, 'busy') === 1,
+      inserted: int(row, 'inserted') === 1,
+      advanced: int(row, 'advanced') === 1,
+    }));
   }
 
   async sharesBefore(beforeId: number, afterId: number, limit: number): Promise<StoredPoolShare[]> {
@@ -225,18 +319,41 @@ export class SqlPoolRepo implements PoolRepo {
   async getBackoff(key: string): Promise<PoolBackoffRecord | undefined> {
     const row = await this.scope
       .read()
-      .prepare(
-        'SELECT backoff_key, invalid, last_invalid_ms, until_ms FROM pool_backoff WHERE backoff_key = ?',
-      )
+      .prepare(`SELECT ${BACKOFF_COLUMNS} FROM pool_backoff WHERE backoff_key = ?`)
       .get(key);
-    return row === undefined
-      ? undefined
-      : {
-          key: text(row, 'backoff_key'),
-          invalid: int(row, 'invalid'),
-          lastInvalidMs: int(row, 'last_invalid_ms'),
-          untilMs: int(row, 'until_ms'),
-        };
+    return row === undefined ? undefined : toBackoff(row);
+  }
+
+  async shareContext(challengeId: string, backoffKey: string, pubkey: string) {
+    // One statement (one row: every part LEFT JOINed to it), where four would cost four
+    // executions and, on PostgreSQL, four statements' protocol work on both sides.
+    const row = await this.scope
+      .read()
+      .prepare(
+        `SELECT ${HEX_CHALLENGE_COLUMNS.split(', ')
+          .map((c) => `c.${c}`)
+          .join(
+            ', ',
+          )}, ${prefixed('t', TERMS_COLUMNS)}, ${prefixed('b', BACKOFF_COLUMNS)}, ${prefixed('m', MEMBER_COLUMNS)} ` +
+          'FROM (SELECT 1 AS one) AS one LEFT JOIN hex_challenges c ON c.id = ? ' +
+          'LEFT JOIN pool_challenges t ON t.challenge_id = c.id LEFT JOIN pool_backoff b ON b.backoff_key = ? ' +
+          'LEFT JOIN pool_members m ON m.pubkey = ?',
+      )
+      .get(challengeId, backoffKey, pubkey);
+    if (row === undefined) throw new Error('pool.shareContext: no row');
+    const part = (prefix: string, key: string) => {
+      const sub = unprefixed(row, prefix);
+      return sub[key] === null ? undefined : sub;
+    };
+    const terms = part('t', 'challenge_id');
+    const backoff = part('b', 'backoff_key');
+    const member = part('m', 'pubkey');
+    return {
+      challenge: row.id === null ? undefined : toHexChallenge(row),
+      terms: terms === undefined ? undefined : toTerms(terms),
+      backoff: backoff === undefined ? undefined : toBackoff(backoff),
+      member: member === undefined ? undefined : toMember(member),
+    };
   }
 
   async putBackoff(e: PoolBackoffRecord): Promise<void> {
@@ -267,6 +384,60 @@ export class SqlPoolRepo implements PoolRepo {
       .run(beforeMs, limit);
     return Number(result.changes);
   }
+}
+
+/** recordShares on PostgreSQL: the shares in order (`ord`), each one's answer in that order. */
+const RECORD_SHARES_SQL =
+  'WITH v AS (SELECT * FROM json_to_recordset(?::json) AS x(ord bigint, pubkey text, challenge_id text, pow_hash text, ' +
+  'difficulty text, block_difficulty text, created_at_ms bigint, next_difficulty text, next_since_ms bigint, next_shares bigint, ' +
+  'last_share_at bigint, from_difficulty text, from_since_ms bigint, from_shares bigint)), ' +
+  // The members' rows first, skipping those another transaction holds: this statement never waits.
+  'locked AS (SELECT m.pubkey FROM pool_members m WHERE m.pubkey IN (SELECT pubkey FROM v) ORDER BY m.pubkey ' +
+  'FOR UPDATE SKIP LOCKED), ' +
+  'ins AS (INSERT INTO pool_shares (pubkey, challenge_id, pow_hash, difficulty, block_difficulty, stale, created_at_ms) ' +
+  'SELECT pubkey, challenge_id, pow_hash, difficulty, block_difficulty, 0, created_at_ms FROM v ' +
+  'WHERE pubkey IN (SELECT pubkey FROM locked) ORDER BY ord ON CONFLICT (pow_hash) DO NOTHING RETURNING pow_hash), ' +
+  'upd AS (UPDATE pool_members m SET share_difficulty = v.next_difficulty, vardiff_since_ms = v.next_since_ms, ' +
+  'vardiff_shares = v.next_shares, last_share_at = v.last_share_at, shares_accepted = m.shares_accepted + 1 FROM v ' +
+  'WHERE m.pubkey = v.pubkey AND v.pow_hash IN (SELECT pow_hash FROM ins) AND m.share_difficulty = v.from_difficulty ' +
+  'AND m.vardiff_since_ms = v.from_since_ms AND m.vardiff_shares = v.from_shares RETURNING v.pow_hash) ' +
+  'SELECT CASE WHEN v.pubkey IN (SELECT pubkey FROM locked) THEN 0 ELSE 1 END AS busy, ' +
+  'CASE WHEN v.pow_hash IN (SELECT pow_hash FROM ins) THEN 1 ELSE 0 END AS inserted, ' +
+  'CASE WHEN v.pow_hash IN (SELECT pow_hash FROM upd) THEN 1 ELSE 0 END AS advanced FROM v ORDER BY v.ord';
+
+/** `t.a AS t_a, t.b AS t_b`: the columns of the table aliased `alias`, named apart. */
+function prefixed(alias: string, columns: string): string {
+  return columns
+    .split(', ')
+    .map((c) => `${alias}.${c} AS ${alias}_${c}`)
+    .join(', ');
+}
+
+/** The columns of `row` named `<prefix>_...`, without the prefix. */
+function unprefixed(row: Row, prefix: string): Row {
+  const start = `${prefix}_`;
+  return Object.fromEntries(
+    Object.entries(row)
+      .filter(([k]) => k.startsWith(start))
+      .map(([k, v]) => [k.slice(start.length), v]),
+  );
+}
+
+function toTerms(row: Row): PoolChallengeTerms {
+  return {
+    challengeId: text(row, 'challenge_id'),
+    pubkey: text(row, 'pubkey'),
+    shareDifficulty: bigintOf(row, 'share_difficulty'),
+  };
+}
+
+function toBackoff(row: Row): PoolBackoffRecord {
+  return {
+    key: text(row, 'backoff_key'),
+    invalid: int(row, 'invalid'),
+    lastInvalidMs: int(row, 'last_invalid_ms'),
+    untilMs: int(row, 'until_ms'),
+  };
 }
 
 function toMember(row: Row): PoolMemberRecord {

@@ -1,4 +1,4 @@
-import type { CoordRecord } from './hexchain.js';
+import type { CoordRecord, HexChallengeRecord } from './hexchain.js';
 
 // Mining pool (services/pool/): part of the storage interface (../types.ts).
 
@@ -61,6 +61,20 @@ export interface PoolBlockRecord {
   readonly finderPayout: bigint | null;
 }
 
+/** An accepted share, the member as it was read and the member advanced by it (`recordShares`). */
+export interface ShareToRecord {
+  readonly share: PoolShareRecord;
+  readonly from: PoolMemberRecord;
+  readonly next: PoolMemberRecord;
+}
+
+/** What `recordShares` did with one share. */
+export interface RecordedShare {
+  readonly busy: boolean;
+  readonly inserted: boolean;
+  readonly advanced: boolean;
+}
+
 /** The invalid-share back-off of one client address and key (protocol 4.16). */
 export interface PoolBackoffRecord {
   /** `<address>|<pubkey>`. */
@@ -87,6 +101,18 @@ export interface PoolRepo {
   getChallengeTerms(challengeId: string): Promise<PoolChallengeTerms | undefined>;
   /** False (nothing written) when a share with this pow hash exists. */
   insertShare(share: PoolShareRecord): Promise<boolean>;
+  /**
+   * Accepted (not stale) shares and their members' advances, in one statement on PostgreSQL
+   * that never waits for a lock (docs/storage.md, "Pool shares"); at most one share per member.
+   * For each, in order: `busy` when another transaction holds its member's row (PostgreSQL;
+   * nothing written for it); else inserts `share` (`inserted` false, nothing written for it,
+   * when a share with its pow hash exists) and, if the member's vardiff state is still the one
+   * `next` was computed from (`from`: share difficulty, vardiff window start and count), writes
+   * `next`'s vardiff state and last share time and adds one accepted share (`advanced`).
+   * `inserted` without `advanced`: the member changed meanwhile; the caller advances it itself
+   * (`getMember` with `lock`: the row is already this transaction's), in the same transaction.
+   */
+  recordShares(shares: readonly ShareToRecord[]): Promise<RecordedShare[]>;
   /** Paid (non-stale) shares with afterId < id < beforeId, newest first. */
   sharesBefore(beforeId: number, afterId: number, limit: number): Promise<StoredPoolShare[]>;
   /** The id of the newest share (0 when none). */
@@ -110,6 +136,21 @@ export interface PoolRepo {
    */
   pruneChallengeTerms(expiredBeforeS: number, limit: number): Promise<number>;
   getBackoff(key: string): Promise<PoolBackoffRecord | undefined>;
+  /**
+   * What a share is checked against, in one statement: its challenge, the share terms it was
+   * issued with (none when the challenge is unknown), the back-off of the sender's address and
+   * key, and the member.
+   */
+  shareContext(
+    challengeId: string,
+    backoffKey: string,
+    pubkey: string,
+  ): Promise<{
+    readonly challenge: HexChallengeRecord | undefined;
+    readonly terms: PoolChallengeTerms | undefined;
+    readonly backoff: PoolBackoffRecord | undefined;
+    readonly member: PoolMemberRecord | undefined;
+  }>;
   putBackoff(entry: PoolBackoffRecord): Promise<void>;
   deleteBackoff(key: string): Promise<void>;
   /** Deletes at most `limit` back-off entries whose last invalid share is older than `beforeMs`. */
