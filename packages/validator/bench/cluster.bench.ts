@@ -86,7 +86,13 @@ const CPU_PROF = (() => {
  * With `--cpu-prof`, the measured phases on the monotonic clock of the profiles (µs), written to
  * DIR/phases.json: a profile's samples can then be cut to a phase.
  */
-const PHASES: { setup: string; path: string; pids: (number | undefined)[]; startUs: number; endUs: number }[] = [];
+const PHASES: {
+  setup: string;
+  path: string;
+  pids: (number | undefined)[];
+  startUs: number;
+  endUs: number;
+}[] = [];
 const ENV = {
   TENSORMINE_HEX_DIFFICULTY: '16',
   TENSORMINE_DIFFICULTY: '1',
@@ -223,7 +229,13 @@ async function spread(setup: Setup, path: string, bodies: Submission[], into: Me
   );
   into.elapsedMs += performance.now() - started;
   if (CPU_PROF !== undefined)
-    PHASES.push({ setup: setup.name, path, pids: setup.nodes.map((node) => node.child.pid), startUs: Number(startUs), endUs: Number(process.hrtime.bigint() / 1000n) });
+    PHASES.push({
+      setup: setup.name,
+      path,
+      pids: setup.nodes.map((node) => node.child.pid),
+      startUs: Number(startUs),
+      endUs: Number(process.hrtime.bigint() / 1000n),
+    });
   into.benchCpuMs += ownCpuMs() - bench0;
   into.dbCpuMs += databaseCpuMs(setup) - db0;
   const after = await statementCounts(setup);

@@ -110,7 +110,12 @@ export class ClusterSync {
    * height, if any): the notification carries what a follower applies, so that it needs no read.
    * @param seqBefore the difficulty writes committed when the block was appended
    */
-  notifyBlock(tx: StorageTx, block: BlockRecord, seqBefore: number, write: DifficultyWrite | undefined): Promise<void> {
+  notifyBlock(
+    tx: StorageTx,
+    block: BlockRecord,
+    seqBefore: number,
+    write: DifficultyWrite | undefined,
+  ): Promise<void> {
     const note: ChainNote = {
       from: this.#instance,
       height: block.height,
@@ -155,7 +160,8 @@ export class ClusterSync {
       if (note.block !== undefined && typeof note.seqBefore === 'number') {
         const block: BlockRecord = { ...note.block, difficulty: BigInt(note.block.difficulty) };
         if (block.height <= state.appliedHeight) return true;
-        if (block.height !== state.appliedHeight + 1 || note.seqBefore !== difficulty.appliedSeq) return false;
+        if (block.height !== state.appliedHeight + 1 || note.seqBefore !== difficulty.appliedSeq)
+          return false;
         const write = note.write === undefined ? undefined : writeFromNote(note.write);
         if (write !== undefined && write.seq !== note.seqBefore + 1) return false;
         this.#applyBlock(block);
