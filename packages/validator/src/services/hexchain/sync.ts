@@ -1,7 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { parseHexDifficulty, type SseHub, toHex } from '@tensormine/protocol';
 import type { ValidatorContext } from '../../context.js';
-import type { BlockRecord, DifficultyWrite, StorageTx } from '../../store/types.js';
+import {
+  type BlockRecord,
+  type DifficultyWrite,
+  MAX_NOTIFICATION_BYTES,
+  type StorageTx,
+} from '../../store/types.js';
 import type { LiveDifficulty } from './difficulty.js';
 import { eventId, publishBlock, publishDifficultyWrite } from './events.js';
 import type { LatticeState } from './lattice-state.js';
@@ -123,7 +128,15 @@ export class ClusterSync {
       seqBefore,
       ...(write === undefined ? {} : { write: writeToNote(write) }),
     };
-    return tx.notify(HEXCHAIN_CHANNEL, JSON.stringify(note));
+    const payload = JSON.stringify(note);
+    // A block's row is well under the limit (about 600 bytes); should one ever exceed it, the
+    // notification says only its height, and the followers read it.
+    return tx.notify(
+      HEXCHAIN_CHANNEL,
+      Buffer.byteLength(payload) <= MAX_NOTIFICATION_BYTES
+        ? payload
+        : JSON.stringify({ from: this.#instance, height: block.height }),
+    );
   }
 
   /**
