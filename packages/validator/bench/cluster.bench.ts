@@ -23,7 +23,7 @@
  * proofs and shares solved here, transfers signed) and the submissions are then sent with
  * autocannon, spread over the nodes round robin, whichever node issued the challenge.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -82,6 +82,17 @@ const CPU_PROF = (() => {
   const at = process.argv.indexOf('--cpu-prof');
   return at < 0 ? undefined : process.argv[at + 1]!;
 })();
+/**
+ * With `--cpu-prof`, the measured phases on the monotonic clock of the profiles (µs), written to
+ * DIR/phases.json: a profile's samples can then be cut to a phase.
+ */
+const PHASES: {
+  setup: string;
+  path: string;
+  pids: (number | undefined)[];
+  startUs: number;
+  endUs: number;
+}[] = [];
 const ENV = {
   TENSORMINE_HEX_DIFFICULTY: '16',
   TENSORMINE_DIFFICULTY: '1',
@@ -151,6 +162,12 @@ interface Measured {
   /** PostgreSQL: write transactions started and ROLLBACK statements during the phase. */
   writes: number;
   rollbacks: number;
+  /**
+   * PostgreSQL: statements executed (every node's, pg_stat_statements calls; BEGIN and COMMIT
+   * count) and read transactions begun during the phase.
+   */
+  statements: number;
+  reads: number;
   /** CPU time of the validator processes and of the database server during the phase. */
   nodeCpuMs: number;
   dbCpuMs: number;
@@ -167,6 +184,8 @@ const empty = (): Measured => ({
   rejected: new Map(),
   writes: 0,
   rollbacks: 0,
+  statements: 0,
+  reads: 0,
   nodeCpuMs: 0,
   dbCpuMs: 0,
   benchCpuMs: 0,
@@ -184,6 +203,8 @@ function total(rounds: readonly Measured[]): Measured {
     for (const [k, v] of r.rejected) m.rejected.set(k, (m.rejected.get(k) ?? 0) + v);
     m.writes += r.writes;
     m.rollbacks += r.rollbacks;
+    m.statements += r.statements;
+    m.reads += r.reads;
     m.nodeCpuMs += r.nodeCpuMs;
     m.dbCpuMs += r.dbCpuMs;
     m.benchCpuMs += r.benchCpuMs;
@@ -200,18 +221,29 @@ async function spread(setup: Setup, path: string, bodies: Submission[], into: Me
   const db0 = databaseCpuMs(setup);
   const bench0 = ownCpuMs();
   const started = performance.now();
+  const startUs = process.hrtime.bigint() / 1000n;
   const runs: SubmitRun[] = await Promise.all(
     setup.nodes.map((node, i) =>
       submitAll(node.url, path, shares[i]!, Math.ceil(CONNECTIONS / n), node.child.pid),
     ),
   );
   into.elapsedMs += performance.now() - started;
+  if (CPU_PROF !== undefined)
+    PHASES.push({
+      setup: setup.name,
+      path,
+      pids: setup.nodes.map((node) => node.child.pid),
+      startUs: Number(startUs),
+      endUs: Number(process.hrtime.bigint() / 1000n),
+    });
   into.benchCpuMs += ownCpuMs() - bench0;
   into.dbCpuMs += databaseCpuMs(setup) - db0;
   const after = await statementCounts(setup);
   if (STATEMENTS) await topStatements(setup, path);
   into.writes += after.writes - before.writes;
   into.rollbacks += after.rollbacks - before.rollbacks;
+  into.statements += after.statements - before.statements - 1; // less the count's own query
+  into.reads += after.reads - before.reads;
   into.sent += bodies.length;
   for (const run of runs) {
     into.nodeCpuMs += run.serverCpuMs ?? 0;
@@ -227,24 +259,30 @@ async function spread(setup: Setup, path: string, bodies: Submission[], into: Me
  * SERIALIZABLE or READ COMMITTED: a read begins REPEATABLE READ) and of the ROLLBACK statements
  * (an attempt that failed: a serialization conflict or deadlock, then re-run, or a refusal).
  */
-async function statementCounts(setup: Setup): Promise<{ writes: number; rollbacks: number }> {
-  if (setup.databaseUrl === undefined) return { writes: 0, rollbacks: 0 };
+async function statementCounts(
+  setup: Setup,
+): Promise<{ writes: number; rollbacks: number; statements: number; reads: number }> {
+  if (setup.databaseUrl === undefined) return { writes: 0, rollbacks: 0, statements: 0, reads: 0 };
   const client = new pg.Client({ connectionString: setup.databaseUrl });
   await client.connect();
   try {
     const { rows } = await client.query<{ query: string; calls: string }>(
       `SELECT query, sum(calls)::text AS calls FROM pg_stat_statements
         WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
-          AND (query LIKE 'BEGIN ISOLATION LEVEL%' OR query = 'ROLLBACK')
         GROUP BY query`,
     );
     let writes = 0;
     let rollbacks = 0;
+    let statements = 0;
+    let reads = 0;
     for (const row of rows) {
+      statements += Number(row.calls);
       if (row.query === 'ROLLBACK') rollbacks += Number(row.calls);
-      else if (!row.query.includes('READ ONLY')) writes += Number(row.calls);
+      else if (!row.query.includes('BEGIN ISOLATION LEVEL')) continue;
+      else if (row.query.includes('READ ONLY')) reads += Number(row.calls);
+      else writes += Number(row.calls);
     }
-    return { writes, rollbacks };
+    return { writes, rollbacks, statements, reads };
   } finally {
     await client.end();
   }
@@ -610,6 +648,16 @@ function targets(results: readonly Result[]): string {
     : `Targets (issue 24), this run (median of the ${ROUNDS} rounds' ratios, and their range):\n${lines.map((l) => `- ${l}`).join('\n')}`;
 }
 
+/** Statements and read transactions per accepted item, per PostgreSQL setup and workload. */
+function statementsPerItem(results: readonly Result[]): string {
+  const per = (m: Measured) =>
+    m.ok === 0 ? '–' : `${(m.statements / m.ok).toFixed(1)} / ${(m.reads / m.ok).toFixed(2)}`;
+  return results
+    .filter((r) => r.engine === 'postgres')
+    .map((r) => `- ${r.setup}: ${WORKLOADS.map((w) => `${w} ${per(r.runs[w])}`).join(', ')}`)
+    .join('\n');
+}
+
 /**
  * What the CPU per item says a machine per process would give: one node's requests per second
  * of its own CPU (1 s / its CPU per item, per node) and the database's (1 s / its CPU per item).
@@ -724,8 +772,10 @@ async function main(): Promise<void> {
       throw error;
     } finally {
       // A profiled node writes its profile on a clean stop only.
-      if (CPU_PROF !== undefined)
+      if (CPU_PROF !== undefined) {
         await Promise.all(setups.flatMap((s) => s.nodes.map((node) => node.stop())));
+        writeFileSync(join(CPU_PROF, 'phases.json'), JSON.stringify(PHASES, null, 1));
+      }
     }
   } finally {
     await stopNodes();
@@ -792,6 +842,11 @@ Blocks accepted as counted by the nodes: ${results.map((r) => `${r.setup} ${r.bl
 Refused: ${refused}.
 
 ${targets(results)}
+
+Work per accepted item on PostgreSQL, counted by PostgreSQL (pg_stat_statements, every node of
+the setup; not timed, so a loaded machine shows it as a quiet one does): statements executed
+(BEGIN and COMMIT included) / read transactions begun.
+${statementsPerItem(results)}
 
 What a core gives, from the CPU per item (1 s / CPU per item; a node's figure is per node, the
 nodes of a setup sharing the work):

@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished, v
 import { waitFor } from '../../../test-support/wait.ts';
 import type { Validator } from '../src/app.js';
 import { LIVE_MS } from '../src/services/cluster.js';
+import { HEXCHAIN_CHANNEL } from '../src/services/hexchain.js';
 import { COUNTERS } from '../src/services/metrics.js';
 import { openPostgresStorage } from '../src/store/postgres.js';
 import { openSqliteStorage } from '../src/store/sqlite.js';
@@ -108,6 +109,37 @@ describe.each(['sqlite', 'postgres'] as const)('validators sharing one database 
     const peers = (await b!.inject('/network/peers')).json();
     expect(peers).toMatchObject({ mode: 'cluster', synced: true, node_id: 'node-1' });
   });
+
+  // One storage per node on PostgreSQL (on SQLite the nodes share one, so its reads are theirs).
+  if (engine === 'postgres') {
+    it('applies a block from its notification without reading; a notification without it makes the node read', async () => {
+      // No heartbeat (the safety net's catch-up reads): its interval is faked, never advanced.
+      vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+      onTestFinished(() => {
+        vi.useRealTimers();
+      });
+      const [a, b] = await cluster(2);
+      const storageA = a!.context.storage;
+      const storageB = b!.context.storage;
+      expect(storageB).not.toBe(storageA);
+      await register(a!, alice);
+      const c = await issue(a!, { miner_pubkey: formatPublicKey(alice.publicKey) });
+      const publishedBefore = b!.events.stats().published;
+      const reads = vi.spyOn(storageB, 'read');
+      const transactions = vi.spyOn(storageB, 'transaction');
+      const res = await submit(a!, mine(c, alice));
+      expect(res.statusCode, res.body).toBe(200);
+      await until('node 1 to publish the block', () => b!.events.stats().published === publishedBefore + 1);
+      expect(reads).not.toHaveBeenCalled();
+      expect(transactions).not.toHaveBeenCalled();
+      // A notification that does not carry the write (a node of an earlier version): node 1 reads.
+      await storageA.transaction((tx) =>
+        tx.notify(HEXCHAIN_CHANNEL, JSON.stringify({ from: 'an-earlier-node', height: 1 })),
+      );
+      await until('node 1 to catch up from the storage', () => reads.mock.calls.length > 0);
+      expect(b!.events.stats().published).toBe(publishedBefore + 1);
+    });
+  }
 
   it('takes a submission for a challenge issued by another node; the first block wins at a coordinate', async () => {
     const [a, b] = await cluster(2);

@@ -12,7 +12,7 @@ import {
 import { nowSeconds, type ValidatorContext } from '../../context.js';
 import { ApiError, verdictError } from '../../http/errors.js';
 import { routeHandlers } from '../../http/handlers.js';
-import type { BlockRecord, HexChallengeRecord } from '../../store/types.js';
+import type { AppendedBlock, BlockRecord, HexChallengeRecord, NewBlockRecord } from '../../store/types.js';
 import { COUNTERS } from '../metrics.js';
 import type { HexchainHooks, PoolBlockPay } from '../types.js';
 import { notRegistered, ROW_LOCKS } from './challenges.js';
@@ -97,9 +97,14 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
     async hexSubmit(request) {
       const body = request.body;
       const pubkey = body.block.miner_pubkey;
-      // Issued together: one round trip on PostgreSQL.
-      const [challenge, device] = await ctx.storage.read((tx) =>
-        Promise.all([tx.hexChallenges.get(body.challenge_id), tx.devices.get(pubkey)]),
+      // Issued together: one round trip on PostgreSQL. Whether the block is likely a pool block
+      // chooses the shape of its transaction, which decides it again (below).
+      const [challenge, device, likelyPool] = await ctx.storage.read((tx) =>
+        Promise.all([
+          tx.hexChallenges.get(body.challenge_id),
+          tx.devices.get(pubkey),
+          hooks.poolMember?.(tx, pubkey, body.challenge_id) ?? false,
+        ]),
       );
       if (challenge === undefined) {
         return rejectBlock(
@@ -150,8 +155,28 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
       }
 
       const blockHash = toHex(verdict.blockHash);
-      const outcome = await ctx.storage
-        .transaction(async (tx) => {
+      const newBlock: NewBlockRecord = {
+        coord: challenge.coord,
+        blockHash,
+        powHash: toHex(verdict.powHash),
+        depth: challenge.depth,
+        parents: challenge.parents.map((p) => p.coord),
+        minerPubkey: pubkey,
+        nonce: verdict.nonce,
+        challengeId: challenge.id,
+        slot: challenge.slot,
+        difficulty: challenge.difficulty,
+        timestampMs: 0,
+      };
+      /**
+       * The block's transaction. A solo block (as the read above found it: `poolGuess` false)
+       * takes two round trips on PostgreSQL: the membership check, the reward's account lock,
+       * the miner's rows and the chain head in one, the retarget (every 12th block), the
+       * notification and the COMMIT in the other; should the check find the miner in the pool
+       * after all (it joined meanwhile), the attempt rolls back and runs as a pool block.
+       */
+      const store = (poolGuess: boolean) =>
+        ctx.storage.transaction(async (tx) => {
           const acceptedAtMs = ctx.now();
           const acceptedAt = Math.floor(acceptedAtMs / 1000);
           const reward = {
@@ -163,32 +188,35 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
             ref: blockHash,
             idempotencyKey: `block:${blockHash}`,
           };
-          // What does not need the height first, so that the chain head, the one lock every
-          // block takes (blocks commit one after the other), is held only for the end of the
-          // transaction (docs/storage.md). A pool block is paid after (its payout records the
-          // height); one whose miner left the pool meanwhile falls back to the solo rule. Row
-          // locks in the order of every hot path: accounts, then the miner's rows.
-          const solo = !(await hooks.poolMember?.(tx, pubkey, challenge.id));
           const stats = () =>
             Promise.all([
               tx.counters.add(COUNTERS.blocksAccepted, 1),
               tx.miners.record(pubkey, { blocksAccepted: 1, seenAt: acceptedAt }),
               tx.devices.touch(pubkey, acceptedAt),
             ]);
-          if (solo) await Promise.all([tx.ledger.apply([reward]), stats()]);
-          const appended = await tx.blocks.append({
-            coord: challenge.coord,
-            blockHash,
-            powHash: toHex(verdict.powHash),
-            depth: challenge.depth,
-            parents: challenge.parents.map((p) => p.coord),
-            minerPubkey: pubkey,
-            nonce: verdict.nonce,
-            challengeId: challenge.id,
-            slot: challenge.slot,
-            difficulty: challenge.difficulty,
-            timestampMs: acceptedAtMs,
-          });
+          const append = () => tx.blocks.append({ ...newBlock, timestampMs: acceptedAtMs });
+          // Row locks in the order of every hot path: accounts, then the miner's rows, then the
+          // chain head, the one lock every block takes (blocks commit one after the other), so
+          // that it is held only for the end of the transaction (docs/storage.md). A pool block
+          // is paid after the head (its payout records the height); one whose miner left the
+          // pool meanwhile falls back to the solo rule.
+          let solo: boolean;
+          let appended: AppendedBlock | undefined;
+          if (!poolGuess) {
+            const [member, , , head] = await Promise.all([
+              hooks.poolMember?.(tx, pubkey, challenge.id),
+              tx.ledger.apply([reward]),
+              stats(),
+              append(),
+            ]);
+            if (member === true) throw new PoolBlockAfterAll();
+            solo = true;
+            appended = head;
+          } else {
+            solo = !(await hooks.poolMember?.(tx, pubkey, challenge.id));
+            if (solo) await Promise.all([tx.ledger.apply([reward]), stats()]);
+            appended = await append();
+          }
           // Someone else's block holds the cell (or this very block, sent twice at once): the
           // reward written above is rolled back with the transaction.
           if (appended === undefined) throw new CellTaken();
@@ -202,7 +230,7 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
             genesisTimeMs,
             intervalMs: ctx.config.blockIntervalMs,
           });
-          await sync.notify(tx, block.height);
+          await sync.notifyBlock(tx, block, appended.head.difficultySeq, retarget.write);
           return {
             accepted: true as const,
             block,
@@ -210,7 +238,12 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
             seqBefore: appended.head.difficultySeq,
             write: retarget.write,
           };
-        }, ROW_LOCKS)
+        }, ROW_LOCKS);
+      const outcome = await store(likelyPool === true)
+        .catch((error: unknown) => {
+          if (error instanceof PoolBlockAfterAll) return store(true);
+          throw error;
+        })
         .catch((error: unknown) => {
           if (error instanceof CellTaken) return { accepted: false as const };
           throw error;
@@ -229,6 +262,13 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
       return acceptance(outcome.block, outcome.pool);
     },
   });
+}
+
+/** A block stored as solo whose miner the transaction found in the pool: it rolls back, to run as a pool block. */
+class PoolBlockAfterAll extends Error {
+  constructor() {
+    super('the miner is a pool member');
+  }
 }
 
 /** The coordinate of a block being appended is taken: its transaction rolls back. */

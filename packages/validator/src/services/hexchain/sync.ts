@@ -1,7 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { parseHexDifficulty, type SseHub, toHex } from '@tensormine/protocol';
 import type { ValidatorContext } from '../../context.js';
-import type { BlockRecord, DifficultyWrite, StorageTx } from '../../store/types.js';
+import {
+  type BlockRecord,
+  type DifficultyWrite,
+  MAX_NOTIFICATION_BYTES,
+  type StorageTx,
+} from '../../store/types.js';
 import type { LiveDifficulty } from './difficulty.js';
 import { eventId, publishBlock, publishDifficultyWrite } from './events.js';
 import type { LatticeState } from './lattice-state.js';
@@ -15,6 +20,55 @@ export const HEXCHAIN_CHANNEL = 'tensormine_hexchain';
 
 /** Blocks (and difficulty writes) read per catch-up query. */
 const CATCH_UP_BATCH = 500;
+
+/**
+ * How long a block committed behind writes this node had not applied waits for the
+ * notifications to bring them (they travel right behind the commit) before it reads them.
+ */
+const NOTE_WAIT_MS = 1_000;
+
+/**
+ * A notification of the chain channel (JSON): the block a node appended, with the difficulty
+ * writes committed before it and the retarget write of its height, or a difficulty write alone
+ * (an admin change); bigints as decimal strings. `height` alone (no `block`): a node of an
+ * earlier version, which its followers answer by catching up from the storage.
+ */
+interface ChainNote {
+  readonly from: string;
+  readonly height?: number;
+  readonly block?: Omit<BlockRecord, 'difficulty'> & { readonly difficulty: string };
+  readonly seqBefore?: number;
+  readonly write?: WriteNote;
+}
+
+type WriteNote = Omit<DifficultyWrite, 'previous' | 'value'> & {
+  readonly previous: string | null;
+  readonly value: string;
+};
+
+function writeToNote(write: DifficultyWrite): WriteNote {
+  return {
+    ...write,
+    previous: write.previous === null ? null : String(write.previous),
+    value: String(write.value),
+  };
+}
+
+/** @throws SyntaxError for a value that is not an integer (the note is not applied). */
+function writeFromNote(note: WriteNote): DifficultyWrite {
+  if (typeof note.seq !== 'number' || typeof note.height !== 'number') throw new TypeError('not a write');
+  return {
+    ...note,
+    previous: note.previous === null ? null : BigInt(note.previous),
+    value: BigInt(note.value),
+  };
+}
+
+interface HeightWaiter {
+  readonly height: number;
+  readonly resolve: (applied: boolean) => void;
+  readonly timer: NodeJS.Timeout;
+}
 
 /**
  * Keeps this node's in-memory lattice and difficulty in step with the commits of every node
@@ -31,6 +85,8 @@ export class ClusterSync {
   /** Random per process: tells this node's own notifications from the other nodes'. */
   readonly #instance = toHex(randomBytes(8));
   #running: Promise<void> | undefined;
+  /** Requests waiting for the notification stream to reach their block (see committedBlock). */
+  readonly #waiters = new Set<HeightWaiter>();
   #queued: Promise<void> | undefined;
 
   /** The height of the newest lattice snapshot this node knows of (see #keepSnapshot). */
@@ -54,24 +110,46 @@ export class ClusterSync {
     return this.state.appliedHeight + this.difficulty.appliedSeq;
   }
 
-  /** Announces, on commit of `tx`, a change made by this node (a block at `height`, or a difficulty). */
-  notify(tx: StorageTx, height?: number): Promise<void> {
-    return tx.notify(HEXCHAIN_CHANNEL, JSON.stringify({ from: this.#instance, height }));
+  /**
+   * Announces, on commit of `tx`, a block this node appended (with the retarget write of its
+   * height, if any): the notification carries what a follower applies, so that it needs no read.
+   * @param seqBefore the difficulty writes committed when the block was appended
+   */
+  notifyBlock(
+    tx: StorageTx,
+    block: BlockRecord,
+    seqBefore: number,
+    write: DifficultyWrite | undefined,
+  ): Promise<void> {
+    const note: ChainNote = {
+      from: this.#instance,
+      height: block.height,
+      block: { ...block, difficulty: String(block.difficulty) },
+      seqBefore,
+      ...(write === undefined ? {} : { write: writeToNote(write) }),
+    };
+    const payload = JSON.stringify(note);
+    // A block's row is well under the limit (about 600 bytes); should one ever exceed it, the
+    // notification says only its height, and the followers read it.
+    return tx.notify(
+      HEXCHAIN_CHANNEL,
+      Buffer.byteLength(payload) <= MAX_NOTIFICATION_BYTES
+        ? payload
+        : JSON.stringify({ from: this.#instance, height: block.height }),
+    );
   }
 
   /**
-   * Follows the other nodes' notifications (this node's own commits are applied by the request
-   * that made them). Resolves once listening, with the function that stops.
+   * Follows the chain's notifications, every node's (this node's own too: a block it committed
+   * behind writes it had not applied yet is applied when the notification stream reaches it).
+   * A notification carrying the next write of the chain is applied as it is, without a read;
+   * one beyond it (an earlier one was lost: the listening connection broke, or this node started
+   * listening after it) or one without its content (a node of an older version) catches up
+   * from the storage. Resolves once listening, with the function that stops.
    */
   listen(): Promise<() => Promise<void>> {
     return this.ctx.storage.listen(HEXCHAIN_CHANNEL, (payload) => {
-      let from: unknown;
-      try {
-        from = (JSON.parse(payload) as { from?: unknown }).from;
-      } catch {
-        from = undefined;
-      }
-      if (from === this.#instance) return;
+      if (this.#applyNote(payload)) return;
       this.catchUp().catch((error: unknown) =>
         this.ctx.log.warn({ err: error }, 'hexchain: could not catch the lattice up'),
       );
@@ -79,9 +157,50 @@ export class ClusterSync {
   }
 
   /**
+   * Applies what a notification carries when it is the chain's next write (or one applied
+   * already); false when the node must catch up from the storage instead.
+   */
+  #applyNote(payload: string): boolean {
+    let note: ChainNote;
+    try {
+      note = JSON.parse(payload) as ChainNote;
+    } catch {
+      return false;
+    }
+    if (typeof note !== 'object' || note === null) return false;
+    const { state, difficulty } = this;
+    try {
+      if (note.block !== undefined && typeof note.seqBefore === 'number') {
+        const block: BlockRecord = { ...note.block, difficulty: BigInt(note.block.difficulty) };
+        if (block.height <= state.appliedHeight) return true;
+        if (block.height !== state.appliedHeight + 1 || note.seqBefore !== difficulty.appliedSeq)
+          return false;
+        const write = note.write === undefined ? undefined : writeFromNote(note.write);
+        if (write !== undefined && write.seq !== note.seqBefore + 1) return false;
+        this.#applyBlock(block);
+        if (write !== undefined) this.#applyWrite(write);
+        return true;
+      }
+      if (note.block === undefined && note.write !== undefined) {
+        const write = writeFromNote(note.write);
+        if (write.seq <= difficulty.appliedSeq) return true;
+        if (write.seq !== difficulty.appliedSeq + 1 || write.height !== state.appliedHeight) return false;
+        this.#applyWrite(write);
+        return true;
+      }
+    } catch {
+      return false;
+    }
+    return false;
+  }
+
+  /**
    * Applies a block this node committed (and the retarget write of its height, if any): at
-   * once when it is the next write of the chain, else by catching up (another node's writes
-   * came before it and are not applied yet).
+   * once when it is the next write of the chain. Else other nodes' writes came before it: their
+   * notifications, and then this block's own, are on their way on the listening connection, in
+   * commit order, and apply them all without a read; this waits for that (catching up from the
+   * storage if it has not happened within NOTE_WAIT_MS), so that the answer follows the block's
+   * place in the lattice and on the event stream.
    * @param seqBefore the difficulty writes committed when the block was appended
    */
   async committedBlock(
@@ -89,12 +208,40 @@ export class ClusterSync {
     seqBefore: number,
     retarget: DifficultyWrite | undefined,
   ): Promise<void> {
-    if (block.height !== this.state.appliedHeight + 1 || seqBefore !== this.difficulty.appliedSeq) {
-      await this.catchUp();
+    if (block.height <= this.state.appliedHeight) return;
+    if (block.height === this.state.appliedHeight + 1 && seqBefore === this.difficulty.appliedSeq) {
+      this.#applyBlock(block);
+      if (retarget !== undefined) this.#applyWrite(retarget);
       return;
     }
-    this.#applyBlock(block);
-    if (retarget !== undefined) this.#applyWrite(retarget);
+    if (await this.#applied(block.height, NOTE_WAIT_MS)) return;
+    await this.catchUp();
+  }
+
+  /** Resolves true once the lattice applied `height`, false after `ms` if it has not. */
+  #applied(height: number, ms: number): Promise<boolean> {
+    if (this.state.appliedHeight >= height) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiter: HeightWaiter = {
+        height,
+        resolve,
+        timer: setTimeout(() => {
+          this.#waiters.delete(waiter);
+          resolve(false);
+        }, ms),
+      };
+      this.#waiters.add(waiter);
+    });
+  }
+
+  /** Resolves the waiters of the heights applied. */
+  #wake(): void {
+    for (const waiter of this.#waiters) {
+      if (waiter.height > this.state.appliedHeight) continue;
+      clearTimeout(waiter.timer);
+      this.#waiters.delete(waiter);
+      waiter.resolve(true);
+    }
   }
 
   /**
@@ -128,7 +275,18 @@ export class ClusterSync {
     const { previous, head } = await this.ctx.storage.transaction(
       async (tx) => {
         const written = await tx.blocks.setDifficulty(next, { kind: 'admin', atMs });
-        await this.notify(tx);
+        const note: ChainNote = {
+          from: this.#instance,
+          write: writeToNote({
+            seq: written.head.difficultySeq,
+            height: written.head.height,
+            kind: 'admin',
+            previous: written.previous,
+            value: next,
+            atMs,
+          }),
+        };
+        await tx.notify(HEXCHAIN_CHANNEL, JSON.stringify(note));
         return written;
       },
       { isolation: 'row-locks' },
@@ -183,6 +341,7 @@ export class ClusterSync {
     if (!this.state.add(block)) return;
     publishBlock(this.events, this.state, block, eventId(this.events.epoch, this.version));
     this.#keepSnapshot();
+    if (this.#waiters.size > 0) this.#wake();
   }
 
   /**
@@ -206,6 +365,8 @@ export class ClusterSync {
   }
 
   #applyWrite(write: DifficultyWrite): void {
+    // Applied already (from a notification, or a catch-up that read it too).
+    if (write.seq <= this.difficulty.appliedSeq) return;
     const changed = this.difficulty.apply(write.seq, write.value);
     const id = eventId(this.events.epoch, this.version);
     publishDifficultyWrite(this.events, write, this.difficulty.configured, id);

@@ -1,4 +1,5 @@
 import { StorageError } from '../errors.js';
+import { MAX_NOTIFICATION_BYTES } from '../types/storage.js';
 import type { SqlExecutor, SqlStatement } from './executor.js';
 
 /** A notification queued by a transaction (see `StorageTx.notify`). */
@@ -81,9 +82,6 @@ function tracking(inner: SqlExecutor, scope: Scope): SqlExecutor {
     exec: (sql) => keep(inner.exec(sql)),
   };
 }
-
-/** The largest payload of a notification, in UTF-8 bytes (PostgreSQL's limit is 8000). */
-export const MAX_NOTIFICATION_BYTES = 7000;
 
 const CHANNEL = /^[a-z][a-z0-9_]{0,62}$/;
 

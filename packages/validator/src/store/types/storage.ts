@@ -102,7 +102,7 @@ export interface StorageTx {
   readonly nodes: NodeRepo;
   /**
    * Queues a notification, delivered to every listener if and only if the transaction commits.
-   * Payload <= 7000 bytes. `channel`: 1 to 63 characters among a-z, 0-9 and _, starting with
+   * Payload <= MAX_NOTIFICATION_BYTES. `channel`: 1 to 63 characters among a-z, 0-9 and _, starting with
    * a letter. Refused in `read`.
    */
   notify(channel: string, payload: string): Promise<void>;
@@ -113,3 +113,6 @@ export interface StorageTx {
    */
   inFlight(write: Promise<unknown>): void;
 }
+
+/** The largest payload of a notification, in UTF-8 bytes (PostgreSQL's limit is 8000). */
+export const MAX_NOTIFICATION_BYTES = 7000;
