@@ -1,7 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
 import { expand } from './hash.js';
-import { ONE_BLOCK_MAX, OneBlockSha256 } from './sha256-block.js';
 
 const nodeSha256 = (data: Uint8Array) => new Uint8Array(createHash('sha256').update(data).digest());
 
@@ -16,32 +15,6 @@ function expandByDefinition(seed: Uint8Array, length: number): Uint8Array {
   }
   return out;
 }
-
-describe('one-block SHA-256', () => {
-  test('equals node:crypto for every message length that fits one block', () => {
-    for (let length = 0; length <= ONE_BLOCK_MAX; length++) {
-      for (const message of [
-        randomBytes(length),
-        new Uint8Array(length).fill(0xff),
-        new Uint8Array(length),
-      ]) {
-        const hasher = new OneBlockSha256(length);
-        hasher.message.set(message);
-        const out = new Uint8Array(40);
-        hasher.digest(out, 3, 32);
-        expect(out.subarray(3, 35)).toEqual(nodeSha256(message));
-        // Hashing twice with the same hasher gives the same digest (no state carried over).
-        hasher.digest(out, 0, 32);
-        expect(out.subarray(0, 32)).toEqual(nodeSha256(message));
-      }
-    }
-  });
-
-  test('refuses a message longer than one block', () => {
-    expect(() => new OneBlockSha256(ONE_BLOCK_MAX + 1)).toThrow(RangeError);
-    expect(() => new OneBlockSha256(-1)).toThrow(RangeError);
-  });
-});
 
 describe('expand', () => {
   test('equals its definition for seeds that fit one block and seeds that do not', () => {

@@ -1,6 +1,6 @@
 import { createHmac, hash } from 'node:crypto';
 import { concatBytes, utf8 } from './bytes.js';
-import { ONE_BLOCK_MAX, OneBlockSha256 } from './sha256-block.js';
+import { Sha256Message } from './sha256-words.js';
 
 /**
  * The hash functions of the protocol. SHA-256 everywhere; node:crypto because it is several
@@ -22,33 +22,24 @@ export function taggedHash(tag: string, ...parts: Uint8Array[]): Uint8Array {
 
 /**
  * Expands a 32-byte seed into `length` bytes: `SHA-256(seed || u32le(i))` for i = 0, 1, ...
- * concatenated and truncated. Each of those messages fits one SHA-256 block, hashed in
- * JavaScript without an allocation (sha256-block.ts: a call into node:crypto per 32 bytes cost
- * more than the hash); a seed too long for one block goes to node:crypto.
+ * concatenated and truncated. The messages are hashed in JavaScript without an allocation
+ * (sha256-words.ts): a call into node:crypto per 32 bytes costs more than the hash.
  */
 export function expand(seed: Uint8Array, length: number): Uint8Array {
   const out = new Uint8Array(length);
-  if (seed.length + 4 <= ONE_BLOCK_MAX) {
-    const hasher = new OneBlockSha256(seed.length + 4);
-    const message = hasher.message;
-    message.set(seed, 0);
-    const c = seed.length;
-    for (let i = 0, at = 0; at < length; i++, at += 32) {
-      message[c] = i & 0xff;
-      message[c + 1] = (i >>> 8) & 0xff;
-      message[c + 2] = (i >>> 16) & 0xff;
-      message[c + 3] = i >>> 24;
-      hasher.digest(out, at, Math.min(32, length - at));
-    }
-    return out;
-  }
-  const input = new Uint8Array(seed.length + 4);
-  input.set(seed, 0);
-  const view = new DataView(input.buffer);
+  const hasher = new Sha256Message(seed.length + 4);
+  const message = hasher.bytes;
+  const words = new Int32Array(8);
+  message.set(seed, 0);
+  const c = seed.length;
   for (let i = 0, at = 0; at < length; i++, at += 32) {
-    view.setUint32(seed.length, i, true);
-    const block = sha256(input);
-    out.set(length - at >= 32 ? block : block.subarray(0, length - at), at);
+    message[c] = i & 0xff;
+    message[c + 1] = (i >>> 8) & 0xff;
+    message[c + 2] = (i >>> 16) & 0xff;
+    message[c + 3] = i >>> 24;
+    hasher.digestInto(words);
+    const take = Math.min(32, length - at);
+    for (let k = 0; k < take; k++) out[at + k] = words[k >> 2]! >>> (24 - 8 * (k & 3));
   }
   return out;
 }

@@ -1,8 +1,15 @@
+import {
+  bswap32,
+  compressSha256,
+  loadBlockWords,
+  SHA256_IV,
+  storeDigestWords,
+} from '@tensormine/protocol/sha256-words';
 import { MinerError } from '../errors.js';
 import { type KernelChoice, type KernelName, resolveKernel } from './choice.js';
 import { nativeKernels } from './native/library.js';
 import { scanHexchain } from './sha256.generated.js';
-import { bswap32, compress, IV, loadBlock, storeWords } from './sha256.js';
+
 import { wasmKernels } from './wasm.js';
 
 /**
@@ -70,9 +77,9 @@ export function prepareHexchain(job: HexchainKernelJob, kernel: KernelChoice = '
     throw new MinerError('invalid_job', `target: expected 32 bytes, got ${job.target?.length}`);
   }
   const schedule = new Int32Array(64);
-  const midstate = Int32Array.from(IV);
-  loadBlock(job.header, 0, schedule);
-  compress(midstate, schedule);
+  const midstate = Int32Array.from(SHA256_IV);
+  loadBlockWords(job.header, 0, schedule);
+  compressSha256(midstate, schedule);
   const params = new Int32Array(13);
   params.set(midstate, 0);
   for (let i = 0; i < 4; i++) {
@@ -146,7 +153,7 @@ export function hexchainHash(job: PreparedHexchain | HexchainKernelJob, nonce: n
     'kind' in job && job.kind === 'prepared-hexchain' ? job : prepareHexchain(job as HexchainKernelJob);
   checkRange(nonce, 1);
   hashWords(p, nonce);
-  return storeWords(p.state, new Uint8Array(32));
+  return storeDigestWords(p.state, new Uint8Array(32));
 }
 
 function hashWords(p: PreparedHexchain, nonce: number): void {
@@ -159,7 +166,7 @@ function hashWords(p: PreparedHexchain, nonce: number): void {
   w[6] = 0x80000000 | 0;
   w[15] = HEADER_BYTES * 8;
   p.state.set(p.params.subarray(0, 8));
-  compress(p.state, w);
+  compressSha256(p.state, w);
 }
 
 /** The hash words (big-endian) compared with the target words as a 256-bit number: <=. */

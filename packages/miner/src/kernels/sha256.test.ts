@@ -1,7 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto';
+import {
+  bswap32,
+  compressSha256,
+  loadBlockWords,
+  popcount32,
+  SHA256_IV,
+  Sha256Message,
+  storeDigestWords,
+} from '@tensormine/protocol/sha256-words';
 import { describe, expect, test } from 'vitest';
 import { expandWords } from './sha256.generated.js';
-import { bswap32, compress, IV, loadBlock, PaddedMessage, popcount32, storeWords } from './sha256.js';
 
 const nodeSha256 = (data: Uint8Array) => new Uint8Array(createHash('sha256').update(data).digest());
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
@@ -9,32 +17,34 @@ const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 describe('sha256 building blocks', () => {
   test('PaddedMessage hashes every length from 0 to 200 bytes as node:crypto does', () => {
     for (let length = 0; length <= 200; length++) {
-      const msg = new PaddedMessage(length);
+      const msg = new Sha256Message(length);
       msg.bytes.set(randomBytes(length));
       const words = msg.digestInto(new Int32Array(8));
-      expect(hex(storeWords(words, new Uint8Array(32))), `length ${length}`).toBe(hex(nodeSha256(msg.bytes)));
+      expect(hex(storeDigestWords(words, new Uint8Array(32))), `length ${length}`).toBe(
+        hex(nodeSha256(msg.bytes)),
+      );
     }
   });
 
   test('PaddedMessage can be rewritten in place and hashed again', () => {
-    const msg = new PaddedMessage(100);
+    const msg = new Sha256Message(100);
     for (let i = 0; i < 5; i++) {
       msg.bytes.set(randomBytes(100));
-      expect(hex(storeWords(msg.digestInto(new Int32Array(8)), new Uint8Array(32)))).toBe(
+      expect(hex(storeDigestWords(msg.digestInto(new Int32Array(8)), new Uint8Array(32)))).toBe(
         hex(nodeSha256(msg.bytes)),
       );
     }
   });
 
   test('a midstate resumes the hash after the first block', () => {
-    const msg = new PaddedMessage(82);
+    const msg = new Sha256Message(82);
     msg.bytes.set(randomBytes(82));
-    const mid = Int32Array.from(IV);
+    const mid = Int32Array.from(SHA256_IV);
     const w = new Int32Array(64);
-    loadBlock(msg.bytes, 0, w);
-    compress(mid, w);
+    loadBlockWords(msg.bytes, 0, w);
+    compressSha256(mid, w);
     const words = msg.digestInto(new Int32Array(8), mid, 1);
-    expect(hex(storeWords(words, new Uint8Array(32)))).toBe(hex(nodeSha256(msg.bytes)));
+    expect(hex(storeDigestWords(words, new Uint8Array(32)))).toBe(hex(nodeSha256(msg.bytes)));
   });
 
   test('expandWords is SHA-256(seed || u32le(i)) for each block', () => {
@@ -46,7 +56,7 @@ describe('sha256 building blocks', () => {
       expandWords(seedWords, out, blocks);
       for (const i of new Set([0, Math.min(1, blocks - 1), blocks - 1])) {
         const input = Buffer.concat([seed, Buffer.from([i & 0xff, (i >> 8) & 0xff, 0, 0])]);
-        expect(hex(storeWords(out.subarray(8 * i, 8 * i + 8), new Uint8Array(32)))).toBe(
+        expect(hex(storeDigestWords(out.subarray(8 * i, 8 * i + 8), new Uint8Array(32)))).toBe(
           hex(nodeSha256(input)),
         );
       }

@@ -1,10 +1,17 @@
 import { hash } from 'node:crypto';
 import type { Activation, MiningTask, Operation, WorkResult } from '@tensormine/protocol';
+import {
+  compressSha256,
+  loadBlockWords,
+  popcount32,
+  SHA256_IV,
+  Sha256Message,
+} from '@tensormine/protocol/sha256-words';
 import { MinerError } from '../errors.js';
 import { type KernelChoice, type KernelName, resolveKernel } from './choice.js';
 import { type NativeTensor, nativeKernels } from './native/library.js';
 import { expandWords } from './sha256.generated.js';
-import { compress, IV, loadBlock, PaddedMessage, popcount32 } from './sha256.js';
+
 import { type WasmKernels, wasmKernels, wasmSimdSupported } from './wasm.js';
 
 /**
@@ -93,12 +100,12 @@ export class TensorSearch {
   private readonly filters: number;
 
   // SHA-256 state
-  private readonly seedMessage: PaddedMessage;
+  private readonly seedMessage: Sha256Message;
   private readonly seedMidstate = new Int32Array(8);
   private readonly seedWords = new Int32Array(8);
   private readonly expanded: Int32Array;
   private readonly expandBlocks: number;
-  private readonly pathMessage: PaddedMessage;
+  private readonly pathMessage: Sha256Message;
   /** "PTM4r2/acc" || 0x00 || u8(rank) || u16le(d)... || the 8 fold lanes (u32le). */
   private readonly accMessage: Uint8Array;
   private readonly accHeaderLength: number;
@@ -150,14 +157,14 @@ export class TensorSearch {
 
     // seed = taggedHash("PTM4/work", challenge_hash || key || u64le(nonce)): 82 bytes, the
     // nonce at [74, 82); the first block holds the tag, the challenge hash and 22 key bytes.
-    this.seedMessage = new PaddedMessage(82);
+    this.seedMessage = new Sha256Message(82);
     this.seedMessage.bytes.set(ascii('PTM4/work\0'), 0);
     this.seedMessage.bytes.set(task.challengeHash, 10);
     this.seedMessage.bytes.set(minerPublicKey, 42);
     const w = new Int32Array(64);
-    this.seedMidstate.set(IV);
-    loadBlock(this.seedMessage.bytes, 0, w);
-    compress(this.seedMidstate, w);
+    this.seedMidstate.set(SHA256_IV);
+    loadBlockWords(this.seedMessage.bytes, 0, w);
+    compressSha256(this.seedMidstate, w);
 
     const weightBytes = this.conv ? this.filters * 9 : n * n;
     this.expandBlocks = Math.ceil(weightBytes / 32);
@@ -166,7 +173,7 @@ export class TensorSearch {
     // path_signature = taggedHash("PTM4r2/path", acc_hash || fired)[0..8]; acc_hash and
     // fired are written in place.
     const firedBytes = Math.ceil(this.neurons / 8);
-    this.pathMessage = new PaddedMessage(12 + 32 + firedBytes);
+    this.pathMessage = new Sha256Message(12 + 32 + firedBytes);
     this.pathMessage.bytes.set(ascii('PTM4r2/path\0'), 0);
     this.accHash = this.pathMessage.bytes.subarray(12, 44);
     this.fired = this.pathMessage.bytes.subarray(44);

@@ -1,7 +1,8 @@
 import { hash } from 'node:crypto';
 import { createRequire } from 'node:module';
+import { bswap32 } from '@tensormine/protocol/sha256-words';
 import { hexchainHash, prepareHexchain, searchBlock } from '../hexchain.js';
-import { bswap32 } from '../sha256.js';
+
 import { type TensorKernelTask, TensorSearch } from '../tensor.js';
 import type { NativeKernels } from './library.js';
 

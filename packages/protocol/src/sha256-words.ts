@@ -1,15 +1,16 @@
 /**
- * SHA-256 (FIPS 180-4) on 32-bit words, for the kernels' hot loops. Words are JavaScript int32
- * values (`| 0`); a digest word is the big-endian reading of 4 digest bytes. Nothing here
- * allocates per call: callers own the state and schedule arrays.
+ * SHA-256 (FIPS 180-4) on 32-bit words, in JavaScript, where a call into node:crypto per short
+ * message costs more than the compression itself: `expand` (hash.ts) and the miner's kernels'
+ * hot loops. Words are JavaScript int32 values (`| 0`); a digest word is the big-endian reading
+ * of 4 digest bytes. Nothing here allocates per call: callers own the state and schedule arrays.
  *
- * This is the plain, loop-based compression. The specialised, unrolled variants that skip the
- * work that does not change between calls are generated into `sha256.generated.ts`
- * (`npm run generate -w @tensormine/miner`); the tests check both against node:crypto.
+ * This is the plain, loop-based compression. The miner's specialised, unrolled variants that
+ * skip the work that does not change between calls are generated from these constants into
+ * `packages/miner/src/kernels/sha256.generated.ts`; the tests check both against node:crypto.
  */
 
 /** The round constants. */
-export const K256: Int32Array = Int32Array.from([
+export const SHA256_K: Int32Array = Int32Array.from([
   0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98,
   0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
   0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8,
@@ -21,7 +22,7 @@ export const K256: Int32Array = Int32Array.from([
 ]);
 
 /** The initial hash value H(0). */
-export const IV: Int32Array = Int32Array.from([
+export const SHA256_IV: Int32Array = Int32Array.from([
   0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
 ]);
 
@@ -29,7 +30,7 @@ export const IV: Int32Array = Int32Array.from([
  * One compression: `state += rounds(state, w)`. `w` holds the 16 message words in w[0..16) and
  * must have room for 64: the message schedule is written into w[16..64).
  */
-export function compress(state: Int32Array, w: Int32Array): void {
+export function compressSha256(state: Int32Array, w: Int32Array): void {
   for (let i = 16; i < 64; i++) {
     const x = w[i - 15]!;
     const y = w[i - 2]!;
@@ -47,7 +48,7 @@ export function compress(state: Int32Array, w: Int32Array): void {
   let h = state[7]!;
   for (let i = 0; i < 64; i++) {
     const s1 = ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7));
-    const t1 = (h + s1 + (g ^ (e & (f ^ g))) + K256[i]! + w[i]!) | 0;
+    const t1 = (h + s1 + (g ^ (e & (f ^ g))) + SHA256_K[i]! + w[i]!) | 0;
     const s0 = ((a >>> 2) | (a << 30)) ^ ((a >>> 13) | (a << 19)) ^ ((a >>> 22) | (a << 10));
     const t2 = (s0 + ((a & b) | (c & (a | b)))) | 0;
     h = g;
@@ -70,7 +71,7 @@ export function compress(state: Int32Array, w: Int32Array): void {
 }
 
 /** Reads 16 big-endian words of `bytes` starting at `offset` into w[0..16). */
-export function loadBlock(bytes: Uint8Array, offset: number, w: Int32Array): void {
+export function loadBlockWords(bytes: Uint8Array, offset: number, w: Int32Array): void {
   for (let i = 0; i < 16; i++) {
     const o = offset + 4 * i;
     w[i] = (bytes[o]! << 24) | (bytes[o + 1]! << 16) | (bytes[o + 2]! << 8) | bytes[o + 3]!;
@@ -78,7 +79,7 @@ export function loadBlock(bytes: Uint8Array, offset: number, w: Int32Array): voi
 }
 
 /** Writes 8 state words as 32 big-endian bytes (a digest) into `out` at `offset`. */
-export function storeWords(words: Int32Array, out: Uint8Array, offset = 0): Uint8Array {
+export function storeDigestWords(words: Int32Array, out: Uint8Array, offset = 0): Uint8Array {
   for (let i = 0; i < 8; i++) {
     const v = words[i]!;
     const o = offset + 4 * i;
@@ -107,7 +108,7 @@ export function popcount32(x: number): number {
  * the message, its padding and its length, so a digest needs no copy and no allocation.
  * `bytes` is the message (write into it); `digestInto` hashes it with the compression above.
  */
-export class PaddedMessage {
+export class Sha256Message {
   /** The message bytes, a view of the padded buffer. */
   readonly bytes: Uint8Array;
   readonly length: number;
@@ -130,12 +131,12 @@ export class PaddedMessage {
     this.padded[end - 1] = bits;
   }
 
-  /** Writes the digest words into `out` (8 words), starting from `initial` (the IV by default). */
-  digestInto(out: Int32Array, initial: Int32Array = IV, fromBlock = 0): Int32Array {
+  /** Writes the digest words into `out` (8 words), starting from `initial` (the initial hash value by default). */
+  digestInto(out: Int32Array, initial: Int32Array = SHA256_IV, fromBlock = 0): Int32Array {
     out.set(initial);
     for (let b = fromBlock; b < this.blocks; b++) {
-      loadBlock(this.padded, b * 64, this.w);
-      compress(out, this.w);
+      loadBlockWords(this.padded, b * 64, this.w);
+      compressSha256(out, this.w);
     }
     return out;
   }
