@@ -68,6 +68,8 @@ main() {
   # Patroni's own rule: a leader must be able to retry the DCS twice within one TTL.
   ((HA_LOOP_WAIT + 2 * HA_RETRY_TIMEOUT <= HA_TTL)) ||
     die "HA_TTL ($HA_TTL) must be at least HA_LOOP_WAIT + 2 * HA_RETRY_TIMEOUT ($((HA_LOOP_WAIT + 2 * HA_RETRY_TIMEOUT)))"
+  # Debian installs daemons such as haproxy in /usr/sbin, which is not on a normal user's PATH.
+  case ":$PATH:" in *:/usr/sbin:*) ;; *) PATH=$PATH:/usr/sbin ;; esac
   for tool in etcd patroni haproxy curl openssl; do
     command -v "$tool" >/dev/null 2>&1 ||
       die "$tool is not installed (Debian: apt-get install etcd-server patroni haproxy curl openssl)"
