@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WAIT_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
+import { newMember } from '../src/services/pool/members.js';
 import {
   type AcceptedProof,
   type BlockRecord,
@@ -1018,20 +1019,7 @@ function challenge(serial: number): ChallengeRecord {
 
 /** A pool member since T at share difficulty 16, vardiff window from T, no shares yet. */
 export function poolMember(pubkey: string, fields: Partial<PoolMemberRecord> = {}): PoolMemberRecord {
-  return {
-    pubkey,
-    stake: 0n,
-    joinedAt: T,
-    shareDifficulty: 16n,
-    vardiffSinceMs: T * 1000,
-    vardiffShares: 0,
-    sharesAccepted: 0,
-    sharesStale: 0,
-    sharesRejected: 0,
-    blocksFound: 0,
-    lastShareAt: null,
-    ...fields,
-  };
+  return { ...newMember(pubkey, T * 1000), joinedAt: T, shareDifficulty: 16n, ...fields };
 }
 
 function hexChallenge(serial: number, fields: Partial<HexChallengeRecord> = {}): HexChallengeRecord {
