@@ -206,6 +206,8 @@ export class BoardSession extends EventEmitter<SessionEvents> {
   private readonly doneOrder: number[] = [];
   private readonly inProgressSeqs = new Set<number>();
   private readonly selfTestJobs = new Map<number, ResultMessage[]>();
+  /** Self-test jobs that timed out (the last 16): a late RESULT of theirs is acknowledged and dropped. */
+  private readonly lateSelfTestJobs = new Set<number>();
   private heartbeat: NodeJS.Timeout | undefined;
   private lastFrameAt = 0;
   private reconnectTimer: NodeJS.Timeout | undefined;
@@ -522,8 +524,8 @@ export class BoardSession extends EventEmitter<SessionEvents> {
   /**
    * Runs the known-answer jobs; undefined when the board passed, else why not: `timedOut` when
    * a job had neither JOB_DONE nor its RESULT within the budget (which doubles with each try
-   * that timed out, up to 8 times). A RESULT that comes after its budget does not count: the
-   * next try has fresh jobs (ids, challenges) and the late one is an unknown job.
+   * that timed out, up to 8 times). A RESULT that comes after its budget does not count: it is
+   * acknowledged and dropped, and the next try has fresh jobs (ids, challenges).
    */
   private async knownAnswerTest(
     gen: number,
@@ -564,6 +566,9 @@ export class BoardSession extends EventEmitter<SessionEvents> {
           }
           // Still running (or starved): stop it so that it does not hold the board.
           this.cancel(job.jobId).catch(() => {});
+          this.lateSelfTestJobs.add(job.jobId);
+          if (this.lateSelfTestJobs.size > 16)
+            this.lateSelfTestJobs.delete(this.lateSelfTestJobs.values().next().value!);
           return { reason: `${kind}: no RESULT within ${Math.round(budget)} ms`, timedOut: true };
         }
         const wrong = results.find((r) => !sameResult(expected, r));
@@ -661,8 +666,8 @@ export class BoardSession extends EventEmitter<SessionEvents> {
       return;
     }
     const selfTest = this.selfTestJobs.get(result.jobId);
-    if (selfTest) {
-      selfTest.push(result);
+    if (selfTest || this.lateSelfTestJobs.has(result.jobId)) {
+      selfTest?.push(result); // a late one (after its budget) does not count
       this.markDone(seq);
       this.sendAck(seq, 0);
       return;
