@@ -24,7 +24,7 @@ import { type DataLock, takeLock } from './data-lock.js';
 import { CliError, describeError } from './errors.js';
 import { loadOrCreateSigner, loadSigner } from './key-file.js';
 import type { LocalValidator } from './local-validator.js';
-import type { DeviceRow, Snapshot, SoloWallet } from './reports.js';
+import { type DeviceRow, formatSelfTest, type Snapshot, type SoloWallet } from './reports.js';
 import type { SerialBoards } from './serial-boards.js';
 import type { MinerSettings } from './settings.js';
 import type { ClientWorkSource, PoolEvent } from './work-source.js';
@@ -622,7 +622,7 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
           rate10s: b.rate,
           rate60s: undefined,
           lastValidWorkAtMs: b.lastValidWorkAtMs,
-          detail: `${b.port ?? 'unplugged'}, ${b.board} fw ${b.firmware} · ${compactCounters(b.counters, units.get(b.id))}`,
+          detail: `${b.selfTest ? `${formatSelfTest(b.selfTest, nowMs)} · ` : ''}${b.port ?? 'unplugged'}, ${b.board} fw ${b.firmware} · ${compactCounters(b.counters, units.get(b.id))}`,
         });
       }
       for (const p of this.boards.emptyPorts()) {
