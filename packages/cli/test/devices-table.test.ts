@@ -6,6 +6,7 @@
 import { type DeviceUnitInfo, systemInfo } from '@tensormine/miner';
 import type { MinerBoard } from '@tensormine/protocol';
 import { describe, expect, test } from 'vitest';
+import { boardDetail } from '../src/board-counters.js';
 import { boardFromApi, boardTable } from '../src/commands/devices.js';
 import { formatBoardState, formatClock, formatSelfTest } from '../src/reports.js';
 import type { BoardRow } from '../src/serial-boards.js';
@@ -81,6 +82,19 @@ describe('a board whose self-test did not pass', () => {
       ),
     );
     expect(lines[2]).toMatch(/^serial:0000000000000002\s+idle\s+3\.00 kH\/s \(announced\)/);
+  });
+
+  test("the TUI's device row says it after the state", () => {
+    const waiting = row('serial:0000000000000001', 'self-test', {
+      reason: 'hex: no RESULT within 3000 ms',
+      retryAtMs: RETRY_AT,
+    });
+    expect(boardDetail(waiting, undefined, NOW)).toBe(
+      `timed out (hex: no RESULT within 3000 ms), retrying at ${formatClock(RETRY_AT)} · /dev/ttyUSB0, esp32 fw 1.0.0 · A 0 R 0 HW 0 CRC 0 RS 0 RT 0`,
+    );
+    expect(boardDetail(row('serial:0000000000000002', 'idle'), undefined, NOW)).toBe(
+      '/dev/ttyUSB0, esp32 fw 1.0.0 · A 0 R 0 HW 0 CRC 0 RS 0 RT 0',
+    );
   });
 
   test("from a running miner's control API: the same row, the retry's time carried exactly", () => {
