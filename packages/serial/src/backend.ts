@@ -383,7 +383,8 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
       // the state `self-test` shows it meanwhile).
       if (!report.ok && report.retryInMs === undefined)
         this.notice('self-test-failed', report.reason ?? 'wrong answer');
-      this.updateState();
+      // The session stays `self-test` while the test waits to run again: the state changes here.
+      if (report.retryAtMs !== undefined) this.updateState();
     };
     const onError = (error: Error) => {
       // A failed self-test is the `self-test-failed` notice (with its reason), not an error too.
