@@ -5,6 +5,8 @@ import {
   fromHex,
   type HexSubmitRequest,
   type HexSubmitResult,
+  RETARGET_WINDOW_BLOCKS,
+  shouldRetarget,
   targetFromHex,
   toHex,
   verifyBlock,
@@ -12,7 +14,13 @@ import {
 import { nowSeconds, type ValidatorContext } from '../../context.js';
 import { ApiError, verdictError } from '../../http/errors.js';
 import { routeHandlers } from '../../http/handlers.js';
-import type { AppendedBlock, BlockRecord, HexChallengeRecord, NewBlockRecord } from '../../store/types.js';
+import type {
+  AppendedBlock,
+  BlockRecord,
+  DifficultyWrite,
+  HexChallengeRecord,
+  NewBlockRecord,
+} from '../../store/types.js';
 import { COUNTERS } from '../metrics.js';
 import type { HexchainHooks, PoolBlockPay } from '../types.js';
 import { notRegistered, ROW_LOCKS } from './challenges.js';
@@ -170,13 +178,20 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
       };
       /**
        * The block's transaction. A solo block (as the read above found it: `poolGuess` false)
-       * takes two round trips on PostgreSQL: the membership check, the reward's account lock,
-       * the miner's rows and the chain head in one, the retarget (every 12th block), the
-       * notification and the COMMIT in the other; should the check find the miner in the pool
-       * after all (it joined meanwhile), the attempt rolls back and runs as a pool block.
+       * takes three round trips on PostgreSQL: the membership check, the reward's account lock
+       * and the miner's rows; the reward's writes; then the chain head, the block and its
+       * notification in one statement that travels with the COMMIT (`blocks.appendLast`), so
+       * that the head, the one lock every block takes (blocks commit one after the other), is
+       * held only for the COMMIT (docs/storage.md). A block at a retarget height (every 12th) is
+       * appended in the middle of its transaction instead, to retarget after it (`append`). A
+       * pool block is paid after the head (its payout records the height); one whose miner left
+       * the pool meanwhile falls back to the solo rule. Should the check find the miner in the
+       * pool after all (it joined meanwhile), the attempt rolls back and runs as a pool block.
        */
-      const store = (poolGuess: boolean) =>
-        ctx.storage.transaction(async (tx) => {
+      const store = (poolGuess: boolean, last: boolean): Promise<Stored> => {
+        let appending: Promise<AppendedBlock | { readonly refused: 'taken' | 'retarget' }> | undefined;
+        const run = ctx.storage.transaction(async (tx) => {
+          appending = undefined;
           const acceptedAtMs = ctx.now();
           const acceptedAt = Math.floor(acceptedAtMs / 1000);
           const reward = {
@@ -194,24 +209,27 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
               tx.miners.record(pubkey, { blocksAccepted: 1, seenAt: acceptedAt }),
               tx.devices.touch(pubkey, acceptedAt),
             ]);
-          const append = () => tx.blocks.append({ ...newBlock, timestampMs: acceptedAtMs });
+          const block = { ...newBlock, timestampMs: acceptedAtMs };
+          const append = () => tx.blocks.append(block);
           // Row locks in the order of every hot path: accounts, then the miner's rows, then the
-          // chain head, the one lock every block takes (blocks commit one after the other), so
-          // that it is held only for the end of the transaction (docs/storage.md). A pool block
-          // is paid after the head (its payout records the height); one whose miner left the
-          // pool meanwhile falls back to the solo rule.
+          // chain head.
           let solo: boolean;
           let appended: AppendedBlock | undefined;
           if (!poolGuess) {
-            const [member, , , head] = await Promise.all([
+            const [member] = await Promise.all([
               hooks.poolMember?.(tx, pubkey, challenge.id),
               tx.ledger.apply([reward]),
               stats(),
-              append(),
             ]);
             if (member === true) throw new PoolBlockAfterAll();
+            if (last) {
+              // Left in flight: it goes out with the COMMIT (a refusal fails the transaction).
+              appending = tx.blocks.appendLast(block, RETARGET_WINDOW_BLOCKS, sync.blockNote(block));
+              appending.catch(() => undefined);
+              return undefined;
+            }
             solo = true;
-            appended = head;
+            appended = await append();
           } else {
             solo = !(await hooks.poolMember?.(tx, pubkey, challenge.id));
             if (solo) await Promise.all([tx.ledger.apply([reward]), stats()]);
@@ -220,8 +238,7 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
           // Someone else's block holds the cell (or this very block, sent twice at once): the
           // reward written above is rolled back with the transaction.
           if (appended === undefined) throw new CellTaken();
-          const { block } = appended;
-          const pool = solo ? undefined : await hooks.rewardBlock?.(tx, block, HEX_BLOCK_REWARD);
+          const pool = solo ? undefined : await hooks.rewardBlock?.(tx, appended.block, HEX_BLOCK_REWARD);
           if (!solo) await (pool === undefined ? tx.ledger.apply([reward]) : undefined);
           if (!solo) await stats();
           const retarget = await retargetIn(tx, difficulty, {
@@ -230,18 +247,47 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
             genesisTimeMs,
             intervalMs: ctx.config.blockIntervalMs,
           });
-          await sync.notifyBlock(tx, block, appended.head.difficultySeq, retarget.write);
+          await sync.notifyBlock(tx, appended.block, appended.head.difficultySeq, retarget.write);
           return {
             accepted: true as const,
-            block,
+            block: appended.block,
             pool,
             seqBefore: appended.head.difficultySeq,
             write: retarget.write,
           };
         }, ROW_LOCKS);
-      const outcome = await store(likelyPool === true)
+        return run.then(
+          async (done) => {
+            if (done !== undefined) return done;
+            const appended = await appending;
+            if (appended === undefined || 'refused' in appended) {
+              throw new Error('hexchain: a block transaction committed without its block');
+            }
+            return {
+              accepted: true as const,
+              block: appended.block,
+              pool: undefined,
+              seqBefore: appended.head.difficultySeq,
+              write: undefined,
+            };
+          },
+          async (error: unknown) => {
+            const refused = await appending?.then(
+              (outcome) => ('refused' in outcome ? outcome.refused : undefined),
+              () => undefined,
+            );
+            if (refused === 'taken') throw new CellTaken();
+            // Another node's blocks brought the head to a retarget height: appended mid-transaction.
+            if (refused === 'retarget') return store(poolGuess, false);
+            throw error;
+          },
+        );
+      };
+      // A block this node expects at a retarget height is appended mid-transaction at once.
+      const atRetarget = shouldRetarget(state.appliedHeight + 1, RETARGET_WINDOW_BLOCKS);
+      const outcome = await store(likelyPool === true, !atRetarget)
         .catch((error: unknown) => {
-          if (error instanceof PoolBlockAfterAll) return store(true);
+          if (error instanceof PoolBlockAfterAll) return store(true, false);
           throw error;
         })
         .catch((error: unknown) => {
@@ -262,6 +308,17 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
       return acceptance(outcome.block, outcome.pool);
     },
   });
+}
+
+/** A block's transaction committed: the block and what followers and the answer need. */
+interface Stored {
+  readonly accepted: true;
+  readonly block: BlockRecord;
+  readonly pool: PoolBlockPay | undefined;
+  /** The difficulty writes committed when the block was appended. */
+  readonly seqBefore: number;
+  /** The retarget write of the block's height, if any. */
+  readonly write: DifficultyWrite | undefined;
 }
 
 /** A block stored as solo whose miner the transaction found in the pool: it rolls back, to run as a pool block. */

@@ -2,9 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { parseHexDifficulty, type SseHub, toHex } from '@tensormine/protocol';
 import type { ValidatorContext } from '../../context.js';
 import {
+  type BlockNote,
   type BlockRecord,
   type DifficultyWrite,
   MAX_NOTIFICATION_BYTES,
+  type NewBlockRecord,
   type StorageTx,
 } from '../../store/types.js';
 import type { LiveDifficulty } from './difficulty.js';
@@ -108,6 +110,30 @@ export class ClusterSync {
   /** The chain version this node has applied (and published): height + difficulty writes. */
   get version(): number {
     return this.state.appliedHeight + this.difficulty.appliedSeq;
+  }
+
+  /**
+   * The notification of a block appended by `blocks.appendLast` (no retarget at its height):
+   * the note of `notifyBlock`, its height and `seqBefore` filled in by the storage.
+   */
+  blockNote(block: NewBlockRecord): BlockNote {
+    const note: ChainNote = {
+      from: this.#instance,
+      height: -1,
+      block: { ...block, height: -1, difficulty: String(block.difficulty) },
+      seqBefore: -1,
+    };
+    const template = JSON.stringify(note);
+    // (The margin: the height and the write count, up to 16 digits each.)
+    return {
+      channel: HEXCHAIN_CHANNEL,
+      template:
+        Buffer.byteLength(template) + 32 <= MAX_NOTIFICATION_BYTES
+          ? template
+          : JSON.stringify({ from: this.#instance, height: -1 }),
+      heightKey: '"height":',
+      seqKey: '"seqBefore":',
+    };
   }
 
   /**

@@ -1,6 +1,7 @@
 import { StorageError } from '../errors.js';
 import type {
   AppendedBlock,
+  BlockNote,
   BlockRecord,
   BlockRepo,
   ChainHead,
@@ -9,8 +10,8 @@ import type {
   DifficultyWriteKind,
   NewBlockRecord,
 } from '../types.js';
-import type { Row } from './executor.js';
-import type { Scope } from './scope.js';
+import type { Row, SqlValue } from './executor.js';
+import { checkNotification, type Scope } from './scope.js';
 import {
   bigintOf,
   checkBigint,
@@ -54,21 +55,7 @@ export class SqlBlockRepo implements BlockRepo {
           `INSERT INTO blocks (${BLOCK_COLUMNS}) VALUES ((SELECT height FROM hex_chain WHERE id = 1), ` +
             '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (q, r, s) DO NOTHING',
         )
-        .run(
-          b.coord.q,
-          b.coord.r,
-          b.coord.s,
-          b.blockHash,
-          b.powHash,
-          b.depth,
-          JSON.stringify(b.parents.map((p) => ({ q: p.q, r: p.r, s: p.s }))),
-          b.minerPubkey,
-          b.nonce,
-          b.challengeId,
-          b.slot,
-          b.difficulty.toString(),
-          b.timestampMs,
-        ),
+        .run(...blockValues(b)),
     ]);
     if (head === undefined) throw new StorageError('corrupt_row', 'the hexchain head row is missing');
     if (inserted.changes !== 1) {
@@ -77,6 +64,88 @@ export class SqlBlockRepo implements BlockRepo {
     }
     const chain = toHead(head);
     return { block: { ...b, height: chain.height }, head: chain };
+  }
+
+  /**
+   * PostgreSQL: one statement, the head's increment (refused at a retarget height), the block's
+   * insert at the new height and the notification, so that the head's row lock, taken here, is
+   * held from this statement to the COMMIT that follows it in the same round trip. A retarget
+   * height leaves the head as it is and the block without a height: the insert fails on NOT
+   * NULL; a taken coordinate fails on the unique key; either failure aborts the transaction.
+   * SQLite (one writer at a time): `append`'s statements, the same refusals.
+   */
+  async appendLast(
+    b: NewBlockRecord,
+    windowBlocks: number,
+    note: BlockNote,
+  ): Promise<AppendedBlock | { readonly refused: 'taken' | 'retarget' }> {
+    checkBigint('blocks.appendLast: difficulty', b.difficulty);
+    checkInteger('blocks.appendLast: windowBlocks', windowBlocks);
+    // The longest height and write count a note can hold (16 digits each).
+    checkNotification(note.channel, note.template + ' '.repeat(32));
+    const scope = this.scope;
+    const db = scope.write('blocks.appendLast');
+    const fill = (head: ChainHead) =>
+      note.template
+        .replaceAll(`${note.heightKey}-1`, `${note.heightKey}${head.height}`)
+        .replaceAll(`${note.seqKey}-1`, `${note.seqKey}${head.difficultySeq}`);
+    if (db.dialect.name === 'sqlite') {
+      // Issued at once (node:sqlite runs a statement when it is called, so that a refusal has
+      // failed the transaction before the callback's end is seen). The insert's height is the
+      // head's only if the head's update changed it.
+      const queued = { channel: note.channel, payload: '' };
+      const head = db
+        .prepare(
+          'UPDATE hex_chain SET height = height + 1 WHERE id = 1 AND (height + 1) % ? <> 0 ' +
+            'RETURNING height, difficulty, difficulty_seq',
+        )
+        .get(windowBlocks)
+        .then((row) => {
+          if (row === undefined) return undefined;
+          const after = toHead(row);
+          queued.payload = fill(after);
+          return after;
+        });
+      const inserted = db
+        .prepare(
+          `INSERT INTO blocks (${BLOCK_COLUMNS}) VALUES ` +
+            '((SELECT height FROM hex_chain WHERE id = 1 AND changes() = 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        )
+        .run(...blockValues(b));
+      scope.notifications.push(queued);
+      try {
+        const [after] = await Promise.all([head, inserted]);
+        if (after === undefined) throw new StorageError('corrupt_row', 'the hexchain head row is missing');
+        return { block: { ...b, height: after.height }, head: after };
+      } catch (error) {
+        const message = String((error as Error)?.message);
+        if (/UNIQUE constraint failed: blocks\./.test(message)) return { refused: 'taken' };
+        if (/NOT NULL constraint failed: blocks\.height/.test(message)) return { refused: 'retarget' };
+        throw error;
+      }
+    }
+    const statement = db
+      .prepare(
+        'WITH head AS (UPDATE hex_chain SET height = height + 1 WHERE id = 1 AND (height + 1) % ?14 <> 0 ' +
+          'RETURNING height, difficulty, difficulty_seq), ' +
+          `added AS (INSERT INTO blocks (${BLOCK_COLUMNS}) VALUES ((SELECT height FROM head), ` +
+          '?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) RETURNING height) ' +
+          'SELECT height, difficulty, difficulty_seq, pg_notify(?15, ' +
+          "replace(replace(?16::text, ?17::text || '-1', ?17::text || height), ?18::text || '-1', ?18::text || difficulty_seq)) " +
+          'AS notified FROM head',
+      )
+      .get(...blockValues(b), windowBlocks, note.channel, note.template, note.heightKey, note.seqKey);
+    try {
+      const row = await statement;
+      if (row === undefined) throw new StorageError('corrupt_row', 'the hexchain head row is missing');
+      const head = toHead(row);
+      return { block: { ...b, height: head.height }, head };
+    } catch (error) {
+      const { code, table, column } = (error ?? {}) as { code?: string; table?: string; column?: string };
+      if (code === '23505' && table === 'blocks') return { refused: 'taken' };
+      if (code === '23502' && table === 'blocks' && column === 'height') return { refused: 'retarget' };
+      throw error;
+    }
   }
 
   async head(): Promise<ChainHead> {
@@ -244,4 +313,22 @@ function toHead(row: Row): ChainHead {
     difficulty: difficulty === null ? null : bigintOf(row, 'difficulty'),
     difficultySeq: int(row, 'difficulty_seq'),
   };
+}
+
+function blockValues(b: NewBlockRecord): SqlValue[] {
+  return [
+    b.coord.q,
+    b.coord.r,
+    b.coord.s,
+    b.blockHash,
+    b.powHash,
+    b.depth,
+    JSON.stringify(b.parents.map((p) => ({ q: p.q, r: p.r, s: p.s }))),
+    b.minerPubkey,
+    b.nonce,
+    b.challengeId,
+    b.slot,
+    b.difficulty.toString(),
+    b.timestampMs,
+  ];
 }

@@ -92,6 +92,15 @@ export interface DifficultyWrite {
   readonly atMs: number;
 }
 
+/** A block's notification, its height and the head's difficulty write count filled in by `appendLast`. */
+export interface BlockNote {
+  readonly channel: string;
+  readonly template: string;
+  /** E.g. `"height":` (the template holds `"height":-1`). */
+  readonly heightKey: string;
+  readonly seqKey: string;
+}
+
 export interface AppendedBlock {
   readonly block: BlockRecord;
   /** The head after the block (its height is the block's). */
@@ -107,6 +116,22 @@ export interface BlockRepo {
    * docs/storage.md).
    */
   append(block: NewBlockRecord): Promise<AppendedBlock | undefined>;
+  /**
+   * `append` as the transaction's last write, with the block's notification, for a block whose
+   * height is no retarget height (a multiple of `windowBlocks`): on PostgreSQL one statement,
+   * meant to be left in flight so that it travels with the COMMIT, which makes the head's lock
+   * last only as long as the COMMIT (docs/storage.md, "The chain head"). Refused when the
+   * coordinate is taken (`taken`) or the height would be a retarget height (`retarget`: append
+   * with `append` and retarget in the transaction instead); a refusal fails the transaction
+   * (nothing of it is written: the transaction rejects), the promise resolves with the reason.
+   * `note.template` is the notification's payload with every `note.heightKey` + `-1` standing
+   * for the block's height and every `note.seqKey` + `-1` for the head's `difficultySeq`.
+   */
+  appendLast(
+    block: NewBlockRecord,
+    windowBlocks: number,
+    note: BlockNote,
+  ): Promise<AppendedBlock | { readonly refused: 'taken' | 'retarget' }>;
   /** The head as committed (read without a lock). */
   head(): Promise<ChainHead>;
   /**
