@@ -6,7 +6,6 @@ import {
   type HexSubmitRequest,
   type HexSubmitResult,
   RETARGET_WINDOW_BLOCKS,
-  shouldRetarget,
   targetFromHex,
   toHex,
   verifyBlock,
@@ -24,7 +23,7 @@ import type {
 import { COUNTERS } from '../metrics.js';
 import type { HexchainHooks, PoolBlockPay } from '../types.js';
 import { notRegistered, ROW_LOCKS } from './challenges.js';
-import { type LiveDifficulty, retargetIn } from './difficulty.js';
+import { type LiveDifficulty, nextRetarget, plannedRetarget, retargetIn } from './difficulty.js';
 import type { LatticeState } from './lattice-state.js';
 import type { ClusterSync } from './sync.js';
 
@@ -101,19 +100,34 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
     return verdict.ok && toHex(verdict.blockHash) === stored.blockHash ? storedAcceptance(stored) : undefined;
   };
 
+  /** The block the next retarget's window starts at, and its acceptance time (read once per window). */
+  let windowStart: { readonly height: number; readonly timeMs: bigint } | undefined;
+
   return routeHandlers({
     async hexSubmit(request) {
       const body = request.body;
       const pubkey = body.block.miner_pubkey;
       // Issued together: one round trip on PostgreSQL. Whether the block is likely a pool block
       // chooses the shape of its transaction, which decides it again (below).
-      const [challenge, device, likelyPool] = await ctx.storage.read((tx) =>
+      // The next retarget height's window start: read once per window (a block landing on that
+      // height makes its retarget write in the statement that appends it, see below).
+      const next = nextRetarget(state.appliedHeight);
+      const known = windowStart?.height === next.windowStart ? windowStart : undefined;
+      const [challenge, device, likelyPool, start] = await ctx.storage.read((tx) =>
         Promise.all([
           tx.hexChallenges.get(body.challenge_id),
           tx.devices.get(pubkey),
           hooks.poolMember?.(tx, pubkey, body.challenge_id) ?? false,
+          known !== undefined || next.windowStart === 0 ? undefined : tx.blocks.byHeight(next.windowStart),
         ]),
       );
+      if (start !== undefined) windowStart = { height: start.height, timeMs: BigInt(start.timestampMs) };
+      const windowStartTimeMs =
+        next.windowStart === 0
+          ? genesisTimeMs
+          : start !== undefined
+            ? BigInt(start.timestampMs)
+            : known?.timeMs;
       if (challenge === undefined) {
         return rejectBlock(
           new ApiError(
@@ -190,8 +204,10 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
        */
       const store = (poolGuess: boolean, last: boolean): Promise<Stored> => {
         let appending: Promise<AppendedBlock | { readonly refused: 'taken' | 'retarget' }> | undefined;
+        let planned: DifficultyWrite | undefined;
         const run = ctx.storage.transaction(async (tx) => {
           appending = undefined;
+          planned = undefined;
           const acceptedAtMs = ctx.now();
           const acceptedAt = Math.floor(acceptedAtMs / 1000);
           const reward = {
@@ -224,7 +240,22 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
             if (member === true) throw new PoolBlockAfterAll();
             if (last) {
               // Left in flight: it goes out with the COMMIT (a refusal fails the transaction).
-              appending = tx.blocks.appendLast(block, RETARGET_WINDOW_BLOCKS, sync.blockNote(block));
+              const retarget =
+                windowStartTimeMs === undefined
+                  ? undefined
+                  : plannedRetarget(difficulty, {
+                      height: next.height,
+                      blockTimeMs: acceptedAtMs,
+                      windowStartTimeMs,
+                      intervalMs: ctx.config.blockIntervalMs,
+                    });
+              planned = retarget;
+              appending = tx.blocks.appendLast(
+                block,
+                RETARGET_WINDOW_BLOCKS,
+                sync.blockNote(block, retarget),
+                retarget,
+              );
               appending.catch(() => undefined);
               return undefined;
             }
@@ -263,12 +294,15 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
             if (appended === undefined || 'refused' in appended) {
               throw new Error('hexchain: a block transaction committed without its block');
             }
+            // Landed on the retarget height planned: it made that write (the head's count after it).
+            const write =
+              planned !== undefined && planned.height === appended.block.height ? planned : undefined;
             return {
               accepted: true as const,
               block: appended.block,
               pool: undefined,
-              seqBefore: appended.head.difficultySeq,
-              write: undefined,
+              seqBefore: appended.head.difficultySeq - (write === undefined ? 0 : 1),
+              write,
             };
           },
           async (error: unknown) => {
@@ -283,8 +317,8 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
           },
         );
       };
-      // A block this node expects at a retarget height is appended mid-transaction at once.
-      const atRetarget = shouldRetarget(state.appliedHeight + 1, RETARGET_WINDOW_BLOCKS);
+      // A block whose retarget cannot be planned (its window start not read) on a retarget height: mid-transaction at once.
+      const atRetarget = windowStartTimeMs === undefined && state.appliedHeight + 1 === next.height;
       const outcome = await store(likelyPool === true, !atRetarget)
         .catch((error: unknown) => {
           if (error instanceof PoolBlockAfterAll) return store(true, false);

@@ -113,24 +113,28 @@ export class ClusterSync {
   }
 
   /**
-   * The notification of a block appended by `blocks.appendLast` (no retarget at its height):
-   * the note of `notifyBlock`, its height and `seqBefore` filled in by the storage.
+   * The notification of a block appended by `blocks.appendLast`: the note of `notifyBlock`,
+   * its height and `seqBefore` filled in by the storage; `atRetarget` with the retarget write
+   * the block makes should it land on that write's height.
    */
-  blockNote(block: NewBlockRecord): BlockNote {
-    const note: ChainNote = {
-      from: this.#instance,
-      height: -1,
-      block: { ...block, height: -1, difficulty: String(block.difficulty) },
-      seqBefore: -1,
+  blockNote(block: NewBlockRecord, retarget?: DifficultyWrite): BlockNote {
+    const note = (write?: DifficultyWrite): string => {
+      const text = JSON.stringify({
+        from: this.#instance,
+        height: -1,
+        block: { ...block, height: -1, difficulty: String(block.difficulty) },
+        seqBefore: -1,
+        ...(write === undefined ? {} : { write: writeToNote(write) }),
+      } satisfies ChainNote);
+      // (The margin: the height and the write count, up to 16 digits each.)
+      return Buffer.byteLength(text) + 32 <= MAX_NOTIFICATION_BYTES
+        ? text
+        : JSON.stringify({ from: this.#instance, height: -1 });
     };
-    const template = JSON.stringify(note);
-    // (The margin: the height and the write count, up to 16 digits each.)
     return {
       channel: HEXCHAIN_CHANNEL,
-      template:
-        Buffer.byteLength(template) + 32 <= MAX_NOTIFICATION_BYTES
-          ? template
-          : JSON.stringify({ from: this.#instance, height: -1 }),
+      template: note(),
+      ...(retarget === undefined ? {} : { atRetarget: note(retarget) }),
       heightKey: '"height":',
       seqKey: '"seqBefore":',
     };
