@@ -90,7 +90,7 @@ export class SqlBlockRepo implements BlockRepo {
    * the block without a height: the insert fails on NOT NULL; a taken coordinate fails on the
    * unique key; either failure aborts the transaction. SQLite (one writer at a time): the same
    * statements one after the other, the insert's height the head's only if no block holds it
-   * (the head's update was refused otherwise).
+   * (the head's update was refused otherwise), else 0, which the height's CHECK refuses.
    */
   async appendLast(
     b: NewBlockRecord,
@@ -131,7 +131,8 @@ export class SqlBlockRepo implements BlockRepo {
       const { code, table, column, message } = (error ?? {}) as Record<string, unknown>;
       if (db.dialect.name === 'sqlite') {
         if (/^UNIQUE constraint failed: blocks\./.test(String(message))) return 'taken';
-        if (/^NOT NULL constraint failed: blocks\.height/.test(String(message))) return 'retarget';
+        // (Height 0: refused by the CHECK; a NULL would be numbered, the height being the rowid.)
+        if (/^CHECK constraint failed: height >= 1/.test(String(message))) return 'retarget';
         return undefined;
       }
       if (code === '23505' && table === 'blocks') return 'taken';
@@ -152,8 +153,8 @@ export class SqlBlockRepo implements BlockRepo {
         .get(...head);
       const inserted = db
         .prepare(
-          `INSERT INTO blocks (${BLOCK_COLUMNS}) VALUES ((SELECT height FROM hex_chain WHERE id = 1 AND ` +
-            'NOT EXISTS (SELECT 1 FROM blocks WHERE height = hex_chain.height)), ' +
+          `INSERT INTO blocks (${BLOCK_COLUMNS}) VALUES (coalesce((SELECT height FROM hex_chain WHERE id = 1 AND ` +
+            'NOT EXISTS (SELECT 1 FROM blocks WHERE height = hex_chain.height)), 0), ' +
             '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
         )
         .run(...blockValues(b));
