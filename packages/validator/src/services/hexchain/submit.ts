@@ -19,6 +19,7 @@ import type {
   DifficultyWrite,
   HexChallengeRecord,
   NewBlockRecord,
+  StorageTx,
 } from '../../store/types.js';
 import { COUNTERS } from '../metrics.js';
 import type { HexchainHooks, PoolBlockPay } from '../types.js';
@@ -102,6 +103,15 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
 
   /** The block the next retarget's window starts at, and its acceptance time (read once per window). */
   let windowStart: { readonly height: number; readonly timeMs: bigint } | undefined;
+  const windowStartOf = async (tx: StorageTx, height: number): Promise<bigint> => {
+    if (height === 0) return genesisTimeMs;
+    if (windowStart?.height === height) return windowStart.timeMs;
+    const block = await tx.blocks.byHeight(height);
+    if (block === undefined)
+      throw new Error(`hexchain: block at height ${height} is missing; cannot retarget`);
+    windowStart = { height, timeMs: BigInt(block.timestampMs) };
+    return windowStart.timeMs;
+  };
 
   return routeHandlers({
     async hexSubmit(request) {
@@ -109,25 +119,13 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
       const pubkey = body.block.miner_pubkey;
       // Issued together: one round trip on PostgreSQL. Whether the block is likely a pool block
       // chooses the shape of its transaction, which decides it again (below).
-      // The next retarget height's window start: read once per window (a block landing on that
-      // height makes its retarget write in the statement that appends it, see below).
-      const next = nextRetarget(state.appliedHeight);
-      const known = windowStart?.height === next.windowStart ? windowStart : undefined;
-      const [challenge, device, likelyPool, start] = await ctx.storage.read((tx) =>
+      const [challenge, device, likelyPool] = await ctx.storage.read((tx) =>
         Promise.all([
           tx.hexChallenges.get(body.challenge_id),
           tx.devices.get(pubkey),
           hooks.poolMember?.(tx, pubkey, body.challenge_id) ?? false,
-          known !== undefined || next.windowStart === 0 ? undefined : tx.blocks.byHeight(next.windowStart),
         ]),
       );
-      if (start !== undefined) windowStart = { height: start.height, timeMs: BigInt(start.timestampMs) };
-      const windowStartTimeMs =
-        next.windowStart === 0
-          ? genesisTimeMs
-          : start !== undefined
-            ? BigInt(start.timestampMs)
-            : known?.timeMs;
       if (challenge === undefined) {
         return rejectBlock(
           new ApiError(
@@ -240,15 +238,15 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
             if (member === true) throw new PoolBlockAfterAll();
             if (last) {
               // Left in flight: it goes out with the COMMIT (a refusal fails the transaction).
-              const retarget =
-                windowStartTimeMs === undefined
-                  ? undefined
-                  : plannedRetarget(difficulty, {
-                      height: next.height,
-                      blockTimeMs: acceptedAtMs,
-                      windowStartTimeMs,
-                      intervalMs: ctx.config.blockIntervalMs,
-                    });
+              // The retarget write should the block land on the next retarget height this node
+              // sees, planned as late as possible (the head moves on meanwhile).
+              const next = nextRetarget(state.appliedHeight);
+              const retarget = plannedRetarget(difficulty, {
+                height: next.height,
+                blockTimeMs: acceptedAtMs,
+                windowStartTimeMs: await windowStartOf(tx, next.windowStart),
+                intervalMs: ctx.config.blockIntervalMs,
+              });
               planned = retarget;
               appending = tx.blocks.appendLast(
                 block,
@@ -317,9 +315,7 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
           },
         );
       };
-      // A block whose retarget cannot be planned (its window start not read) on a retarget height: mid-transaction at once.
-      const atRetarget = windowStartTimeMs === undefined && state.appliedHeight + 1 === next.height;
-      const outcome = await store(likelyPool === true, !atRetarget)
+      const outcome = await store(likelyPool === true, true)
         .catch((error: unknown) => {
           if (error instanceof PoolBlockAfterAll) return store(true, false);
           throw error;
