@@ -132,11 +132,12 @@ export function nextRetarget(height: number): { readonly height: number; readonl
 
 /**
  * The retarget write a block makes should it land on `at.height` (a retarget height) with the
- * difficulty this node holds still the live one (`blocks.appendLast` checks both): computed
- * before the block's transaction takes the head.
+ * committed `head`'s difficulty and write count still the live ones (`blocks.appendLast`
+ * checks them): computed before the block's transaction takes the head.
  */
 export function plannedRetarget(
   live: LiveDifficulty,
+  head: ChainHead,
   at: {
     readonly height: number;
     readonly blockTimeMs: number;
@@ -144,14 +145,12 @@ export function plannedRetarget(
     readonly intervalMs: bigint;
   },
 ): DifficultyWrite {
-  const seq = live.appliedSeq;
   return {
-    seq: seq + 1,
+    seq: head.difficultySeq + 1,
     height: at.height,
     kind: 'retarget',
-    // Every stored write holds a value: none before the first (the configured one is live).
-    previous: seq === 0 ? null : live.value,
-    value: retargetValue(live.value, at),
+    previous: head.difficulty,
+    value: retargetValue(live.of(head), at),
     atMs: at.blockTimeMs,
   };
 }

@@ -230,18 +230,22 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
           let solo: boolean;
           let appended: AppendedBlock | undefined;
           if (!poolGuess) {
-            const [member] = await Promise.all([
+            // (The committed head, read without a lock, for the retarget's plan below.)
+            const [member, , , committed] = await Promise.all([
               hooks.poolMember?.(tx, pubkey, challenge.id),
               tx.ledger.apply([reward]),
               stats(),
+              last ? tx.blocks.head() : undefined,
             ]);
             if (member === true) throw new PoolBlockAfterAll();
             if (last) {
               // Left in flight: it goes out with the COMMIT (a refusal fails the transaction).
-              // The retarget write should the block land on the next retarget height this node
-              // sees, planned as late as possible (the head moves on meanwhile).
-              const next = nextRetarget(state.appliedHeight);
-              const retarget = plannedRetarget(difficulty, {
+              // The retarget write should the block land on the next retarget height above the
+              // committed head (read in this round trip, not this node's applied state, which
+              // may be behind other nodes' blocks).
+              const head = committed ?? (await tx.blocks.head());
+              const next = nextRetarget(head.height);
+              const retarget = plannedRetarget(difficulty, head, {
                 height: next.height,
                 blockTimeMs: acceptedAtMs,
                 windowStartTimeMs: await windowStartOf(tx, next.windowStart),
