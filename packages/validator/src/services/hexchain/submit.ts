@@ -43,6 +43,37 @@ export interface SubmitDeps {
   readonly hooks: HexchainHooks;
   /** t[0], the window start of the first retarget. */
   readonly genesisTimeMs: bigint;
+  /** Other nodes may write to the same database (PostgreSQL). */
+  readonly cluster?: boolean;
+}
+
+/**
+ * On a shared database, at most this many block transactions of one node at once. A block plans
+ * its retarget from the committed head read in its first round trip; with at most this many per
+ * node in flight, fewer than a window (12) of blocks land between that read and its append up to
+ * three nodes, so a block never lands on a retarget height it did not plan for (which would
+ * refuse it and re-run its transaction), and the head's queue stays short.
+ */
+const BLOCKS_IN_FLIGHT = 4;
+
+/** First come, first served: at most `size` calls of `run` at once. */
+class Limiter {
+  #free: number;
+  readonly #waiting: (() => void)[] = [];
+  constructor(size: number) {
+    this.#free = size;
+  }
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.#free > 0) this.#free--;
+    else await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    try {
+      return await fn();
+    } finally {
+      const next = this.#waiting.shift();
+      if (next === undefined) this.#free++;
+      else next();
+    }
+  }
 }
 
 /**
@@ -50,7 +81,16 @@ export interface SubmitDeps {
  * coordinate wins) with its reward and the retarget its height runs, in one transaction; the
  * lattice and the event stream change after the commit.
  */
-export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTimeMs }: SubmitDeps) {
+export function submitHandlers({
+  ctx,
+  state,
+  difficulty,
+  sync,
+  hooks,
+  genesisTimeMs,
+  cluster = false,
+}: SubmitDeps) {
+  const inFlight = new Limiter(cluster ? BLOCKS_IN_FLIGHT : Number.POSITIVE_INFINITY);
   /** The consensus check of a submission against the challenge it answers (docs/protocol.md 4.9). */
   const verify = (challenge: HexChallengeRecord, body: HexSubmitRequest) =>
     verifyBlock(
@@ -190,15 +230,17 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
       };
       /**
        * The block's transaction. A solo block (as the read above found it: `poolGuess` false)
-       * takes three round trips on PostgreSQL: the membership check, the reward's account lock
-       * and the miner's rows; the reward's writes; then the chain head, the block and its
-       * notification in one statement that travels with the COMMIT (`blocks.appendLast`), so
-       * that the head, the one lock every block takes (blocks commit one after the other), is
-       * held only for the COMMIT (docs/storage.md). A block at a retarget height (every 12th) is
-       * appended in the middle of its transaction instead, to retarget after it (`append`). A
-       * pool block is paid after the head (its payout records the height); one whose miner left
-       * the pool meanwhile falls back to the solo rule. Should the check find the miner in the
-       * pool after all (it joined meanwhile), the attempt rolls back and runs as a pool block.
+       * takes two round trips on PostgreSQL: the membership check, the reward's account lock,
+       * the miner's rows and the committed head (read without a lock) in one; then the reward's
+       * writes, the chain head's append with the block, its notification and the retarget
+       * write planned for the next retarget height (`blocks.appendLast`, one statement), the
+       * counters and the COMMIT in the other, so that the head, the one lock every block takes
+       * (blocks commit one after the other), is held only for the COMMIT (docs/storage.md). A
+       * block that lands on a retarget height it did not plan for is refused, and re-run with
+       * `append` in the middle of the transaction and the retarget after it (`last` false), the
+       * shape a pool block always has (its payout records the height; one whose miner left the
+       * pool meanwhile falls back to the solo rule). Should the check find the miner in the pool
+       * after all (it joined meanwhile), the attempt rolls back and runs as a pool block.
        */
       const store = (poolGuess: boolean, last: boolean): Promise<Stored> => {
         let appending: Promise<AppendedBlock | { readonly refused: 'taken' | 'retarget' }> | undefined;
@@ -319,15 +361,17 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
           },
         );
       };
-      const outcome = await store(likelyPool === true, true)
-        .catch((error: unknown) => {
-          if (error instanceof PoolBlockAfterAll) return store(true, false);
-          throw error;
-        })
-        .catch((error: unknown) => {
-          if (error instanceof CellTaken) return { accepted: false as const };
-          throw error;
-        });
+      const outcome = await inFlight.run(() =>
+        store(likelyPool === true, true)
+          .catch((error: unknown) => {
+            if (error instanceof PoolBlockAfterAll) return store(true, false);
+            throw error;
+          })
+          .catch((error: unknown) => {
+            if (error instanceof CellTaken) return { accepted: false as const };
+            throw error;
+          }),
+      );
 
       if (!outcome.accepted) {
         const winner = await ctx.storage.read((tx) => tx.blocks.get(challenge.coord));
