@@ -1,10 +1,10 @@
 /**
  * The engine's 1 -> 2 worker scaling (bench/scaling.ts; also section 3 of kernels.bench.ts): about
- * 2 minutes (9 rounds of about 12 s). Prints the tables and the verdict line and writes the
+ * 2.5 minutes (15 rounds of 12 windows of 650 ms). Prints the tables and the verdict line and writes the
  * `miner-scaling` section of docs/benchmarks.md.
  *
  *   npm run bench:scaling -w @tensormine/miner
- *   npm run bench:scaling -w @tensormine/miner -- --rounds 4 --window-ms 500   (a quick look)
+ *   npm run bench:scaling -w @tensormine/miner -- --rounds 5 --window-ms 300   (a quick look)
  */
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -18,7 +18,9 @@ const docPath = join(dirname(fileURLToPath(import.meta.url)), '../../../docs/ben
 const selection = await selectKernel('native');
 if (selection.kernel !== 'native') throw new Error(`the native kernels cannot run here: ${selection.notice}`);
 const load = loadavg()[0]!;
-const { values } = parseArgs({ options: { rounds: { type: 'string' }, 'window-ms': { type: 'string' } } });
+const { values } = parseArgs({
+  options: { rounds: { type: 'string' }, 'window-ms': { type: 'string' }, 'settle-ms': { type: 'string' } },
+});
 const positive = (name: string, value: string | undefined) => {
   if (value === undefined) return undefined;
   const n = Number(value);
@@ -28,6 +30,7 @@ const positive = (name: string, value: string | undefined) => {
 const scaling = await measureScaling(selection.nativeLibrary!, {
   rounds: positive('rounds', values.rounds),
   windowMs: positive('window-ms', values['window-ms']),
+  settleMs: positive('settle-ms', values['settle-ms']),
 });
 for (const line of scaling.controls) console.log(`- ${line}`);
 for (const row of [...scaling.scalingRows, ...scaling.cpuRows]) console.log(row);

@@ -402,7 +402,8 @@ export class MiningEngine extends EventEmitter<DeviceEvents> implements DeviceBa
     const agrees =
       found.kind === 'hexchain'
         ? message.powHash !== undefined && toHex(message.powHash) === found.submission.block.pow_hash
-        : message.work !== undefined && toHex(message.work.computationHash) === found.proof.computation_hash;
+        : message.computationHash !== undefined &&
+          toHex(message.computationHash) === found.proof.computation_hash;
     if (!agrees) {
       this.kernelErrors++;
       this.report(

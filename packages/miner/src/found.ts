@@ -12,6 +12,7 @@ import {
   hexPowHash,
   meetsThresholds,
   type ProofWire,
+  type ProvedWork,
   parseProof,
   proofFromWork,
   q16ToNumber,
@@ -19,7 +20,6 @@ import {
   type SignedProof,
   toHex,
   verifyBlock,
-  type WorkResult,
 } from '@tensormine/protocol';
 import { MinerError } from './errors.js';
 import { expectedHashes, type HexchainJob, type MiningJob, type TensorJob } from './job.js';
@@ -147,7 +147,7 @@ export function resultFromNonce(
 export function resultFromReferenceWork(
   job: TensorJob,
   nonce: number,
-  referenceWork: WorkResult,
+  referenceWork: ProvedWork,
   meta: FoundMeta,
 ): { readonly ok: true; readonly found: FoundResult } | ResultRejection {
   if (!Number.isSafeInteger(nonce) || nonce < 0) {
@@ -176,7 +176,7 @@ function baseOf(job: MiningJob, nonce: number, meta: FoundMeta): Omit<FoundBase,
 function tensorResult(
   job: TensorJob,
   nonce: number,
-  work: WorkResult,
+  work: ProvedWork,
   base: Omit<FoundBase, 'achievedDifficulty'>,
 ): { readonly ok: true; readonly found: FoundResult } | ResultRejection {
   if (!meetsThresholds(job.task, work)) return thresholdRejection(job, work.mmlScoreQ16, work.pathDistance);

@@ -190,6 +190,24 @@ describe('MiningEngine', () => {
     expect(found).not.toHaveBeenCalled();
   });
 
+  test("a kernel's computation hash that differs from the reference's is a kernel error beside the result", async () => {
+    const engine = await started({
+      threads: 1,
+      workerUrl: new URL('./fixtures/disagreeing-tensor-worker.mjs', import.meta.url),
+    });
+    const error = next<MinerError>(engine, 'error');
+    const found = next<FoundResult>(engine, 'found');
+    engine.setJob(tensorTestJob('esp8266', 4));
+    const e = await error;
+    expect(e.code).toBe('kernel_mismatch');
+    expect(e.message).toMatch(
+      /^worker 0: the kernel's computation_hash for nonce \d+ differs from the reference/,
+    );
+    const result = await found;
+    expect(result.kind === 'tensor' && result.proof.computation_hash).toBe('00'.repeat(32));
+    expect(engine.kernelErrors).toBe(1);
+  });
+
   test('refuses a reference check place it does not know', () => {
     expect(() => new MiningEngine({ referenceCheck: 'main' as 'engine' })).toThrow(
       /referenceCheck: expected worker or engine, got main/,

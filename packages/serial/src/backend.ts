@@ -366,7 +366,9 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
       this.markLost(error.message);
     };
     const onSelfTest = (report: SelfTestReport) => {
-      if (!report.ok) this.notice('self-test-failed', report.reason ?? 'wrong answer');
+      // A test that only timed out runs again (the session's `self_test_timeout` error says when).
+      if (!report.ok && report.retryInMs === undefined)
+        this.notice('self-test-failed', report.reason ?? 'wrong answer');
     };
     const onError = (error: Error) => {
       // A failed self-test is the `self-test-failed` notice (with its reason), not an error too.

@@ -20,8 +20,10 @@ export type SerialErrorCode =
   | 'link_lost'
   /** The board answered an ACK with a non-zero status, or sent ERROR. */
   | 'device_error'
-  /** The known-answer self-test failed. */
+  /** The known-answer self-test failed: the board answered wrongly (final). */
   | 'self_test_failed'
+  /** The known-answer self-test ran out of time (the session tries it again with backoff). */
+  | 'self_test_timeout'
   /** A RESULT that the reference verifier rejects (or whose fields differ from the reference). */
   | 'wrong_result'
   /** A RESULT for a job id this host does not know (it cannot be verified). */

@@ -204,7 +204,8 @@ export class SerialFleet extends EventEmitter<DeviceEvents> implements DeviceBac
 
   /**
    * Resolves when every open port has finished connecting (its board is ready, failed its
-   * self-test or is absent), or after `timeoutMs`.
+   * self-test or is absent), or after `timeoutMs` (a board whose self-test timed out and waits
+   * to try again is still connecting).
    */
   async settled(timeoutMs = 10_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;

@@ -54,8 +54,11 @@ export interface SerialTiming {
   readonly baudHelloTimeoutMs: number;
   /** After falling back to 115200, wait for the board to fall back too, ms (2500: it waits 2 s). */
   readonly baudFallbackMs: number;
-  /** The least time a self-test job may take before it fails, ms (3000). */
+  /** The least time a self-test job may take before it times out, ms (3000). */
   readonly selfTestMinMs: number;
+  /** After a self-test that timed out: first and longest wait before the next try, ms (5000, 60 000). */
+  readonly selfTestRetryMinMs: number;
+  readonly selfTestRetryMaxMs: number;
   /** The decoder's partial-frame timeout, ms (1000, section 2). */
   readonly partialFrameTimeoutMs: number;
 }
@@ -75,13 +78,17 @@ export const DEFAULT_TIMING: SerialTiming = {
   baudHelloTimeoutMs: 1000,
   baudFallbackMs: 2500,
   selfTestMinMs: 3000,
+  selfTestRetryMinMs: 5000,
+  selfTestRetryMaxMs: 60_000,
   partialFrameTimeoutMs: 1000,
 };
 
 /**
  * `connecting` opening the port and waiting for HELLO; `self-test` running the known-answer
- * test; `ready` identified and tested: it takes work; `self-test failed` connected but given
- * no work; `no device` the link is down (reconnecting with backoff); `closed` by `close()`.
+ * test, or waiting to run it again after it timed out (`lastSelfTest.retryInMs`); `ready`
+ * identified and tested: it takes work; `self-test failed` the board answered wrongly: connected
+ * but given no work, for good; `no device` the link is down (reconnecting with backoff);
+ * `closed` by `close()`.
  */
 export type SessionState = 'connecting' | 'self-test' | 'ready' | 'self-test failed' | 'no device' | 'closed';
 
@@ -91,6 +98,11 @@ export interface SelfTestReport {
   readonly tested: readonly string[];
   /** Why it failed. */
   readonly reason?: string;
+  /**
+   * Set when the test only ran out of time (no JOB_DONE/RESULT within its budget): the board
+   * proved nothing wrong, and the test runs again after this many ms (state stays `self-test`).
+   */
+  readonly retryInMs?: number;
   readonly ms: number;
 }
 
@@ -194,10 +206,16 @@ export class BoardSession extends EventEmitter<SessionEvents> {
   private readonly doneOrder: number[] = [];
   private readonly inProgressSeqs = new Set<number>();
   private readonly selfTestJobs = new Map<number, ResultMessage[]>();
+  /** Self-test jobs that timed out (the last 16): a late RESULT of theirs is acknowledged and dropped. */
+  private readonly lateSelfTestJobs = new Set<number>();
   private heartbeat: NodeJS.Timeout | undefined;
   private lastFrameAt = 0;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private backoff: number;
+  /** The next self-test after one that timed out. */
+  private selfTestTimer: NodeJS.Timeout | undefined;
+  /** Self-tests in a row that timed out (each try waits longer and has a longer budget). */
+  private selfTestTimeouts = 0;
   private closed = false;
   /** A HELLO was accepted on the current connection (a loss after it is a link loss). */
   private up = false;
@@ -260,8 +278,8 @@ export class BoardSession extends EventEmitter<SessionEvents> {
   }
 
   /**
-   * Opens the port and runs the handshake and self-test. Resolves when the session is `ready`
-   * or `self-test failed`; on failure the session is `no device` and retries in the background
+   * Opens the port and runs the handshake and self-test. Resolves when the session is `ready`,
+   * `self-test failed`, or `self-test` waiting to try again after a test that timed out; on failure the session is `no device` and retries in the background
    * (with `reconnect`), and the promise rejects with the reason.
    */
   async open(): Promise<void> {
@@ -287,6 +305,7 @@ export class BoardSession extends EventEmitter<SessionEvents> {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.reconnectTimer);
+    clearTimeout(this.selfTestTimer);
     this.generation++;
     this.teardown(new SerialError('closed', `${this.path}: the session was closed`));
     await this.closeTransport();
@@ -455,6 +474,7 @@ export class BoardSession extends EventEmitter<SessionEvents> {
   }
 
   private async runSelfTest(gen: number, hello: HelloMessage): Promise<void> {
+    clearTimeout(this.selfTestTimer);
     if (this.options.selfTest === false) {
       this.lastSelfTest = { ok: true, tested: [], ms: 0 };
       this.setState('ready');
@@ -463,19 +483,56 @@ export class BoardSession extends EventEmitter<SessionEvents> {
     this.setState('self-test');
     const started = Date.now();
     const tested: string[] = [];
-    const finish = (reason?: string) => {
-      const report: SelfTestReport = {
-        ok: reason === undefined,
-        tested,
-        ...(reason === undefined ? {} : { reason }),
-        ms: Date.now() - started,
-      };
+    const verdict = await this.knownAnswerTest(gen, hello, tested);
+    this.check(gen);
+    const ms = Date.now() - started;
+    if (verdict?.timedOut) {
+      // Late is not wrong (a starved host, a slow hub): no work, and the test again with backoff.
+      const t = this.timing;
+      const retryInMs = Math.min(t.selfTestRetryMinMs * 2 ** this.selfTestTimeouts, t.selfTestRetryMaxMs);
+      this.selfTestTimeouts++;
+      const report: SelfTestReport = { ok: false, tested, reason: verdict.reason, retryInMs, ms };
       this.lastSelfTest = report;
       this.emit('selfTest', report);
-      this.setState(report.ok ? 'ready' : 'self-test failed');
-      if (!report.ok)
-        this.report(new SerialError('self_test_failed', `${this.path}: self-test failed: ${reason}`));
+      this.report(
+        new SerialError(
+          'self_test_timeout',
+          `${this.path}: self-test timed out: ${verdict.reason}; trying again in ${formatSeconds(retryInMs)}`,
+        ),
+      );
+      this.selfTestTimer = setTimeout(() => {
+        if (gen !== this.generation) return;
+        this.runSelfTest(gen, hello).catch((error: Error) => this.lost(error, gen));
+      }, retryInMs);
+      this.selfTestTimer.unref();
+      return;
+    }
+    this.selfTestTimeouts = 0;
+    const report: SelfTestReport = {
+      ok: verdict === undefined,
+      tested,
+      ...(verdict === undefined ? {} : { reason: verdict.reason }),
+      ms,
     };
+    this.lastSelfTest = report;
+    this.emit('selfTest', report);
+    this.setState(report.ok ? 'ready' : 'self-test failed');
+    if (verdict)
+      this.report(new SerialError('self_test_failed', `${this.path}: self-test failed: ${verdict.reason}`));
+  }
+
+  /**
+   * Runs the known-answer jobs; undefined when the board passed, else why not: `timedOut` when
+   * a job had neither JOB_DONE nor its RESULT within the budget (which doubles with each try
+   * that timed out, up to 8 times). A RESULT that comes after its budget does not count: it is
+   * acknowledged and dropped, and the next try has fresh jobs (ids, challenges).
+   */
+  private async knownAnswerTest(
+    gen: number,
+    hello: HelloMessage,
+    tested: string[],
+  ): Promise<{ readonly reason: string; readonly timedOut?: true } | undefined> {
+    const stretch = 2 ** Math.min(this.selfTestTimeouts, 3);
     for (const { job, expected } of knownAnswerJobs(hello, () => this.nextJobId())) {
       const kind = job.name === 'JOB_HEX' ? 'hex' : 'tensor';
       tested.push(kind);
@@ -483,17 +540,15 @@ export class BoardSession extends EventEmitter<SessionEvents> {
       this.selfTestJobs.set(job.jobId, results);
       try {
         const rate = Math.max(1, kind === 'hex' ? hello.hexRate : hello.tensorRate);
-        const budget = Math.max(this.timing.selfTestMinMs, (3000 * job.nonceCount) / rate + 1000);
+        const budget = stretch * Math.max(this.timing.selfTestMinMs, (3000 * job.nonceCount) / rate + 1000);
         // Listen before sending: the ACK, the RESULT and JOB_DONE may arrive in one read.
         const finished = this.waitFor((m) => m.name === 'JOB_DONE' && m.jobId === job.jobId, budget, gen);
         finished.catch(() => {});
         try {
           await this.request(job);
         } catch (error) {
-          if (error instanceof SerialError && error.code === 'device_error') {
-            finish(`${kind} job refused: ${error.message}`);
-            return;
-          }
+          if (error instanceof SerialError && error.code === 'device_error')
+            return { reason: `${kind} job refused: ${error.message}` };
           throw error;
         }
         const done = await finished;
@@ -504,27 +559,27 @@ export class BoardSession extends EventEmitter<SessionEvents> {
         }
         this.check(gen);
         if (results.length === 0) {
-          finish(
-            done
-              ? `${kind}: the board finished nonces [${job.firstNonce}, ${job.firstNonce + job.nonceCount}) without the known solution ${expected.nonce}`
-              : `${kind}: no RESULT within ${Math.round(budget)} ms`,
-          );
-          return;
+          if (done) {
+            return {
+              reason: `${kind}: the board finished nonces [${job.firstNonce}, ${job.firstNonce + job.nonceCount}) without the known solution ${expected.nonce}`,
+            };
+          }
+          // Still running (or starved): stop it so that it does not hold the board.
+          this.cancel(job.jobId).catch(() => {});
+          this.lateSelfTestJobs.add(job.jobId);
+          if (this.lateSelfTestJobs.size > 16)
+            this.lateSelfTestJobs.delete(this.lateSelfTestJobs.values().next().value!);
+          return { reason: `${kind}: no RESULT within ${Math.round(budget)} ms`, timedOut: true };
         }
         const wrong = results.find((r) => !sameResult(expected, r));
-        if (wrong) {
-          finish(`${kind}: wrong RESULT: ${resultDifference(expected, wrong)}`);
-          return;
-        }
-        if (results.length > 1) {
-          finish(`${kind}: ${results.length} RESULTs for a range with one solution`);
-          return;
-        }
+        if (wrong) return { reason: `${kind}: wrong RESULT: ${resultDifference(expected, wrong)}` };
+        if (results.length > 1)
+          return { reason: `${kind}: ${results.length} RESULTs for a range with one solution` };
       } finally {
         this.selfTestJobs.delete(job.jobId);
       }
     }
-    finish();
+    return undefined;
   }
 
   // ---- receiving ----
@@ -611,8 +666,8 @@ export class BoardSession extends EventEmitter<SessionEvents> {
       return;
     }
     const selfTest = this.selfTestJobs.get(result.jobId);
-    if (selfTest) {
-      selfTest.push(result);
+    if (selfTest || this.lateSelfTestJobs.has(result.jobId)) {
+      selfTest?.push(result); // a late one (after its budget) does not count
       this.markDone(seq);
       this.sendAck(seq, 0);
       return;
@@ -762,6 +817,7 @@ export class BoardSession extends EventEmitter<SessionEvents> {
   /** Rejects what waits on the connection (pending acked frames, waiters). */
   private teardown(error: Error): void {
     this.disarmHeartbeat();
+    clearTimeout(this.selfTestTimer);
     for (const entry of this.pending.values()) {
       clearTimeout(entry.timer);
       entry.reject(error);
@@ -834,6 +890,11 @@ export function chipIdHex(hello: Pick<HelloMessage, 'chipId'>): string {
 
 function sameChip(a: HelloMessage, b: HelloMessage): boolean {
   return chipIdHex(a) === chipIdHex(b);
+}
+
+/** 5000 -> "5 s", 1500 -> "1.5 s", 80 -> "0.08 s". */
+function formatSeconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(2))} s`;
 }
 
 function delay(ms: number): Promise<void> {

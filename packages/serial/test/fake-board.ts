@@ -85,6 +85,8 @@ export class FakeBoard {
   lie: 'nonce' | 'hash' | 'self-test' | undefined;
   /** Keep found results without sending them (they go out after the next boot). */
   holdResults = false;
+  /** Mine at this fraction of the announced rate (0: a starved board that acks jobs and finishes none). */
+  speed = 1;
   /** Refuse jobs with this ACK status. */
   refuseJobs: number | undefined;
   readonly options: Required<FakeBoardOptions>;
@@ -239,7 +241,7 @@ export class FakeBoard {
     const job = this.job;
     if (job) {
       const rate = job.message.name === 'JOB_HEX' ? this.options.hexRate : this.options.tensorRate;
-      const budget = Math.max(1, Math.round((rate * dt) / 1000));
+      const budget = this.speed === 0 ? 0 : Math.max(1, Math.round((rate * this.speed * dt) / 1000));
       const stop = Math.min(job.end, job.next + budget);
       for (let nonce = job.next; nonce < stop; nonce++) {
         const r = this.tryNonce(job.message, nonce);
@@ -426,6 +428,8 @@ export const FAST_TIMING = {
   baudHelloTimeoutMs: 200,
   baudFallbackMs: 300,
   selfTestMinMs: 1000,
+  selfTestRetryMinMs: 100,
+  selfTestRetryMaxMs: 400,
 } as const;
 
 /**

@@ -2,7 +2,7 @@ import { type FoundResult, verifyFound } from '@tensormine/miner';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SerialDeviceBackend } from '../src/backend.js';
 import { SerialError } from '../src/errors.js';
-import { BoardSession } from '../src/session.js';
+import { BoardSession, type SelfTestReport, type SerialTiming } from '../src/session.js';
 import {
   elapse,
   FAST_TIMING,
@@ -23,14 +23,14 @@ const backends: SerialDeviceBackend[] = [];
 function setup(
   path: string,
   board: FakeBoard,
-  options: { failControlLines?: boolean; selfTest?: boolean } = {},
+  options: { failControlLines?: boolean; selfTest?: boolean; timing?: Partial<SerialTiming> } = {},
 ) {
   MockBinding.createPort(path, { vendorId: '10c4', productId: 'ea60' });
   boards.set(path, board);
   const session = new BoardSession({
     path,
     binding: fakeBinding(boards, { failControlLines: options.failControlLines ?? false }),
-    timing: FAST_TIMING,
+    timing: { ...FAST_TIMING, ...options.timing },
     ...(options.selfTest === undefined ? {} : { selfTest: options.selfTest }),
   });
   sessions.push(session);
@@ -120,6 +120,98 @@ describe('BoardSession', () => {
     await session.open();
     expect(session.state).toBe('self-test failed');
     expect(session.lastSelfTest?.reason).toMatch(/^hex: wrong RESULT: nonce \d+, expected \d+$/);
+  });
+
+  it('keeps a board that answered wrongly "self-test failed" for good: no second test', async () => {
+    const board = new FakeBoard();
+    board.lie = 'self-test';
+    const session = setup('/dev/ttyUSB0', board);
+    const reports: SelfTestReport[] = [];
+    session.on('selfTest', (r) => reports.push(r));
+    await session.open();
+    await elapse(1000);
+    expect(session.state).toBe('self-test failed');
+    expect(reports).toHaveLength(1);
+    expect(reports[0]).not.toHaveProperty('retryInMs');
+    const jobs = board.received.filter((m) => m.name === 'JOB_HEX' || m.name === 'JOB_TENSOR');
+    expect(jobs).toHaveLength(1);
+  });
+
+  it('tries a self-test that only timed out again, gives no work meanwhile, and mines once it passes', async () => {
+    const board = new FakeBoard();
+    board.speed = 0; // a starved board: it acknowledges the known-answer job and finishes nothing
+    const session = setup('/dev/ttyUSB0', board);
+    const reports: SelfTestReport[] = [];
+    const states: string[] = [];
+    const errors: Error[] = [];
+    session.on('selfTest', (r) => reports.push(r));
+    session.on('state', (s) => states.push(s));
+    session.on('error', (e) => errors.push(e));
+    await session.open();
+    // open() resolves: the board is known, not failed, and waits for its next test.
+    expect(session.state).toBe('self-test');
+    expect(reports).toEqual([
+      {
+        ok: false,
+        tested: ['hex'],
+        reason: expect.stringMatching(/^hex: no RESULT within \d+ ms$/),
+        retryInMs: 100,
+        ms: expect.any(Number),
+      },
+    ]);
+    const timeout = errors.find((e) => (e as SerialError).code === 'self_test_timeout');
+    expect(timeout?.message).toMatch(
+      /^\/dev\/ttyUSB0: self-test timed out: hex: no RESULT within \d+ ms; trying again in 0\.1 s$/,
+    );
+    const firstJob = board.received.find((m) => m.name === 'JOB_HEX') as { jobId: number };
+    await until(
+      () => board.received.some((m) => m.name === 'CANCEL' && m.jobId === firstJob.jobId),
+      'the CANCEL',
+    );
+    // Meanwhile a backend gives it no work.
+    const backend = new SerialDeviceBackend({ hello: session.hello!, jobMs: 200, sampleIntervalMs: 100 });
+    backends.push(backend);
+    const found: FoundResult[] = [];
+    backend.on('found', (f) => found.push(f));
+    backend.on('error', () => {});
+    backend.attach(session);
+    await backend.start();
+    backend.setJob({ ...hexJob('after-retry', 64), stopOnFound: false });
+    expect(backend.state).toBe('starting');
+    expect(backend.stats.jobsSent).toBe(0);
+    board.speed = 1; // the machine is quiet again
+    await until(() => session.state === 'ready', 'the next self-test passing');
+    expect(session.lastSelfTest).toMatchObject({ ok: true, tested: ['hex', 'tensor'] });
+    expect(reports.filter((r) => r.ok)).toHaveLength(1);
+    expect(states).not.toContain('self-test failed');
+    await until(() => found.length >= 1, 'a result after the retried self-test');
+    expect(backend.state).toBe('ok');
+  });
+
+  it('keeps trying a self-test that times out again and again, with growing backoff, and never says ready', async () => {
+    const board = new FakeBoard({ capabilities: 1 });
+    board.speed = 0;
+    const session = setup('/dev/ttyUSB0', board, { timing: { selfTestRetryMaxMs: 300 } });
+    const reports: SelfTestReport[] = [];
+    const states: string[] = [];
+    session.on('selfTest', (r) => reports.push(r));
+    session.on('state', (s) => states.push(s));
+    session.on('error', () => {});
+    await session.open();
+    await until(() => reports.length >= 3, 'three self-tests timed out');
+    expect(reports.map((r) => r.ok)).toEqual([false, false, false]);
+    // Waits of 100, 200, then the longest, 300 ms; and each try has twice the time of the last.
+    expect(reports.map((r) => r.retryInMs)).toEqual([100, 200, 300]);
+    const budgets = reports.map((r) => Number(/within (\d+) ms/.exec(r.reason!)![1]));
+    expect(budgets[0]).toBeGreaterThanOrEqual(1000);
+    expect(budgets[1]).toBeGreaterThanOrEqual(2000);
+    expect(budgets[2]).toBeGreaterThanOrEqual(4000);
+    const jobs = board.received.filter((m) => m.name === 'JOB_HEX') as { jobId: number }[];
+    expect(new Set(jobs.map((j) => j.jobId)).size).toBe(jobs.length); // a fresh test each time
+    expect(jobs.length).toBeGreaterThanOrEqual(3);
+    expect(session.state).toBe('self-test');
+    expect(states).not.toContain('ready');
+    expect(states).not.toContain('self-test failed');
   });
 
   it('retransmits an acked frame whose ACK is lost, with the same seq, and the board acts once', async () => {

@@ -138,4 +138,32 @@ describe('concurrent economy requests', () => {
       parseAmount('0.6', 'SOL'),
     );
   });
+
+  it('ten different transfers signed with one nonce, sent at once: one applies, every other is idempotency_conflict', async () => {
+    const v = await testValidator({ genesis: genesisWith([{ key: alice, token: 'SOL', amount: '1' }]) });
+    const url = await serve(v);
+    const nonce = new Uint8Array(16).fill(7);
+    const answers = await Promise.all(
+      buyers.slice(0, 10).map(async (buyer) => {
+        const text = JSON.stringify({ from: hex(alice), to: hex(buyer), token: 'SOL', amount: '0.1' });
+        const headers = {
+          ...signRequest({
+            method: 'POST',
+            path: '/transfer',
+            body: text,
+            secretKey: alice.secretKey,
+            nonce,
+          }),
+          'content-type': 'application/json',
+        };
+        const res = await fetch(`${url}/transfer`, { method: 'POST', headers, body: text });
+        return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+      }),
+    );
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
+    for (const a of answers.filter((x) => x.status !== 200)) expect(a.body.code).toBe('idempotency_conflict');
+    expect(await v.context.storage.read((tx) => tx.ledger.balance(hex(alice), 'SOL'))).toBe(
+      parseAmount('0.9', 'SOL'),
+    );
+  });
 });

@@ -195,7 +195,7 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
           await tx.meta.set('before', '1');
           await tx.ledger.apply([credit(A, 'TMN', 10n)]);
           const refused = await tx.ledger
-            .apply([credit(B, 'TMN', 1n), entry('transfer', A, 'TMN', -11n)])
+            .apply([credit(B, 'TMN', 1n), credit(C, 'USDT', 1n), entry('transfer', A, 'TMN', -11n)])
             .catch((e: unknown) => e);
           await tx.ledger.apply([entry('transfer', A, 'TMN', -4n), credit(B, 'TMN', 4n)]);
           await tx.meta.set('after', '1');
@@ -206,6 +206,9 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
         expect(await read((tx) => tx.meta.get('after'))).toBe('1');
         expect(await read((tx) => tx.ledger.balance(A, 'TMN'))).toBe(6n);
         expect(await read((tx) => tx.ledger.balance(B, 'TMN'))).toBe(4n);
+        // The refused call's accounts are left as they were: C's, which it would have opened, absent.
+        expect(await read((tx) => tx.ledger.balances(C))).toEqual([]);
+        expect(await read((tx) => tx.economy.supply())).toEqual(new Map([['TMN', 10n]]));
         expect(await read((tx) => tx.ledger.list({ limit: 10 }))).toHaveLength(3);
       });
 

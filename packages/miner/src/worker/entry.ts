@@ -146,13 +146,19 @@ async function runBatch(job: Active, count: number): Promise<boolean> {
       Atomics.add(counters, index, BigInt(r.iterations));
       job.next += r.iterations;
       if (r.found !== undefined) {
-        const { nonce, work } = r.found;
+        const { nonce } = r.found;
+        const computationHash = r.found.work.computationHash;
         if (init.referenceCheck === 'engine') {
-          post({ type: 'found', index, generation, nonce, work });
+          post({ type: 'found', index, generation, nonce, computationHash });
         } else {
           const input = job.message.job as Extract<KernelJob, { kind: 'tensor' }>;
-          const reference = (await protocol()).computeWork(input.task, input.minerPublicKey, nonce);
-          post({ type: 'found', index, generation, nonce, work, reference });
+          // The reference's work without the activations (a result carries only its hashes).
+          const {
+            shape: _shape,
+            result: _result,
+            ...reference
+          } = (await protocol()).computeWork(input.task, input.minerPublicKey, nonce);
+          post({ type: 'found', index, generation, nonce, computationHash, reference });
         }
         return !job.message.stopOnFound;
       }

@@ -1,4 +1,4 @@
-import type { WorkResult } from '@tensormine/protocol';
+import type { ProvedWork } from '@tensormine/protocol';
 import type { KernelName } from '../kernels/choice.js';
 import type { TensorKernelTask } from '../kernels/tensor.js';
 import type { WarmUpReport } from '../kernels/warm-up.js';
@@ -84,14 +84,17 @@ export type FromWorker =
       readonly index: number;
       readonly generation: number;
       readonly nonce: number;
-      /** hexchain: the kernel's pow_hash; tensor: the kernel's work. */
+      /** hexchain: the kernel's pow_hash. */
       readonly powHash?: Uint8Array;
-      readonly work?: WorkResult;
+      /** tensor: the kernel's computation hash (the engine compares it with the reference's). */
+      readonly computationHash?: Uint8Array;
       /**
        * tensor: the reference's work for the nonce (`computeWork` of @tensormine/protocol, run
-       * by the worker on its own thread), which the engine builds and checks the result from.
+       * by the worker on its own thread), which the engine builds and checks the result from;
+       * without the activations (`ProvedWork`), which a result does not carry, so that a
+       * message copies a few hashes rather than the whole tensor.
        */
-      readonly reference?: WorkResult;
+      readonly reference?: ProvedWork;
     }
   | { readonly type: 'exhausted'; readonly index: number; readonly generation: number }
   | { readonly type: 'error'; readonly index: number; readonly generation: number; readonly message: string };

@@ -1,7 +1,7 @@
 import { concatBytes, fromHex, lpString, toHex, u8, u32le, u64le, utf8 } from '../bytes.js';
 import { formatPublicKey, sign } from '../ed25519.js';
 import { q16ToNumber } from './mml.js';
-import type { WorkResult } from './work.js';
+import type { ProvedWork } from './work.js';
 
 /** A v4.0 proof as it travels (field names exactly as the interface names them). */
 export interface ProofWire {
@@ -67,7 +67,7 @@ export function proofFromWork(
   challengeHash: Uint8Array,
   minerPublicKey: Uint8Array,
   nonce: number,
-  work: WorkResult,
+  work: ProvedWork,
 ): ProofWire {
   return {
     challenge_id: challengeId,

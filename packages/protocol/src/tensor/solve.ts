@@ -1,4 +1,4 @@
-import { computeWork, type TensorTask, type WorkResult } from './work.js';
+import { computeWork, type ProvedWork, type TensorTask, type WorkResult } from './work.js';
 
 /** A task together with the thresholds its proofs must meet. */
 export interface ThresholdTask extends TensorTask {
@@ -20,7 +20,7 @@ export interface Solution {
 }
 
 /** True when a computed result meets the challenge's thresholds. */
-export function meetsThresholds(challenge: ThresholdTask, work: WorkResult): boolean {
+export function meetsThresholds(challenge: ThresholdTask, work: ProvedWork): boolean {
   return work.mmlScoreQ16 <= challenge.mmlThresholdQ16 && work.pathDistance <= challenge.pathDistanceMax;
 }
 

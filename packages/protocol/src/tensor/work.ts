@@ -55,6 +55,13 @@ export interface WorkResult {
   readonly computationHash: Uint8Array;
 }
 
+/**
+ * What a proof carries of a work and what its thresholds are checked on (`proofFromWork`,
+ * `meetsThresholds`): a WorkResult without the activations, so that a miner's worker can hand
+ * the reference's work to another thread without copying the whole tensor.
+ */
+export type ProvedWork = Omit<WorkResult, 'shape' | 'result'>;
+
 export function workSeed(challengeHash: Uint8Array, minerPublicKey: Uint8Array, nonce: number): Uint8Array {
   return taggedHash('PTM4/work', challengeHash, minerPublicKey, u64le(nonce));
 }

@@ -80,17 +80,14 @@ export async function executeOnce<T extends object>(
   claimNonce: (tx: StorageTx) => Promise<void>,
   operation: string,
   fn: (tx: StorageTx, now: number, key: SignedRequestKey) => Promise<T>,
-  /**
-   * `row-locks` for an operation whose `fn` keeps the rules of such transactions (a transfer:
-   * ledger.apply locks what it reads); the stored result and the nonce are keyed, unique rows.
-   */
-  options: TransactionOptions = {},
+  options: ExecuteOptions = {},
 ): Promise<T> {
   const key = signedRequestKey(request);
   if (key === undefined) {
     // The router verified the signature, so the headers are there; this is a bug if reached.
     throw new Error(`${operation}: a signed request without signed-request headers`);
   }
+  const { withClaim = false, ...transaction } = options;
   try {
     return await ctx.storage.transaction(async (tx) => {
       // The stored result is read and the nonce claimed together (one round trip on
@@ -98,31 +95,42 @@ export async function executeOnce<T extends object>(
       // The claim fails when the nonce is recorded: by this request's original (a copy racing
       // it gets request_replayed), by another request (idempotency_conflict), or by a request
       // committed meanwhile (row-locks: the claim waited for it; read again below).
-      const [stored, claim] = await Promise.all([
+      const checked = Promise.all([
         tx.economy.requests.get(key.pubkey, key.nonce),
         claimNonce(tx).then(
           () => undefined,
           (error: unknown) => ({ error }),
         ),
       ]);
+      const now = nowSeconds(ctx);
+      // `withClaim`: the effect starts now, its first statements in the claim's round trip; it
+      // counts only once the checks below pass (else the transaction is rolled back).
+      const early = withClaim ? settle(fn(tx, now, key)) : undefined;
+      const [stored, claim] = await checked;
+      if (early !== undefined && (stored !== undefined || claim !== undefined)) {
+        // The effect's statements are answered before the transaction ends (it is rolled back).
+        await early;
+        if (stored !== undefined && stored.requestHash === key.requestHash && claim === undefined) {
+          throw new StoredResult(stored.result);
+        }
+      }
       if (stored !== undefined && stored.requestHash !== key.requestHash) {
         throw reusedNonce(key, stored.operation);
       }
       if (claim !== undefined) {
         const { error } = claim;
+        // Another request may have committed with the nonce after `stored` was read: read
+        // again, after this transaction (which an early effect may have aborted meanwhile, its
+        // record's key taken by that request's).
         if (stored === undefined && error instanceof ApiError && error.code === 'request_replayed') {
-          const committed = await tx.economy.requests.get(key.pubkey, key.nonce);
-          if (committed !== undefined && committed.requestHash !== key.requestHash) {
-            throw reusedNonce(key, committed.operation);
-          }
+          throw new ReadAgain(error);
         }
         throw error;
       }
       // Unreachable in practice (a stored result keeps its nonce claimed for the whole replay
       // window, and an older retry is refused as expired before it gets here): the result.
       if (stored !== undefined) return JSON.parse(stored.result) as T;
-      const now = nowSeconds(ctx);
-      const result = await fn(tx, now, key);
+      const result = early === undefined ? await fn(tx, now, key) : unwrap(await early);
       // Left in flight: it travels with the COMMIT, and a failure fails the transaction (the
       // nonce, claimed above, keys it).
       tx.inFlight(
@@ -136,11 +144,61 @@ export async function executeOnce<T extends object>(
         }),
       );
       return result;
-    }, options);
+    }, transaction);
   } catch (error) {
+    if (error instanceof StoredResult) return JSON.parse(error.result) as T;
+    if (error instanceof ReadAgain) {
+      const committed = await ctx.storage.read((tx) => tx.economy.requests.get(key.pubkey, key.nonce));
+      if (committed !== undefined && committed.requestHash !== key.requestHash) {
+        throw reusedNonce(key, committed.operation);
+      }
+      throw error.refusal;
+    }
     if (error instanceof InsufficientBalanceError) throw insufficient(error);
     throw error;
   }
+}
+
+/** How {@link executeOnce} runs its transaction. */
+export interface ExecuteOptions extends TransactionOptions {
+  /**
+   * Starts `fn` with the nonce claim, not after it: its first statements travel in the claim's
+   * round trip (a transfer: the accounts' locks), one round trip less. Its effect is kept only
+   * if the claim succeeds; otherwise the transaction, with whatever `fn` did, is rolled back.
+   * For an `fn` that only reads and writes through `tx` (nothing outside the transaction).
+   * `isolation: 'row-locks'` for an operation whose `fn` keeps the rules of such transactions
+   * (a transfer: ledger.apply locks what it reads); the stored result and the nonce are keyed,
+   * unique rows.
+   */
+  readonly withClaim?: boolean;
+}
+
+/** A stored result found while an early effect ran: thrown to roll that effect back, then answered. */
+class StoredResult extends Error {
+  constructor(readonly result: string) {
+    super('a stored result');
+  }
+}
+
+/** A refused claim whose reason {@link executeOnce} reads once its transaction has ended. */
+class ReadAgain extends Error {
+  constructor(readonly refusal: ApiError) {
+    super(refusal.message);
+  }
+}
+
+type Settled<T> = { readonly value: T } | { readonly error: unknown };
+
+function settle<T>(promise: Promise<T>): Promise<Settled<T>> {
+  return promise.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+}
+
+function unwrap<T>(settled: Settled<T>): T {
+  if ('error' in settled) throw settled.error;
+  return settled.value;
 }
 
 /** `idempotency_conflict`: the nonce was used by another request of this key. */

@@ -74,7 +74,7 @@ export function transferHandlers() {
           tx.inFlight(tx.economy.transfers.insert(record));
           return transferWire(record);
         },
-        { isolation: 'row-locks' },
+        { isolation: 'row-locks', withClaim: true },
       );
     },
 

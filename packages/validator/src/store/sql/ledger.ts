@@ -38,20 +38,25 @@ export class SqlLedgerRepo implements LedgerRepo {
   constructor(private readonly scope: Scope) {}
 
   /**
-   * Few statements, the same on both engines, whatever the number of entries: (1) the accounts
-   * are locked and read in one upsert, in (pubkey, token) order, with the existing entries of the
-   * idempotency keys and the totals; (2) the new balances, totals and entries are written, one
-   * multi-row statement each. Every check happens in between, in memory, entry by entry in
-   * order, so a refused debit writes nothing. Issued together, each group is one round trip on
-   * PostgreSQL (the connection pipelines; docs/storage.md), and there the second is not
-   * awaited: the entries' ids are drawn with the first, and the writes travel with whatever the
-   * transaction sends next (its COMMIT at the latest; a failure fails the transaction).
+   * Few statements, whatever the number of entries: (1) the accounts are locked and read, in
+   * (pubkey, token) order, with the existing entries of the idempotency keys; (2) the new
+   * balances, totals and entries are written. Every check happens in between, in memory, entry
+   * by entry in order ({@link planApply}, the one definition of the rules on both engines), so a
+   * refused debit writes nothing.
    *
-   * Locks (PostgreSQL): the upsert takes the row lock of every account of the call, in one
-   * order shared by every writer, before anything is read; a concurrent call over the same
-   * accounts waits for it and then reads what it committed (at READ COMMITTED each statement
-   * sees the latest commits). So the balances, the totals (one account's rows) and the
-   * idempotency keys (of that account's entries) read here cannot change before the commit.
+   * PostgreSQL ({@link applyConcurrent}): each step is one statement, and one round trip with
+   * whatever the transaction sends with it (the connection pipelines; docs/storage.md). The
+   * locks and the entries' ids are one statement, the writes one more (data-modifying `WITH`),
+   * not awaited: they travel with the transaction's next statements or its COMMIT, and a
+   * failure fails the transaction. Locks: the upsert takes the row lock of every account of
+   * the call, in one order shared by every writer, before anything is read; a concurrent call
+   * over the same accounts waits for it and then reads what it committed (at READ COMMITTED
+   * each statement sees the latest commits). So the balances and the idempotency keys (of that
+   * account's entries) read here cannot change before the commit; the totals are not read at
+   * all: they are added to, under the account's lock.
+   *
+   * SQLite (one writer at a time): the same reads and writes, one multi-row statement each,
+   * the totals read and written whole (SQLite has no exact arithmetic on amounts past 2^63).
    */
   async apply(entries: readonly NewLedgerEntry[]): Promise<LedgerEntry[]> {
     const db = this.scope.write('ledger.apply');
@@ -61,15 +66,12 @@ export class SqlLedgerRepo implements LedgerRepo {
     const keys = [
       ...new Set(entries.flatMap((e) => (e.idempotencyKey === undefined ? [] : [e.idempotencyKey]))),
     ];
+    if (db.dialect.concurrentWriters) return applyConcurrent(db, entries, accounts, keys);
     const typed = unique(entries.map((e) => [e.pubkey, e.token, e.type] as const));
     // The lock upsert creates a missing account at 0: a call that may be refused (it debits)
     // runs in a savepoint, so that a refusal takes that back and the transaction stays usable.
     const mayRefuse = entries.some((e) => e.amount < 0n);
-    // PostgreSQL: the ids of the entries that may be written are drawn with the locks (after
-    // them: per account, ids still follow commit order), so that the writes below need not
-    // be awaited: they travel with the next statements or the COMMIT (one round trip less).
-    const preallocate = db.dialect.concurrentWriters;
-    const [, locked, existing, totals, ids] = await Promise.all([
+    const [, locked, existing, totals] = await Promise.all([
       mayRefuse ? db.exec('SAVEPOINT ledger_apply') : undefined,
       chunked(accounts, (rows) =>
         db
@@ -79,15 +81,7 @@ export class SqlLedgerRepo implements LedgerRepo {
           )
           .all(...rows.flat()),
       ),
-      keys.length === 0
-        ? []
-        : chunked(keys, (rows) =>
-            db
-              .prepare(
-                `SELECT ${ENTRY_COLUMNS} FROM ledger_entries WHERE idempotency_key IN (${tuples(rows.length, '?')})`,
-              )
-              .all(...rows),
-          ),
+      existingEntries(db, keys),
       chunked(typed, (rows) =>
         db
           .prepare(
@@ -96,13 +90,6 @@ export class SqlLedgerRepo implements LedgerRepo {
           )
           .all(...rows.flat()),
       ),
-      preallocate
-        ? db
-            .prepare(
-              `SELECT nextval(pg_get_serial_sequence('ledger_entries', 'id')) AS id FROM generate_series(1, ?)`,
-            )
-            .all(entries.length)
-        : [],
     ]);
     let plan: Plan;
     try {
@@ -111,27 +98,17 @@ export class SqlLedgerRepo implements LedgerRepo {
       if (mayRefuse) await db.exec('ROLLBACK TO ledger_apply; RELEASE ledger_apply');
       throw error;
     }
-    const drawn = ids.map((row) => int(row, 'id')).sort((a, b) => a - b);
-    const writes = Promise.all([
+    const [inserted] = await Promise.all([
       plan.inserts.length === 0
         ? []
-        : preallocate
-          ? chunked(plan.inserts, (rows, at) =>
-              db
-                .prepare(
-                  'INSERT INTO ledger_entries (id, type, pubkey, token, amount, timestamp, ref, idempotency_key) ' +
-                    `VALUES ${tuples(rows.length, '(?, ?, ?, ?, ?, ?, ?, ?)')}`,
-                )
-                .run(...rows.flatMap((e, i) => [drawn[at + i] as number, ...entryValues(e)])),
-            )
-          : chunked(plan.inserts, (rows) =>
-              db
-                .prepare(
-                  'INSERT INTO ledger_entries (type, pubkey, token, amount, timestamp, ref, idempotency_key) ' +
-                    `VALUES ${tuples(rows.length, '(?, ?, ?, ?, ?, ?, ?)')} RETURNING ${ENTRY_COLUMNS}`,
-                )
-                .all(...rows.flatMap(entryValues)),
-            ),
+        : chunked(plan.inserts, (rows) =>
+            db
+              .prepare(
+                'INSERT INTO ledger_entries (type, pubkey, token, amount, timestamp, ref, idempotency_key) ' +
+                  `VALUES ${tuples(rows.length, '(?, ?, ?, ?, ?, ?, ?)')} RETURNING ${ENTRY_COLUMNS}`,
+              )
+              .all(...rows.flatMap(entryValues)),
+          ),
       plan.balances.length === 0
         ? undefined
         : chunked(plan.balances, (rows) =>
@@ -154,24 +131,8 @@ export class SqlLedgerRepo implements LedgerRepo {
           ),
       mayRefuse ? db.exec('RELEASE ledger_apply') : undefined,
     ]);
-    let written: LedgerEntry[];
-    if (preallocate) {
-      writes.catch(() => undefined);
-      // Left in flight: the transaction's scope awaits them, and a failure fails the transaction.
-      written = plan.inserts.map((e, i) => ({
-        id: drawn[i] as number,
-        type: e.type,
-        pubkey: e.pubkey,
-        token: e.token,
-        amount: e.amount,
-        timestamp: e.timestamp,
-        ref: e.ref,
-        ...(e.idempotencyKey === undefined ? {} : { idempotencyKey: e.idempotencyKey }),
-      }));
-    } else {
-      // Rows come back in insertion order on both engines, but only the ids promise it.
-      written = ((await writes)[0] as Row[]).map(toEntry).sort((a, b) => a.id - b.id);
-    }
+    // Rows come back in insertion order, but only the ids promise it.
+    const written = (inserted as Row[]).map(toEntry).sort((a, b) => a.id - b.id);
     return plan.result.map((r) => (typeof r === 'number' ? (written[r] as LedgerEntry) : r));
   }
 
@@ -230,6 +191,135 @@ export class SqlLedgerRepo implements LedgerRepo {
       .get(pubkey, token);
     return row === undefined ? 0n : bigintOf(row, 'credited');
   }
+}
+
+/** The entries already written under these idempotency keys (none asked: no statement). */
+async function existingEntries(db: SqlExecutor, keys: readonly string[]): Promise<Row[]> {
+  if (keys.length === 0) return [];
+  return chunked(keys, (rows) =>
+    db
+      .prepare(
+        `SELECT ${ENTRY_COLUMNS} FROM ledger_entries WHERE idempotency_key IN (${tuples(rows.length, '?')})`,
+      )
+      .all(...rows),
+  );
+}
+
+/**
+ * PostgreSQL: the accounts locked (created at 0 when missing: `created`) and read, in the order
+ * given, then, in the same statement, the ids of the entries that may be written drawn from the
+ * entries' sequence: after every lock (the second branch of the UNION runs after the first,
+ * and its filter reads all of `locked`), so that an account's entries get ids in commit order.
+ * An id drawn for an entry that turns out to exist already, or for a refused call, is a gap,
+ * as a rolled-back insert always left. One statement text for any number of accounts.
+ */
+const LOCK_AND_DRAW =
+  'WITH locked AS (INSERT INTO balances (pubkey, token, amount) ' +
+  "SELECT a.pubkey, a.token, '0' FROM json_to_recordset(?1::json) AS a(pubkey text, token text) " +
+  'ON CONFLICT (pubkey, token) DO UPDATE SET amount = balances.amount ' +
+  "RETURNING pubkey, token, amount, xmax::text = '0' AS created) " +
+  'SELECT pubkey, token, amount, created, NULL::bigint AS id FROM locked ' +
+  'UNION ALL ' +
+  "SELECT NULL, NULL, NULL, NULL, nextval(pg_get_serial_sequence('ledger_entries', 'id')) " +
+  'FROM generate_series(1, ?2::integer) WHERE (SELECT count(*) FROM locked) >= 0';
+
+/**
+ * PostgreSQL: the plan's writes in one statement: the entries (with the ids drawn), the
+ * accounts' new balances, and the totals added to (the plan's totals are this call's sums:
+ * {@link applyConcurrent} plans from no totals).
+ */
+const WRITE_PLAN =
+  'WITH entries AS (INSERT INTO ledger_entries (id, type, pubkey, token, amount, timestamp, ref, idempotency_key) ' +
+  'SELECT e.id, e.type, e.pubkey, e.token, e.amount, e.timestamp, e.ref, e.idempotency_key ' +
+  'FROM json_to_recordset(?1::json) AS e(id bigint, type text, pubkey text, token text, amount text, ' +
+  'timestamp bigint, ref text, idempotency_key text)), ' +
+  'totals AS (INSERT INTO ledger_totals (pubkey, token, type, credited, debited) ' +
+  'SELECT t.pubkey, t.token, t.type, t.credited, t.debited ' +
+  'FROM json_to_recordset(?3::json) AS t(pubkey text, token text, type text, credited text, debited text) ' +
+  'ON CONFLICT (pubkey, token, type) DO UPDATE SET ' +
+  'credited = (ledger_totals.credited::numeric + excluded.credited::numeric)::text, ' +
+  'debited = (ledger_totals.debited::numeric + excluded.debited::numeric)::text) ' +
+  'INSERT INTO balances (pubkey, token, amount) ' +
+  'SELECT b.pubkey, b.token, b.amount FROM json_to_recordset(?2::json) AS b(pubkey text, token text, amount text) ' +
+  'ON CONFLICT (pubkey, token) DO UPDATE SET amount = excluded.amount';
+
+/** PostgreSQL: takes back the accounts a refused call created (they hold 0 and are locked by this transaction). */
+const FORGET_CREATED =
+  'DELETE FROM balances WHERE (pubkey, token) IN ' +
+  '(SELECT a.pubkey, a.token FROM json_to_recordset(?::json) AS a(pubkey text, token text))';
+
+/** `ledger.apply` with concurrent writers (PostgreSQL): two statements, the second not awaited. */
+async function applyConcurrent(
+  db: SqlExecutor,
+  entries: readonly NewLedgerEntry[],
+  accounts: readonly (readonly [string, string])[],
+  keys: readonly string[],
+): Promise<LedgerEntry[]> {
+  const [rows, existing] = await Promise.all([
+    db
+      .prepare(LOCK_AND_DRAW)
+      .all(JSON.stringify(accounts.map(([pubkey, token]) => ({ pubkey, token }))), entries.length),
+    // Sent after the locks (a connection runs its statements in order): it sees every entry
+    // committed under them.
+    existingEntries(db, keys),
+  ]);
+  const locked = rows.filter((row) => row.pubkey !== null);
+  let plan: Plan;
+  try {
+    plan = planApply(entries, locked, existing, []);
+  } catch (error) {
+    // Without a savepoint (one round trip less): the accounts this call created are deleted
+    // again, so that the transaction, if it goes on, leaves them as they were.
+    const created = locked.filter((row) => row.created === true);
+    if (created.length > 0) {
+      await db
+        .prepare(FORGET_CREATED)
+        .run(
+          JSON.stringify(created.map((row) => ({ pubkey: text(row, 'pubkey'), token: text(row, 'token') }))),
+        );
+    }
+    throw error;
+  }
+  const drawn = rows
+    .filter((row) => row.pubkey === null)
+    .map((row) => int(row, 'id'))
+    .sort((a, b) => a - b);
+  if (plan.inserts.length > 0 || plan.balances.length > 0) {
+    const field = <K extends string>(names: readonly K[], values: readonly string[]) =>
+      Object.fromEntries(names.map((name, i) => [name, values[i]])) as Record<K, string>;
+    // Left in flight: the transaction's scope keeps it, and a failure fails the transaction.
+    db.prepare(WRITE_PLAN)
+      .run(
+        JSON.stringify(
+          plan.inserts.map((e, i) => ({
+            id: drawn[i] as number,
+            type: e.type,
+            pubkey: e.pubkey,
+            token: e.token,
+            amount: e.amount.toString(),
+            timestamp: e.timestamp,
+            ref: e.ref,
+            idempotency_key: e.idempotencyKey ?? null,
+          })),
+        ),
+        JSON.stringify(plan.balances.map((b) => field(['pubkey', 'token', 'amount'], b))),
+        JSON.stringify(plan.totals.map((t) => field(['pubkey', 'token', 'type', 'credited', 'debited'], t))),
+      )
+      .catch(() => undefined);
+  }
+  const written = plan.inserts.map(
+    (e, i): LedgerEntry => ({
+      id: drawn[i] as number,
+      type: e.type,
+      pubkey: e.pubkey,
+      token: e.token,
+      amount: e.amount,
+      timestamp: e.timestamp,
+      ref: e.ref,
+      ...(e.idempotencyKey === undefined ? {} : { idempotencyKey: e.idempotencyKey }),
+    }),
+  );
+  return plan.result.map((r) => (typeof r === 'number' ? (written[r] as LedgerEntry) : r));
 }
 
 /** At most this many rows per multi-row statement, so that few distinct statements are prepared. */
