@@ -48,6 +48,26 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
       return { proof };
     };
 
+    /** Resolves when `n` payloads arrived on `channel` (they are pushed to `got`). */
+    const collect = async (channel: string) => {
+      const got: string[] = [];
+      let wake: (() => void) | undefined;
+      const stop = await storage.listen(channel, (payload) => {
+        got.push(payload);
+        wake?.();
+      });
+      const until = async (n: number) => {
+        const deadline = Date.now() + WAIT_TIMEOUT_MS;
+        while (got.length < n && Date.now() < deadline) {
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+            setTimeout(resolve, 50);
+          });
+        }
+        return got;
+      };
+      return { got, until, stop };
+    };
     beforeEach(async () => {
       storage = await open();
     });
@@ -697,6 +717,112 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
       });
     });
 
+    describe('blocks.appendLast', () => {
+      const note = {
+        channel: 'chain_test',
+        template: '{"height":-1,"b":{"height":-1},"seqBefore":-1}',
+        atRetarget: '{"height":-1,"w":1,"seqBefore":-1}',
+        heightKey: '"height":',
+        seqKey: '"seqBefore":',
+      };
+      /** Appends `b` left in flight, as a block's transaction does; what the promise said and what the transaction did. */
+      const last = async (b: NewBlockRecord, retarget?: Parameters<StorageTx['blocks']['appendLast']>[3]) => {
+        let outcome: ReturnType<StorageTx['blocks']['appendLast']> | undefined;
+        const committed = await write(async (tx) => {
+          await tx.meta.set('touched', String(b.nonce));
+          outcome = tx.blocks.appendLast(b, 3, note, retarget);
+          outcome.catch(() => undefined);
+        }).then(
+          () => true,
+          () => false,
+        );
+        return { committed, outcome: await outcome };
+      };
+      const at = (i: number) =>
+        [
+          { q: 1, r: -1, s: 0 },
+          { q: 1, r: 0, s: -1 },
+          { q: 0, r: 1, s: -1 },
+        ][i]!;
+
+      it('appends with its notification, refuses a taken cell and a retarget height without its write (nothing kept)', async () => {
+        const chain = await collect('chain_test');
+        await write((tx) => tx.hexChallenges.insert(hexChallenge(0)));
+        const first = block(1, at(0));
+        expect(await last(unplaced(first))).toEqual({
+          committed: true,
+          outcome: { block: first, head: { height: 1, difficulty: null, difficultySeq: 0 } },
+        });
+        expect(await chain.until(1)).toEqual(['{"height":1,"b":{"height":1},"seqBefore":0}']);
+        // A taken cell: refused, and the transaction's other write is gone with it.
+        expect(await last({ ...unplaced(block(2, at(0))), nonce: 99 })).toEqual({
+          committed: false,
+          outcome: { refused: 'taken' },
+        });
+        expect(await read((tx) => tx.meta.get('touched'))).toBe(String(first.nonce));
+        expect(await read((tx) => tx.blocks.head())).toEqual({
+          height: 1,
+          difficulty: null,
+          difficultySeq: 0,
+        });
+        expect((await last(unplaced(block(2, at(1))))).committed).toBe(true);
+        expect((await read((tx) => tx.blocks.byHeight(2)))?.coord).toEqual(at(1));
+        // Height 3 is a retarget height (window 3): refused without the write for it.
+        expect(await last({ ...unplaced(block(3, at(2))), nonce: 98 })).toEqual({
+          committed: false,
+          outcome: { refused: 'retarget' },
+        });
+        const stale = {
+          seq: 2,
+          height: 3,
+          kind: 'retarget',
+          previous: null,
+          value: 77n,
+          atMs: T * 1000,
+        } as const;
+        expect((await last({ ...unplaced(block(3, at(2))), nonce: 97 }, stale)).outcome).toEqual({
+          refused: 'retarget',
+        });
+        expect(await read((tx) => tx.blocks.head())).toEqual({
+          height: 2,
+          difficulty: null,
+          difficultySeq: 0,
+        });
+        expect(await read((tx) => tx.meta.get('touched'))).toBe(String(block(2, at(1)).nonce));
+        // With the write for height 3: made with the block, in the same transaction.
+        const write3 = { ...stale, seq: 1 };
+        const third = block(3, at(2));
+        expect(await last(unplaced(third), write3)).toEqual({
+          committed: true,
+          outcome: { block: third, head: { height: 3, difficulty: 77n, difficultySeq: 1 } },
+        });
+        expect(await read((tx) => tx.blocks.difficultyWrites(0, 10))).toEqual([write3]);
+        expect((await chain.until(3)).slice(1)).toEqual([
+          '{"height":2,"b":{"height":2},"seqBefore":0}',
+          '{"height":3,"w":1,"seqBefore":0}',
+        ]);
+        await chain.stop();
+      });
+    });
+
+    describe('proofs.insertOrFail', () => {
+      it('inserts, and for a key that has the proof fails its transaction and says false', async () => {
+        const { proof } = await acceptedProofFixture();
+        expect(await write((tx) => tx.proofs.insertOrFail(proof))).toBe(true);
+        let again: Promise<boolean> | undefined;
+        await expect(
+          write(async (tx) => {
+            await tx.meta.set('k', 'v');
+            again = tx.proofs.insertOrFail({ ...proof, nonce: 5 });
+            again.catch(() => undefined);
+          }),
+        ).rejects.toBeDefined();
+        expect(await again).toBe(false);
+        expect(await read((tx) => tx.meta.get('k'))).toBeUndefined();
+        expect((await read((tx) => tx.proofs.get(proof.challengeId, A)))?.nonce).toBe(77);
+      });
+    });
+
     describe('requestNonces', () => {
       const K = 'aa'.repeat(32);
       it('claims a pair once, per key, and keeps nothing of a rolled-back claim', async () => {
@@ -725,27 +851,6 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
     });
 
     describe('notify and listen', () => {
-      /** Resolves when `n` payloads arrived on `channel` (they are pushed to `got`). */
-      const collect = async (channel: string) => {
-        const got: string[] = [];
-        let wake: (() => void) | undefined;
-        const stop = await storage.listen(channel, (payload) => {
-          got.push(payload);
-          wake?.();
-        });
-        const until = async (n: number) => {
-          const deadline = Date.now() + WAIT_TIMEOUT_MS;
-          while (got.length < n && Date.now() < deadline) {
-            await new Promise<void>((resolve) => {
-              wake = resolve;
-              setTimeout(resolve, 50);
-            });
-          }
-          return got;
-        };
-        return { got, until, stop };
-      };
-
       it('delivers the payloads of a committed transaction, in order, and nothing of a rolled-back one', async () => {
         const blocks = await collect('blocks');
         const other = await collect('other_channel');

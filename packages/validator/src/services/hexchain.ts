@@ -68,7 +68,7 @@ export async function createHexchainService(
 
   const handlers = {
     ...challengeHandlers({ ctx, state, difficulty, sync, hooks, cluster }),
-    ...submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTimeMs }),
+    ...submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTimeMs, cluster }),
     ...latticeReadHandlers({ ctx, state, difficulty, cluster }),
     ...eventHandlers(events, () => sync.catchUp()),
   };

@@ -90,12 +90,10 @@ export async function retargetIn(
   if (start !== 0 && startBlock === undefined) {
     throw new Error(`hexchain: block at height ${start} is missing; cannot retarget`);
   }
-  const next = difficultyAfterBlock({
-    difficulty: old,
+  const next = retargetValue(old, {
     height,
-    blockTimeMs: BigInt(at.blockTimeMs),
+    blockTimeMs: at.blockTimeMs,
     windowStartTimeMs: startBlock === undefined ? at.genesisTimeMs : BigInt(startBlock.timestampMs),
-    windowBlocks: RETARGET_WINDOW_BLOCKS,
     intervalMs: at.intervalMs,
   });
   const { previous, head } = await tx.blocks.setDifficulty(next, { kind: 'retarget', atMs: at.blockTimeMs });
@@ -103,5 +101,56 @@ export async function retargetIn(
     old,
     next,
     write: { seq: head.difficultySeq, height, kind: 'retarget', previous, value: next, atMs: at.blockTimeMs },
+  };
+}
+
+/** The difficulty after the block at a retarget height (protocol 4.6). */
+function retargetValue(
+  old: bigint,
+  at: {
+    readonly height: number;
+    readonly blockTimeMs: number;
+    readonly windowStartTimeMs: bigint;
+    readonly intervalMs: bigint;
+  },
+): bigint {
+  return difficultyAfterBlock({
+    difficulty: old,
+    height: at.height,
+    blockTimeMs: BigInt(at.blockTimeMs),
+    windowStartTimeMs: at.windowStartTimeMs,
+    windowBlocks: RETARGET_WINDOW_BLOCKS,
+    intervalMs: at.intervalMs,
+  });
+}
+
+/** The next retarget height above a height, and the height its window starts at. */
+export function nextRetarget(height: number): { readonly height: number; readonly windowStart: number } {
+  const next = (Math.floor(height / RETARGET_WINDOW_BLOCKS) + 1) * RETARGET_WINDOW_BLOCKS;
+  return { height: next, windowStart: next - RETARGET_WINDOW_BLOCKS };
+}
+
+/**
+ * The retarget write a block makes should it land on `at.height` (a retarget height) with the
+ * committed `head`'s difficulty and write count still the live ones (`blocks.appendLast`
+ * checks them): computed before the block's transaction takes the head.
+ */
+export function plannedRetarget(
+  live: LiveDifficulty,
+  head: ChainHead,
+  at: {
+    readonly height: number;
+    readonly blockTimeMs: number;
+    readonly windowStartTimeMs: bigint;
+    readonly intervalMs: bigint;
+  },
+): DifficultyWrite {
+  return {
+    seq: head.difficultySeq + 1,
+    height: at.height,
+    kind: 'retarget',
+    previous: head.difficulty,
+    value: retargetValue(live.of(head), at),
+    atMs: at.blockTimeMs,
   };
 }

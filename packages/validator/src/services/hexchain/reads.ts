@@ -74,14 +74,20 @@ export function latticeReadHandlers({ ctx, state, difficulty, cluster }: ReadDep
     return { ...cached.body, open_challenges: openChallenges };
   };
 
-  /** In a cluster: the open challenges of every node, read at most once a second. */
-  const openCount = { value: 0, atMs: Number.NEGATIVE_INFINITY };
+  /**
+   * In a cluster: the open challenges of every node, read at most once a second, with this
+   * node's own changes since the read (challenges issued, closed or expired here) added at
+   * once: a client sees its own challenge counted without waiting for the next read.
+   */
+  const openCount = { value: 0, own: 0, atMs: Number.NEGATIVE_INFINITY };
   let openRead: Promise<void> | undefined;
   const refreshOpenCount = (): Promise<void> => {
+    const own = state.openChallenges(nowSeconds(ctx));
     openRead ??= ctx.storage
       .read((tx) => tx.hexChallenges.countOpen(nowSeconds(ctx)))
       .then((value) => {
         openCount.value = value;
+        openCount.own = own;
         openCount.atMs = ctx.now();
       })
       .finally(() => {
@@ -96,7 +102,8 @@ export function latticeReadHandlers({ ctx, state, difficulty, cluster }: ReadDep
       // changes: most requests cost one comparison, no allocation and no serialization. In a
       // cluster the open challenges are every node's, read from the database at most once a second.
       if (cluster && ctx.now() - openCount.atMs > OPEN_COUNT_TTL_MS) await refreshOpenCount();
-      const open = cluster ? openCount.value : state.openChallenges(nowSeconds(ctx));
+      const own = state.openChallenges(nowSeconds(ctx));
+      const open = cluster ? Math.max(0, openCount.value + own - openCount.own) : own;
       if (statusBody === undefined || statusBody.version !== state.version || statusBody.open !== open) {
         // Made by the route's own response serializer (the HexStatus schema), like any answer.
         const text = request.reply.serializeInput(status(open), '200') as string;

@@ -5,6 +5,7 @@ import {
   fromHex,
   type HexSubmitRequest,
   type HexSubmitResult,
+  RETARGET_WINDOW_BLOCKS,
   targetFromHex,
   toHex,
   verifyBlock,
@@ -12,11 +13,18 @@ import {
 import { nowSeconds, type ValidatorContext } from '../../context.js';
 import { ApiError, verdictError } from '../../http/errors.js';
 import { routeHandlers } from '../../http/handlers.js';
-import type { AppendedBlock, BlockRecord, HexChallengeRecord, NewBlockRecord } from '../../store/types.js';
+import type {
+  AppendedBlock,
+  BlockRecord,
+  DifficultyWrite,
+  HexChallengeRecord,
+  NewBlockRecord,
+  StorageTx,
+} from '../../store/types.js';
 import { COUNTERS } from '../metrics.js';
 import type { HexchainHooks, PoolBlockPay } from '../types.js';
 import { notRegistered, ROW_LOCKS } from './challenges.js';
-import { type LiveDifficulty, retargetIn } from './difficulty.js';
+import { type LiveDifficulty, nextRetarget, plannedRetarget, retargetIn } from './difficulty.js';
 import type { LatticeState } from './lattice-state.js';
 import type { ClusterSync } from './sync.js';
 
@@ -35,6 +43,37 @@ export interface SubmitDeps {
   readonly hooks: HexchainHooks;
   /** t[0], the window start of the first retarget. */
   readonly genesisTimeMs: bigint;
+  /** Other nodes may write to the same database (PostgreSQL). */
+  readonly cluster?: boolean;
+}
+
+/**
+ * On a shared database, at most this many block transactions of one node at once. A block plans
+ * its retarget from the committed head read in its first round trip; with at most this many per
+ * node in flight, fewer than a window (12) of blocks land between that read and its append up to
+ * three nodes, so a block never lands on a retarget height it did not plan for (which would
+ * refuse it and re-run its transaction), and the head's queue stays short.
+ */
+const BLOCKS_IN_FLIGHT = 4;
+
+/** First come, first served: at most `size` calls of `run` at once. */
+class Limiter {
+  #free: number;
+  readonly #waiting: (() => void)[] = [];
+  constructor(size: number) {
+    this.#free = size;
+  }
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.#free > 0) this.#free--;
+    else await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    try {
+      return await fn();
+    } finally {
+      const next = this.#waiting.shift();
+      if (next === undefined) this.#free++;
+      else next();
+    }
+  }
 }
 
 /**
@@ -42,7 +81,16 @@ export interface SubmitDeps {
  * coordinate wins) with its reward and the retarget its height runs, in one transaction; the
  * lattice and the event stream change after the commit.
  */
-export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTimeMs }: SubmitDeps) {
+export function submitHandlers({
+  ctx,
+  state,
+  difficulty,
+  sync,
+  hooks,
+  genesisTimeMs,
+  cluster = false,
+}: SubmitDeps) {
+  const inFlight = new Limiter(cluster ? BLOCKS_IN_FLIGHT : Number.POSITIVE_INFINITY);
   /** The consensus check of a submission against the challenge it answers (docs/protocol.md 4.9). */
   const verify = (challenge: HexChallengeRecord, body: HexSubmitRequest) =>
     verifyBlock(
@@ -91,6 +139,18 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
     }
     const verdict = verify(challenge, body);
     return verdict.ok && toHex(verdict.blockHash) === stored.blockHash ? storedAcceptance(stored) : undefined;
+  };
+
+  /** The block the next retarget's window starts at, and its acceptance time (read once per window). */
+  let windowStart: { readonly height: number; readonly timeMs: bigint } | undefined;
+  const windowStartOf = async (tx: StorageTx, height: number): Promise<bigint> => {
+    if (height === 0) return genesisTimeMs;
+    if (windowStart?.height === height) return windowStart.timeMs;
+    const block = await tx.blocks.byHeight(height);
+    if (block === undefined)
+      throw new Error(`hexchain: block at height ${height} is missing; cannot retarget`);
+    windowStart = { height, timeMs: BigInt(block.timestampMs) };
+    return windowStart.timeMs;
   };
 
   return routeHandlers({
@@ -171,12 +231,23 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
       /**
        * The block's transaction. A solo block (as the read above found it: `poolGuess` false)
        * takes two round trips on PostgreSQL: the membership check, the reward's account lock,
-       * the miner's rows and the chain head in one, the retarget (every 12th block), the
-       * notification and the COMMIT in the other; should the check find the miner in the pool
+       * the miner's rows and the committed head (read without a lock) in one; then the reward's
+       * writes, the chain head's append with the block, its notification and the retarget
+       * write planned for the next retarget height (`blocks.appendLast`, one statement), the
+       * counters and the COMMIT in the other, so that the head, the one lock every block takes
+       * (blocks commit one after the other), is held only for the COMMIT (docs/storage.md). A
+       * block that lands on a retarget height it did not plan for is refused, and re-run with
+       * `append` in the middle of the transaction and the retarget after it (`last` false), the
+       * shape a pool block always has (its payout records the height; one whose miner left the
+       * pool meanwhile falls back to the solo rule). Should the check find the miner in the pool
        * after all (it joined meanwhile), the attempt rolls back and runs as a pool block.
        */
-      const store = (poolGuess: boolean) =>
-        ctx.storage.transaction(async (tx) => {
+      const store = (poolGuess: boolean, last: boolean): Promise<Stored> => {
+        let appending: Promise<AppendedBlock | { readonly refused: 'taken' | 'retarget' }> | undefined;
+        let planned: DifficultyWrite | undefined;
+        const run = ctx.storage.transaction(async (tx) => {
+          appending = undefined;
+          planned = undefined;
           const acceptedAtMs = ctx.now();
           const acceptedAt = Math.floor(acceptedAtMs / 1000);
           const reward = {
@@ -194,24 +265,46 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
               tx.miners.record(pubkey, { blocksAccepted: 1, seenAt: acceptedAt }),
               tx.devices.touch(pubkey, acceptedAt),
             ]);
-          const append = () => tx.blocks.append({ ...newBlock, timestampMs: acceptedAtMs });
+          const block = { ...newBlock, timestampMs: acceptedAtMs };
+          const append = () => tx.blocks.append(block);
           // Row locks in the order of every hot path: accounts, then the miner's rows, then the
-          // chain head, the one lock every block takes (blocks commit one after the other), so
-          // that it is held only for the end of the transaction (docs/storage.md). A pool block
-          // is paid after the head (its payout records the height); one whose miner left the
-          // pool meanwhile falls back to the solo rule.
+          // chain head.
           let solo: boolean;
           let appended: AppendedBlock | undefined;
           if (!poolGuess) {
-            const [member, , , head] = await Promise.all([
+            // (The committed head, read without a lock, for the retarget's plan below.)
+            const [member, , , committed] = await Promise.all([
               hooks.poolMember?.(tx, pubkey, challenge.id),
               tx.ledger.apply([reward]),
               stats(),
-              append(),
+              last ? tx.blocks.head() : undefined,
             ]);
             if (member === true) throw new PoolBlockAfterAll();
+            if (last) {
+              // Left in flight: it goes out with the COMMIT (a refusal fails the transaction).
+              // The retarget write should the block land on the next retarget height above the
+              // committed head (read in this round trip, not this node's applied state, which
+              // may be behind other nodes' blocks).
+              const head = committed ?? (await tx.blocks.head());
+              const next = nextRetarget(head.height);
+              const retarget = plannedRetarget(difficulty, head, {
+                height: next.height,
+                blockTimeMs: acceptedAtMs,
+                windowStartTimeMs: await windowStartOf(tx, next.windowStart),
+                intervalMs: ctx.config.blockIntervalMs,
+              });
+              planned = retarget;
+              appending = tx.blocks.appendLast(
+                block,
+                RETARGET_WINDOW_BLOCKS,
+                sync.blockNote(block, retarget),
+                retarget,
+              );
+              appending.catch(() => undefined);
+              return undefined;
+            }
             solo = true;
-            appended = head;
+            appended = await append();
           } else {
             solo = !(await hooks.poolMember?.(tx, pubkey, challenge.id));
             if (solo) await Promise.all([tx.ledger.apply([reward]), stats()]);
@@ -220,8 +313,7 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
           // Someone else's block holds the cell (or this very block, sent twice at once): the
           // reward written above is rolled back with the transaction.
           if (appended === undefined) throw new CellTaken();
-          const { block } = appended;
-          const pool = solo ? undefined : await hooks.rewardBlock?.(tx, block, HEX_BLOCK_REWARD);
+          const pool = solo ? undefined : await hooks.rewardBlock?.(tx, appended.block, HEX_BLOCK_REWARD);
           if (!solo) await (pool === undefined ? tx.ledger.apply([reward]) : undefined);
           if (!solo) await stats();
           const retarget = await retargetIn(tx, difficulty, {
@@ -230,24 +322,56 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
             genesisTimeMs,
             intervalMs: ctx.config.blockIntervalMs,
           });
-          await sync.notifyBlock(tx, block, appended.head.difficultySeq, retarget.write);
+          await sync.notifyBlock(tx, appended.block, appended.head.difficultySeq, retarget.write);
           return {
             accepted: true as const,
-            block,
+            block: appended.block,
             pool,
             seqBefore: appended.head.difficultySeq,
             write: retarget.write,
           };
         }, ROW_LOCKS);
-      const outcome = await store(likelyPool === true)
-        .catch((error: unknown) => {
-          if (error instanceof PoolBlockAfterAll) return store(true);
-          throw error;
-        })
-        .catch((error: unknown) => {
-          if (error instanceof CellTaken) return { accepted: false as const };
-          throw error;
-        });
+        return run.then(
+          async (done) => {
+            if (done !== undefined) return done;
+            const appended = await appending;
+            if (appended === undefined || 'refused' in appended) {
+              throw new Error('hexchain: a block transaction committed without its block');
+            }
+            // Landed on the retarget height planned: it made that write (the head's count after it).
+            const write =
+              planned !== undefined && planned.height === appended.block.height ? planned : undefined;
+            return {
+              accepted: true as const,
+              block: appended.block,
+              pool: undefined,
+              seqBefore: appended.head.difficultySeq - (write === undefined ? 0 : 1),
+              write,
+            };
+          },
+          async (error: unknown) => {
+            const refused = await appending?.then(
+              (outcome) => ('refused' in outcome ? outcome.refused : undefined),
+              () => undefined,
+            );
+            if (refused === 'taken') throw new CellTaken();
+            // Another node's blocks brought the head to a retarget height: appended mid-transaction.
+            if (refused === 'retarget') return store(poolGuess, false);
+            throw error;
+          },
+        );
+      };
+      const outcome = await inFlight.run(() =>
+        store(likelyPool === true, true)
+          .catch((error: unknown) => {
+            if (error instanceof PoolBlockAfterAll) return store(true, false);
+            throw error;
+          })
+          .catch((error: unknown) => {
+            if (error instanceof CellTaken) return { accepted: false as const };
+            throw error;
+          }),
+      );
 
       if (!outcome.accepted) {
         const winner = await ctx.storage.read((tx) => tx.blocks.get(challenge.coord));
@@ -262,6 +386,17 @@ export function submitHandlers({ ctx, state, difficulty, sync, hooks, genesisTim
       return acceptance(outcome.block, outcome.pool);
     },
   });
+}
+
+/** A block's transaction committed: the block and what followers and the answer need. */
+interface Stored {
+  readonly accepted: true;
+  readonly block: BlockRecord;
+  readonly pool: PoolBlockPay | undefined;
+  /** The difficulty writes committed when the block was appended. */
+  readonly seqBefore: number;
+  /** The retarget write of the block's height, if any. */
+  readonly write: DifficultyWrite | undefined;
 }
 
 /** A block stored as solo whose miner the transaction found in the pool: it rolls back, to run as a pool block. */

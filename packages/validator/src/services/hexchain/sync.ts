@@ -2,9 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { parseHexDifficulty, type SseHub, toHex } from '@tensormine/protocol';
 import type { ValidatorContext } from '../../context.js';
 import {
+  type BlockNote,
   type BlockRecord,
   type DifficultyWrite,
   MAX_NOTIFICATION_BYTES,
+  type NewBlockRecord,
   type StorageTx,
 } from '../../store/types.js';
 import type { LiveDifficulty } from './difficulty.js';
@@ -108,6 +110,34 @@ export class ClusterSync {
   /** The chain version this node has applied (and published): height + difficulty writes. */
   get version(): number {
     return this.state.appliedHeight + this.difficulty.appliedSeq;
+  }
+
+  /**
+   * The notification of a block appended by `blocks.appendLast`: the note of `notifyBlock`,
+   * its height and `seqBefore` filled in by the storage; `atRetarget` with the retarget write
+   * the block makes should it land on that write's height.
+   */
+  blockNote(block: NewBlockRecord, retarget?: DifficultyWrite): BlockNote {
+    const note = (write?: DifficultyWrite): string => {
+      const text = JSON.stringify({
+        from: this.#instance,
+        height: -1,
+        block: { ...block, height: -1, difficulty: String(block.difficulty) },
+        seqBefore: -1,
+        ...(write === undefined ? {} : { write: writeToNote(write) }),
+      } satisfies ChainNote);
+      // (The margin: the height and the write count, up to 16 digits each.)
+      return Buffer.byteLength(text) + 32 <= MAX_NOTIFICATION_BYTES
+        ? text
+        : JSON.stringify({ from: this.#instance, height: -1 });
+    };
+    return {
+      channel: HEXCHAIN_CHANNEL,
+      template: note(),
+      ...(retarget === undefined ? {} : { atRetarget: note(retarget) }),
+      heightKey: '"height":',
+      seqKey: '"seqBefore":',
+    };
   }
 
   /**

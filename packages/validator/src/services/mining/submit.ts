@@ -11,7 +11,7 @@ import {
 import { nowSeconds, type ValidatorContext } from '../../context.js';
 import { ApiError, verdictError } from '../../http/errors.js';
 import { routeHandlers } from '../../http/handlers.js';
-import type { AcceptedProof, ChallengeRecord, TransactionOptions } from '../../store/types.js';
+import type { ChallengeRecord, TransactionOptions } from '../../store/types.js';
 import { COUNTERS } from '../metrics.js';
 import { challengeFromRecord, notRegistered } from './challenges.js';
 import type { InvalidProofBudgets } from './invalid-budget.js';
@@ -149,34 +149,25 @@ async function submit(
   const reward = rewardFor(challenge);
   const acceptedAt = nowSeconds(ctx);
   // Row locks (docs/storage.md): the reward's account is locked by ledger.apply. Two round
-  // trips on PostgreSQL: the lock with its reads and the lookup of an earlier acceptance, then
-  // the writes with the COMMIT.
-  const accepted = await ctx.storage
+  // trips on PostgreSQL: the lock with its reads, then the writes with the COMMIT. An earlier
+  // acceptance by this key (committed since the read above, through this node or another) is
+  // found by the proof's unique key: its insert fails, and with it the transaction.
+  let inserted: Promise<boolean> | undefined;
+  const written = await ctx.storage
     .transaction(async (tx) => {
-      // Issued together, the lookup after the lock: it sees every proof committed before.
-      const [[entry], earlier] = await Promise.all([
-        tx.ledger.apply([
-          {
-            type: 'mining_reward',
-            pubkey,
-            token: REWARD_TOKEN,
-            amount: reward,
-            timestamp: acceptedAt,
-            ref: record.id,
-            idempotencyKey: rewardIdempotencyKey(record.id, pubkey),
-          },
-        ]),
-        tx.proofs.get(record.id, pubkey),
+      inserted = undefined;
+      const [entry] = await tx.ledger.apply([
+        {
+          type: 'mining_reward',
+          pubkey,
+          token: REWARD_TOKEN,
+          amount: reward,
+          timestamp: acceptedAt,
+          ref: record.id,
+          idempotencyKey: rewardIdempotencyKey(record.id, pubkey),
+        },
       ]);
       if (!entry) throw new Error('ledger.apply returned no entry');
-      if (earlier !== undefined) {
-        // Accepted meanwhile (the reward's idempotency key answered that entry): the same nonce
-        // gets that acceptance, another nonce is a replay. Nothing of this run is kept.
-        if (earlier.nonce !== proof.computation_nonce) {
-          throw replayed(record, pubkey, earlier.acceptedAt, earlier.ledgerEntryId);
-        }
-        throw new AcceptedMeanwhile(earlier);
-      }
       const txSig = signReceipt(
         {
           challengeId: record.id,
@@ -188,10 +179,8 @@ async function submit(
         },
         ctx.identity.secretKey,
       );
-      // Not awaited: they travel with the COMMIT, and the transaction fails if one fails. The
-      // insert cannot meet an earlier row: every proof is inserted after the ledger.apply of its
-      // reward, which locks this account, held here since before the lookup found none.
-      const inserted = tx.proofs.insert({
+      // Not awaited: they travel with the COMMIT, and the transaction fails if one fails.
+      inserted = tx.proofs.insertOrFail({
         challengeId: record.id,
         pubkey,
         nonce: proof.computation_nonce,
@@ -203,17 +192,27 @@ async function submit(
       tx.inFlight(tx.counters.add(COUNTERS.proofsValid, 1));
       tx.inFlight(tx.miners.record(pubkey, { proofsAccepted: 1, seenAt: acceptedAt }));
       tx.inFlight(tx.devices.touch(pubkey, acceptedAt));
-      return { earlier: { acceptedAt, ledgerEntryId: entry.id, txSig }, fresh: true, inserted };
+      return { acceptedAt, ledgerEntryId: entry.id, txSig };
     }, ROW_LOCKS)
-    .catch((error: unknown) => {
-      if (error instanceof AcceptedMeanwhile)
-        return { earlier: error.proof, fresh: false, inserted: undefined };
-      throw error;
+    .catch(async (error: unknown) => {
+      if ((await inserted?.catch(() => true)) !== false) throw error;
+      return undefined;
     });
-  if (accepted.inserted !== undefined && !(await accepted.inserted)) {
-    throw new Error(
-      `proof of ${record.id} by ${pubkey}: an accepted proof appeared under the account's lock`,
-    );
+  let accepted: { earlier: { acceptedAt: number; ledgerEntryId: number; txSig: string }; fresh: boolean };
+  if (written !== undefined) {
+    if ((await inserted) !== true)
+      throw new Error(`proof of ${record.id} by ${pubkey}: committed without its row`);
+    accepted = { earlier: written, fresh: true };
+  } else {
+    // Accepted meanwhile: the same nonce gets that acceptance, another nonce is a replay.
+    // Nothing of this run was kept.
+    const earlier = await ctx.storage.read((tx) => tx.proofs.get(record.id, pubkey));
+    if (earlier === undefined)
+      throw new Error(`proof of ${record.id} by ${pubkey}: refused by a row that is not there`);
+    if (earlier.nonce !== proof.computation_nonce) {
+      throw replayed(record, pubkey, earlier.acceptedAt, earlier.ledgerEntryId);
+    }
+    accepted = { earlier, fresh: false };
   }
   if (accepted.fresh) ctx.metrics.recordAccepted('proof');
   budgets.recordValid(pubkey, ip);
@@ -278,13 +277,6 @@ async function recordRejection(
     }
   } catch (countError) {
     ctx.log.warn({ err: countError }, 'could not count a rejected proof');
-  }
-}
-
-/** The proof was accepted by a concurrent transaction: this one rolls back and answers that acceptance. */
-class AcceptedMeanwhile extends Error {
-  constructor(readonly proof: AcceptedProof) {
-    super('the same proof was accepted meanwhile');
   }
 }
 

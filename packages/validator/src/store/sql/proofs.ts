@@ -20,6 +20,22 @@ export class SqlProofRepo implements ProofRepo {
     return result.changes === 1;
   }
 
+  async insertOrFail(p: AcceptedProof): Promise<boolean> {
+    try {
+      await this.scope
+        .write('proofs.insertOrFail')
+        .prepare(`INSERT INTO proofs (${PROOF_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)`)
+        .run(p.challengeId, p.pubkey, p.nonce, p.acceptedAt, p.ledgerEntryId, p.txSig);
+      return true;
+    } catch (error) {
+      // The key's earlier proof (PostgreSQL's unique_violation, SQLite's constraint message).
+      const { code, table, message } = (error ?? {}) as { code?: string; table?: string; message?: string };
+      if (code === '23505' && table === 'proofs') return false;
+      if (/^UNIQUE constraint failed: proofs\./.test(String(message))) return false;
+      throw error;
+    }
+  }
+
   async get(challengeId: string, pubkey: string): Promise<AcceptedProof | undefined> {
     const row = await this.scope
       .read()

@@ -92,6 +92,17 @@ export interface DifficultyWrite {
   readonly atMs: number;
 }
 
+/** A block's notification, its height and the head's difficulty write count filled in by `appendLast`. */
+export interface BlockNote {
+  readonly channel: string;
+  readonly template: string;
+  /** The payload when the block carried its height's retarget write. */
+  readonly atRetarget?: string;
+  /** E.g. `"height":` (the template holds `"height":-1`). */
+  readonly heightKey: string;
+  readonly seqKey: string;
+}
+
 export interface AppendedBlock {
   readonly block: BlockRecord;
   /** The head after the block (its height is the block's). */
@@ -107,6 +118,26 @@ export interface BlockRepo {
    * docs/storage.md).
    */
   append(block: NewBlockRecord): Promise<AppendedBlock | undefined>;
+  /**
+   * `append` as the transaction's last write, with the block's notification: on PostgreSQL one
+   * statement, meant to be left in flight so that it travels with the COMMIT, which makes the
+   * head's lock last only as long as the COMMIT (docs/storage.md, "The chain head"). A block
+   * landing on a retarget height (a multiple of `windowBlocks`) writes `retarget` with it when
+   * that is the write for its height (`retarget.height`, and `retarget.seq` the head's
+   * difficulty write count plus one), computed by the caller beforehand. Refused when the
+   * coordinate is taken (`taken`) or the block would land on a retarget height without its
+   * write (`retarget`: append with `append` and retarget in the transaction instead); a refusal
+   * fails the transaction (nothing of it is written: the transaction rejects), the promise
+   * resolves with the reason. `note.template` is the notification's payload (`note.atRetarget`
+   * when the block carried the retarget), with every `note.heightKey` + `-1` standing for the
+   * block's height and every `note.seqKey` + `-1` for the head's `difficultySeq` before it.
+   */
+  appendLast(
+    block: NewBlockRecord,
+    windowBlocks: number,
+    note: BlockNote,
+    retarget?: DifficultyWrite,
+  ): Promise<AppendedBlock | { readonly refused: 'taken' | 'retarget' }>;
   /** The head as committed (read without a lock). */
   head(): Promise<ChainHead>;
   /**

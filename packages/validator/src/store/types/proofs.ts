@@ -39,5 +39,12 @@ export interface AcceptedProof {
 export interface ProofRepo {
   /** False (and nothing written) when this challenge already has an accepted proof from this key. */
   insert(proof: AcceptedProof): Promise<boolean>;
+  /**
+   * `insert` for a transaction that must not commit without its proof: when this challenge
+   * already has an accepted proof from this key the statement fails, and with it the
+   * transaction (nothing of it is written: it rejects); the promise resolves false then. Meant
+   * to be left in flight: on PostgreSQL it travels with the COMMIT, the unique key deciding.
+   */
+  insertOrFail(proof: AcceptedProof): Promise<boolean>;
   get(challengeId: string, pubkey: string): Promise<AcceptedProof | undefined>;
 }
