@@ -1,4 +1,16 @@
 import type { DeviceOutcomes, DeviceUnitCounters } from '@tensormine/miner';
+import { formatSelfTest } from './reports.js';
+import type { BoardRow } from './serial-boards.js';
+
+/**
+ * What the TUI's device row shows after a board's state: why its self-test did not pass (and
+ * when it runs again) if so, its port, board and firmware, its counters:
+ * `timed out (hex: no RESULT within 3000 ms), retrying at 13:10:05 · /dev/ttyUSB0, esp32 fw 1.0.0 · A 0 ...`.
+ */
+export function boardDetail(b: BoardRow, o: DeviceOutcomes | undefined, nowMs: number): string {
+  const selfTest = b.selfTest ? `${formatSelfTest(b.selfTest, nowMs)} · ` : '';
+  return `${selfTest}${b.port ?? 'unplugged'}, ${b.board} fw ${b.firmware} · ${compactCounters(b.counters, o)}`;
+}
 
 /**
  * A board's counters in a few characters, cgminer style, for the TUI's device row and the plain

@@ -1,5 +1,11 @@
 import type { EndpointState } from '@tensormine/client';
-import { formatDifficulty, formatHashrate, type HashrateWindows, type MinerStats } from '@tensormine/miner';
+import {
+  type DeviceSelfTest,
+  formatDifficulty,
+  formatHashrate,
+  type HashrateWindows,
+  type MinerStats,
+} from '@tensormine/miner';
 import type { PoolView } from './work-source.js';
 
 /**
@@ -125,6 +131,27 @@ export function formatDuration(seconds: number): string {
   if (h > 0) return `${h}h ${pad(m)}m ${pad(r)}s`;
   if (m > 0) return `${m}m ${pad(r)}s`;
   return `${r}s`;
+}
+
+/**
+ * Why a board's self-test did not pass: `hex: wrong RESULT` (failed for good), or `timed out
+ * (hex: no RESULT within 3000 ms), retrying at 13:10:05` (local time; `retrying now` once that
+ * time has come: the test runs).
+ */
+export function formatSelfTest(selfTest: DeviceSelfTest, nowMs: number): string {
+  if (selfTest.retryAtMs === undefined) return selfTest.reason;
+  const when = selfTest.retryAtMs > nowMs ? `retrying at ${formatClock(selfTest.retryAtMs)}` : 'retrying now';
+  return `timed out (${selfTest.reason}), ${when}`;
+}
+
+/** A board's state with its self-test problem, if any: `self-test: timed out (...), retrying at 13:10:05`. */
+export function formatBoardState(state: string, selfTest: DeviceSelfTest | undefined, nowMs: number): string {
+  return selfTest === undefined ? state : `${state}: ${formatSelfTest(selfTest, nowMs)}`;
+}
+
+/** HH:MM:SS, local time. */
+export function formatClock(atMs: number): string {
+  return new Date(atMs).toTimeString().slice(0, 8);
 }
 
 /** How long ago, `never` when undefined: "4s ago", "2m 10s ago". */

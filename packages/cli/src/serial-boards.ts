@@ -1,5 +1,11 @@
 import type { EventEmitter } from 'node:events';
-import type { DeviceBackend, DeviceOutcomes, DeviceUnitCounters, FoundResult } from '@tensormine/miner';
+import type {
+  DeviceBackend,
+  DeviceOutcomes,
+  DeviceSelfTest,
+  DeviceUnitCounters,
+  FoundResult,
+} from '@tensormine/miner';
 import { CliError } from './errors.js';
 
 /**
@@ -14,8 +20,10 @@ export interface BoardRow {
   readonly chipId: string;
   /** The port it is on now; undefined while unplugged. */
   readonly port: string | undefined;
-  /** `ok`, `idle`, `paused`, `no device`, `self-test failed`, `connecting`, `error`, ... */
+  /** `ok`, `idle`, `paused`, `no device`, `self-test failed`, `self-test`, `connecting`, `error`, ... */
   readonly state: string;
+  /** States `self-test failed` and `self-test` (timed out, tried again): why, and when the next try is. */
+  readonly selfTest?: DeviceSelfTest;
   readonly firmware: string;
   readonly board: string;
   /** Nonces per second: the 10 s window, else the board's last report. */
@@ -83,18 +91,23 @@ export async function openSerialBoards(options: SerialBoardsOptions): Promise<Se
   });
   return Object.assign(fleet, {
     rows(): BoardRow[] {
-      return fleet.boards().map((b) => ({
-        id: b.id,
-        chipId: b.chipId,
-        port: b.port,
-        state: b.state,
-        firmware: b.firmware,
-        board: b.board,
-        rate: b.hashrate['10s'] ?? b.rate,
-        announcedRate: b.hexRate,
-        lastValidWorkAtMs: b.lastValidWork?.atMs,
-        counters: b.counters,
-      }));
+      const selfTests = new Map(fleet.units().map((u) => [u.id, u.selfTest]));
+      return fleet.boards().map((b) => {
+        const selfTest = selfTests.get(b.id);
+        return {
+          id: b.id,
+          chipId: b.chipId,
+          port: b.port,
+          state: b.state,
+          ...(selfTest === undefined ? {} : { selfTest }),
+          firmware: b.firmware,
+          board: b.board,
+          rate: b.hashrate['10s'] ?? b.rate,
+          announcedRate: b.hexRate,
+          lastValidWorkAtMs: b.lastValidWork?.atMs,
+          counters: b.counters,
+        };
+      });
     },
     emptyPorts(): PortRow[] {
       return fleet

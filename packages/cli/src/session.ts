@@ -18,7 +18,7 @@ import type { ControlApi } from '@tensormine/miner/control-api';
 import type { MinerConfig, MinerConfigChange, MinerConfigResult } from '@tensormine/protocol';
 import { formatAmount, formatCoord, parseAmount } from '@tensormine/protocol';
 import type { StatusProxy } from '@tensormine/status-proxy';
-import { compactCounters } from './board-counters.js';
+import { boardDetail } from './board-counters.js';
 import { connect } from './connection.js';
 import { type DataLock, takeLock } from './data-lock.js';
 import { CliError, describeError } from './errors.js';
@@ -622,7 +622,7 @@ export class MiningSession extends EventEmitter<SessionEvents> implements Sessio
           rate10s: b.rate,
           rate60s: undefined,
           lastValidWorkAtMs: b.lastValidWorkAtMs,
-          detail: `${b.port ?? 'unplugged'}, ${b.board} fw ${b.firmware} · ${compactCounters(b.counters, units.get(b.id))}`,
+          detail: boardDetail(b, units.get(b.id), nowMs),
         });
       }
       for (const p of this.boards.emptyPorts()) {

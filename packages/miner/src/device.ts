@@ -12,7 +12,9 @@ import type { MiningJob } from './job.js';
 /**
  * `ok` mining; `idle` ready without a job; `paused`; `stopped` (not started or stopped);
  * `starting`; `no device` (a serial port with nothing behind it); `self-test failed` (a board
- * that failed its known-answer test); `error` (see the last `error` event).
+ * that failed its known-answer test); `self-test` (a board whose known-answer test only ran out
+ * of time: no work until it passes, tried again with backoff; its unit's `selfTest` says why and
+ * when); `error` (see the last `error` event).
  */
 export type DeviceState =
   | 'ok'
@@ -22,6 +24,7 @@ export type DeviceState =
   | 'starting'
   | 'no device'
   | 'self-test failed'
+  | 'self-test'
   | 'error';
 
 export interface DeviceHashrate {
@@ -72,6 +75,14 @@ export interface DeviceUnitCounters {
   readonly linkLosses: number;
 }
 
+/** Why a unit's known-answer self-test did not pass (states `self-test failed` and `self-test`). */
+export interface DeviceSelfTest {
+  /** In words, e.g. `hex: no RESULT within 3000 ms`, `hex: wrong RESULT`. */
+  readonly reason: string;
+  /** When it is tried again (Unix ms): set when the test only ran out of time. */
+  readonly retryAtMs?: number;
+}
+
 /** One unit of a backend that drives several (`DeviceBackend.units()`). */
 export interface DeviceUnitInfo {
   readonly id: string;
@@ -87,6 +98,8 @@ export interface DeviceUnitInfo {
   readonly expectedHashrate: number | undefined;
   readonly lastFoundAtMs: number | undefined;
   readonly counters: DeviceUnitCounters;
+  /** Set while the unit's self-test has failed or waits to be tried again (states `self-test failed`, `self-test`). */
+  readonly selfTest?: DeviceSelfTest;
 }
 
 export interface DeviceEvents {

@@ -18,6 +18,7 @@ export type {
   DeviceHashrate,
   DeviceNotice,
   DeviceNoticeKind,
+  DeviceSelfTest,
   DeviceState,
   DeviceUnitCounters,
   DeviceUnitInfo,

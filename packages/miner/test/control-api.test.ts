@@ -5,11 +5,14 @@
  * resume, restart; the Prometheus series; the page; the one error shape.
  */
 import { request as httpRequest } from 'node:http';
-import { MINER_KERNEL_CHOICES } from '@tensormine/protocol';
+import { MINER_KERNEL_CHOICES, MinerSystemInfoSchema } from '@tensormine/protocol';
+import { Compile } from 'typebox/compile';
 import { describe, expect, test } from 'vitest';
 import { expectPromtoolClean } from '../../../test-support/prometheus.ts';
+import { systemInfo } from '../src/control/info.js';
 import { minerControlTarget } from '../src/control/target.js';
 import { startControlApi } from '../src/control-api.js';
+import type { DeviceUnitInfo } from '../src/device.js';
 import { MiningEngine } from '../src/engine.js';
 import { KERNEL_CHOICES } from '../src/kernels/choice.js';
 import { Miner } from '../src/miner.js';
@@ -272,6 +275,75 @@ describe('control API', () => {
     );
     const read = await fetch(`${url}/api/config`, { headers: { authorization: `Bearer ${TOKEN}` } });
     expect(read.status).toBe(200);
+  });
+
+  test('a board whose self-test timed out says so, why and when it is tried again; one that failed says why', () => {
+    const miner = new Miner({ source: new FakeSource(), backends: [] });
+    const stats = miner.stats();
+    const none = {
+      '10s': undefined,
+      '60s': undefined,
+      '15m': undefined,
+      '10m': undefined,
+      '1h': undefined,
+      max: undefined,
+    };
+    const counters = {
+      found: 0,
+      hardwareErrors: 0,
+      crcErrors: 0,
+      resyncs: 0,
+      retransmissions: 0,
+      reboots: 0,
+      linkLosses: 0,
+    };
+    const outcomes = { accepted: 0, rejected: 0, rejectedReasons: [] };
+    const board = (id: string, state: DeviceUnitInfo['state'], selfTest?: DeviceUnitInfo['selfTest']) => ({
+      id,
+      kind: 'serial',
+      state,
+      chipId: id.slice(7),
+      port: '/dev/ttyUSB0',
+      firmware: '1.0.0',
+      board: 'esp32',
+      hashrate: none,
+      totalHashes: 0,
+      expectedHashrate: undefined,
+      lastFoundAtMs: undefined,
+      counters,
+      ...(selfTest === undefined ? {} : { selfTest }),
+      ...outcomes,
+    });
+    const retryAtMs = Date.UTC(2026, 10, 26, 13, 10, 5);
+    const info = systemInfo({
+      ...stats,
+      devices: [
+        {
+          id: 'serial',
+          kind: 'serial',
+          state: 'starting',
+          hashrate: { total: none, workers: [] },
+          totalHashes: 0,
+          expectedHashrate: undefined,
+          lastFoundAtMs: undefined,
+          ...outcomes,
+          units: [
+            board('serial:0000000000000001', 'self-test', {
+              reason: 'hex: no RESULT within 3000 ms',
+              retryAtMs,
+            }),
+            board('serial:0000000000000002', 'self-test failed', { reason: 'hex: wrong RESULT' }),
+            board('serial:0000000000000003', 'idle'),
+          ],
+        },
+      ],
+    });
+    expect([...Compile(MinerSystemInfoSchema).Errors(info)]).toEqual([]);
+    expect(info.devices[0]!.boards!.map((b) => [b.state, b.selfTest])).toEqual([
+      ['self-test', { reason: 'hex: no RESULT within 3000 ms', retryAt: '2026-11-26T13:10:05.000Z' }],
+      ['self-test failed', { reason: 'hex: wrong RESULT', retryAt: null }],
+      ['idle', null],
+    ]);
   });
 
   test('the kernel settings are the protocol’s string enum', () => {

@@ -4,6 +4,7 @@ import {
   type DeviceEvents,
   type DeviceHashrate,
   type DeviceNotice,
+  type DeviceSelfTest,
   type DeviceState,
   type DeviceUnitCounters,
   type DeviceUnitInfo,
@@ -302,6 +303,18 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
       expectedHashrate: this.expectedHashrate(),
       lastFoundAtMs: this.lastFoundAtMs,
       counters: this.counters(),
+      ...(this.selfTestProblem() ?? {}),
+    };
+  }
+
+  /** Why the self-test did not pass, in the states that show it (`self-test failed`, `self-test`). */
+  private selfTestProblem(): { selfTest: DeviceSelfTest } | undefined {
+    const report = this.session?.lastSelfTest;
+    if (report === undefined || report.ok) return undefined;
+    if (this.stateValue !== 'self-test failed' && this.stateValue !== 'self-test') return undefined;
+    const reason = report.reason ?? 'wrong answer';
+    return {
+      selfTest: report.retryAtMs === undefined ? { reason } : { reason, retryAtMs: report.retryAtMs },
     };
   }
 
@@ -366,9 +379,12 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
       this.markLost(error.message);
     };
     const onSelfTest = (report: SelfTestReport) => {
-      // A test that only timed out runs again (the session's `self_test_timeout` error says when).
+      // A test that only timed out runs again (the session's `self_test_timeout` error says when;
+      // the state `self-test` shows it meanwhile).
       if (!report.ok && report.retryInMs === undefined)
         this.notice('self-test-failed', report.reason ?? 'wrong answer');
+      // The session stays `self-test` while the test waits to run again: the state changes here.
+      if (report.retryAtMs !== undefined) this.updateState();
     };
     const onError = (error: Error) => {
       // A failed self-test is the `self-test-failed` notice (with its reason), not an error too.
@@ -720,6 +736,8 @@ export class SerialDeviceBackend extends EventEmitter<DeviceEvents> implements D
     const s = this.session?.state;
     if (!this.running) state = 'stopped';
     else if (s === undefined || s === 'no device' || s === 'closed') state = 'no device';
+    else if (s === 'self-test' && this.session?.lastSelfTest?.retryAtMs !== undefined)
+      state = 'self-test'; // waiting to try again (or trying again) after a test that timed out
     else if (s === 'connecting' || s === 'self-test') state = 'starting';
     else if (s === 'self-test failed') state = 'self-test failed';
     else if (this.paused) state = 'paused';

@@ -103,6 +103,8 @@ export interface SelfTestReport {
    * proved nothing wrong, and the test runs again after this many ms (state stays `self-test`).
    */
   readonly retryInMs?: number;
+  /** With `retryInMs`: when the next try starts (Unix ms), for views that outlive the moment. */
+  readonly retryAtMs?: number;
   readonly ms: number;
 }
 
@@ -491,7 +493,8 @@ export class BoardSession extends EventEmitter<SessionEvents> {
       const t = this.timing;
       const retryInMs = Math.min(t.selfTestRetryMinMs * 2 ** this.selfTestTimeouts, t.selfTestRetryMaxMs);
       this.selfTestTimeouts++;
-      const report: SelfTestReport = { ok: false, tested, reason: verdict.reason, retryInMs, ms };
+      const retryAtMs = Date.now() + retryInMs;
+      const report: SelfTestReport = { ok: false, tested, reason: verdict.reason, retryInMs, retryAtMs, ms };
       this.lastSelfTest = report;
       this.emit('selfTest', report);
       this.report(

@@ -110,6 +110,9 @@ describe('BoardSession', () => {
     backend.setJob(hexJob('no-work'));
     await elapse(100);
     expect(backend.state).toBe('self-test failed');
+    expect(backend.unitInfo().selfTest).toEqual({
+      reason: 'hex: wrong RESULT: the result fields differ from the reference',
+    });
     expect(board.received.slice(before).filter((m) => m.name === 'JOB_HEX')).toEqual([]);
   });
 
@@ -147,7 +150,9 @@ describe('BoardSession', () => {
     session.on('selfTest', (r) => reports.push(r));
     session.on('state', (s) => states.push(s));
     session.on('error', (e) => errors.push(e));
+    const before = Date.now();
     await session.open();
+    const after = Date.now();
     // open() resolves: the board is known, not failed, and waits for its next test.
     expect(session.state).toBe('self-test');
     expect(reports).toEqual([
@@ -156,9 +161,13 @@ describe('BoardSession', () => {
         tested: ['hex'],
         reason: expect.stringMatching(/^hex: no RESULT within \d+ ms$/),
         retryInMs: 100,
+        retryAtMs: expect.any(Number),
         ms: expect.any(Number),
       },
     ]);
+    // When the next try starts, as a time (a snapshot of it does not go stale).
+    expect(reports[0]!.retryAtMs).toBeGreaterThanOrEqual(before + 100);
+    expect(reports[0]!.retryAtMs).toBeLessThanOrEqual(after + 100);
     const timeout = errors.find((e) => (e as SerialError).code === 'self_test_timeout');
     expect(timeout?.message).toMatch(
       /^\/dev\/ttyUSB0: self-test timed out: hex: no RESULT within \d+ ms; trying again in 0\.1 s$/,
@@ -177,7 +186,13 @@ describe('BoardSession', () => {
     backend.attach(session);
     await backend.start();
     backend.setJob({ ...hexJob('after-retry', 64), stopOnFound: false });
-    expect(backend.state).toBe('starting');
+    // Its state says it waits to test again, and its unit (the miner's view) why and when.
+    expect(backend.state).toBe('self-test');
+    expect(backend.info().state).toBe('self-test');
+    expect(backend.unitInfo().selfTest).toEqual({
+      reason: reports[0]!.reason,
+      retryAtMs: reports[0]!.retryAtMs,
+    });
     expect(backend.stats.jobsSent).toBe(0);
     board.speed = 1; // the machine is quiet again
     await until(() => session.state === 'ready', 'the next self-test passing');
@@ -186,6 +201,7 @@ describe('BoardSession', () => {
     expect(states).not.toContain('self-test failed');
     await until(() => found.length >= 1, 'a result after the retried self-test');
     expect(backend.state).toBe('ok');
+    expect(backend.unitInfo()).not.toHaveProperty('selfTest');
   });
 
   it('keeps trying a self-test that times out again and again, with growing backoff, and never says ready', async () => {

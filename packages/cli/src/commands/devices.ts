@@ -5,7 +5,7 @@ import { withClient } from '../client.js';
 import { CliError, toCliError } from '../errors.js';
 import { type CliIo, writeLine } from '../io.js';
 import { addSettings, type CommandContext, loadSettings, table, writeJson } from '../program.js';
-import { formatAgo } from '../reports.js';
+import { formatAgo, formatBoardState } from '../reports.js';
 import type { BoardRow, PortRow } from '../serial-boards.js';
 import { pageLimit } from './lattice.js';
 
@@ -137,58 +137,59 @@ function printBoards(
   from?: string,
 ): void {
   writeLine(io.stdout, `serial boards here: ${boards.length}${from ? ` (${from})` : ''}`);
-  if (boards.length > 0) {
-    const now = Date.now();
-    const rows = boards.map((b) => [
-      b.id,
-      b.state,
-      b.rate === undefined ? `${formatHashrate(b.announcedRate)} (announced)` : formatHashrate(b.rate),
-      b.firmware,
-      b.chipId,
-      b.port ?? 'unplugged',
-      formatAgo(b.lastValidWorkAtMs, now),
-      ...(b.outcomes
-        ? [
-            String(b.outcomes.accepted),
-            `${b.outcomes.rejected}${b.outcomes.rejectedReasons.length > 0 ? ` (${b.outcomes.rejectedReasons.map((r) => `${r.code} ${r.count}`).join(', ')})` : ''}`,
-          ]
-        : []),
-      String(b.counters.found),
-      String(b.counters.hardwareErrors),
-      String(b.counters.crcErrors),
-      String(b.counters.resyncs),
-      String(b.counters.retransmissions),
-      String(b.counters.reboots),
-      String(b.counters.linkLosses),
-    ]);
-    const outcomes = boards.some((b) => b.outcomes) ? ['accepted', 'rejected'] : [];
-    for (const line of table([
-      [
-        'board',
-        'state',
-        'rate',
-        'firmware',
-        'chip id',
-        'port',
-        'last valid work',
-        ...outcomes,
-        'found',
-        'hw err',
-        'crc',
-        'resync',
-        'retx',
-        'reboots',
-        'lost',
-      ],
-      ...rows,
-    ])) {
-      writeLine(io.stdout, line);
-    }
-  }
+  for (const line of boardTable(boards, Date.now())) writeLine(io.stdout, line);
   for (const p of ports) {
     writeLine(io.stdout, `port ${p.path}: ${p.state}${p.lastError ? ` (${p.lastError})` : ''}`);
   }
   for (const line of help) writeLine(io.stdout, line);
+}
+
+/** The table of boards `miner devices --local-boards` prints (none: no lines). */
+export function boardTable(boards: readonly BoardRow[], now: number): string[] {
+  if (boards.length === 0) return [];
+  const rows = boards.map((b) => [
+    b.id,
+    formatBoardState(b.state, b.selfTest, now),
+    b.rate === undefined ? `${formatHashrate(b.announcedRate)} (announced)` : formatHashrate(b.rate),
+    b.firmware,
+    b.chipId,
+    b.port ?? 'unplugged',
+    formatAgo(b.lastValidWorkAtMs, now),
+    ...(b.outcomes
+      ? [
+          String(b.outcomes.accepted),
+          `${b.outcomes.rejected}${b.outcomes.rejectedReasons.length > 0 ? ` (${b.outcomes.rejectedReasons.map((r) => `${r.code} ${r.count}`).join(', ')})` : ''}`,
+        ]
+      : []),
+    String(b.counters.found),
+    String(b.counters.hardwareErrors),
+    String(b.counters.crcErrors),
+    String(b.counters.resyncs),
+    String(b.counters.retransmissions),
+    String(b.counters.reboots),
+    String(b.counters.linkLosses),
+  ]);
+  const outcomes = boards.some((b) => b.outcomes) ? ['accepted', 'rejected'] : [];
+  return table([
+    [
+      'board',
+      'state',
+      'rate',
+      'firmware',
+      'chip id',
+      'port',
+      'last valid work',
+      ...outcomes,
+      'found',
+      'hw err',
+      'crc',
+      'resync',
+      'retx',
+      'reboots',
+      'lost',
+    ],
+    ...rows,
+  ]);
 }
 
 /** Opens the boards, waits for them to connect and self-test, lists them, closes them. */
@@ -237,36 +238,45 @@ async function minerBoards(
     );
   }
   const devices = (body.devices ?? []) as { boards?: MinerBoard[] }[];
-  const boards = devices
-    .flatMap((d) => d.boards ?? [])
-    .map(
-      (b): BoardRow => ({
-        id: b.id,
-        chipId: b.chipId ?? '',
-        port: b.port ?? undefined,
-        state: b.state,
-        firmware: b.firmware ?? '',
-        board: b.board ?? '',
-        rate: b.hashesPerSecond['10s'] ?? undefined,
-        announcedRate: 0,
-        lastValidWorkAtMs: b.lastFoundAt === null ? undefined : Date.parse(b.lastFoundAt),
-        counters: {
-          found: b.found,
-          hardwareErrors: b.hardwareErrors,
-          crcErrors: b.crcErrors,
-          resyncs: b.resyncs,
-          retransmissions: b.retransmissions,
-          reboots: b.reboots,
-          linkLosses: b.linkLosses,
-        },
-        outcomes: {
-          accepted: b.sharesAccepted,
-          rejected: b.sharesRejected,
-          rejectedReasons: b.sharesRejectedReasons.map((r) => ({ code: r.message, count: r.count })),
-        },
-      }),
-    );
+  const boards = devices.flatMap((d) => d.boards ?? []).map(boardFromApi);
   return { boards, ports: [], help: [], from: `the running miner, control API 127.0.0.1:${port}` };
+}
+
+/** A board of a running miner's control API (GET /api/system/info) as a row of the table. */
+export function boardFromApi(b: MinerBoard): BoardRow {
+  return {
+    id: b.id,
+    chipId: b.chipId ?? '',
+    port: b.port ?? undefined,
+    state: b.state,
+    ...(b.selfTest
+      ? {
+          selfTest: {
+            reason: b.selfTest.reason,
+            ...(b.selfTest.retryAt === null ? {} : { retryAtMs: Date.parse(b.selfTest.retryAt) }),
+          },
+        }
+      : {}),
+    firmware: b.firmware ?? '',
+    board: b.board ?? '',
+    rate: b.hashesPerSecond['10s'] ?? undefined,
+    announcedRate: 0,
+    lastValidWorkAtMs: b.lastFoundAt === null ? undefined : Date.parse(b.lastFoundAt),
+    counters: {
+      found: b.found,
+      hardwareErrors: b.hardwareErrors,
+      crcErrors: b.crcErrors,
+      resyncs: b.resyncs,
+      retransmissions: b.retransmissions,
+      reboots: b.reboots,
+      linkLosses: b.linkLosses,
+    },
+    outcomes: {
+      accepted: b.sharesAccepted,
+      rejected: b.sharesRejected,
+      rejectedReasons: b.sharesRejectedReasons.map((r) => ({ code: r.message, count: r.count })),
+    },
+  };
 }
 
 function waitMs(text: string): number {

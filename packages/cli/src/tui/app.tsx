@@ -277,7 +277,14 @@ function PoolLine({ pool, nowMs }: { pool: PoolView; nowMs: number }) {
  * While stopping, what still runs is shown as stopping (the workers finish their batch); once
  * stopped, as stopped.
  */
-const STOPPED_STATES = new Set(['stopped', 'no device', 'error', 'self-test failed', 'unplugged']);
+const STOPPED_STATES = new Set([
+  'stopped',
+  'no device',
+  'error',
+  'self-test failed',
+  'self-test',
+  'unplugged',
+]);
 
 function DeviceTable({
   rows,
@@ -306,7 +313,9 @@ function DeviceTable({
           wrap="truncate"
           {...(r.state === 'no device' || r.state === 'self-test failed' || r.state === 'error'
             ? { color: 'red' }
-            : {})}
+            : r.state === 'self-test'
+              ? { color: 'yellow' }
+              : {})}
         >
           {cells(
             r.level === 'worker' ? `  ${r.name}` : r.name,

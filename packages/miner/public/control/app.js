@@ -24,6 +24,15 @@
   }
   const ago = (iso) =>
     iso === null ? '–' : `${duration(Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000)))} ago`;
+  // A board's state, with why its self-test did not pass and when it is tried again.
+  function boardState(b) {
+    const t = b.selfTest;
+    if (!t) return b.state;
+    if (t.retryAt === null) return `${b.state}: ${t.reason}`;
+    const at = Date.parse(t.retryAt);
+    const when = at > Date.now() ? `retrying at ${new Date(at).toTimeString().slice(0, 8)}` : 'retrying now';
+    return `${b.state}: timed out (${t.reason}), ${when}`;
+  }
   function cell(row, text, cls) {
     const td = document.createElement('td');
     td.textContent = text;
@@ -86,7 +95,7 @@
         cell(r, `${b.id} ${b.port ?? '(unplugged)'}`);
         cell(
           r,
-          b.state,
+          boardState(b),
           b.state === 'ok' ? 'good' : b.state === 'self-test failed' || b.state === 'no device' ? 'bad' : '',
         );
         cell(r, rate(b.hashesPerSecond['10s']));

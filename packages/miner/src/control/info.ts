@@ -82,6 +82,8 @@ function boardInfo(u: DeviceUnitInfo & DeviceOutcomes): MinerBoard {
     firmware: u.firmware ?? null,
     board: u.board ?? null,
     state: u.state,
+    selfTest:
+      u.selfTest === undefined ? null : { reason: u.selfTest.reason, retryAt: iso(u.selfTest.retryAtMs) },
     hashRate: gh(u.hashrate['10s']),
     hashRate_1m: gh(u.hashrate['60s']),
     expectedHashrate: gh(u.expectedHashrate),

@@ -125,7 +125,7 @@ export function registerMinerSeries(metrics: ServiceMetrics, target: ControlTarg
   // Board health (the serial fleet).
   metrics.gaugeFrom(
     'tensormine_miner_board_state',
-    'Each board known to the fleet: 1 for its state (ok, idle, paused, no device, self-test failed, starting, stopped)',
+    'Each board known to the fleet: 1 for its state (ok, idle, paused, no device, self-test failed, self-test, starting, stopped)',
     () => boards().map((b) => [{ board: b.id, state: b.state }, 1] as const),
     ['board', 'state'],
   );

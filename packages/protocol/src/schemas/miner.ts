@@ -50,6 +50,23 @@ export const RejectReasonSchema = Type.Object(
 const isoTime = (description: string) =>
   nullable(Type.String({ maxLength: 32, description: 'An ISO 8601 time.' }), description);
 
+export const MinerBoardSelfTestSchema = Type.Object(
+  {
+    reason: Type.String({
+      maxLength: 256,
+      description: 'Why it did not pass, e.g. hex: no RESULT within 3000 ms, or hex: wrong RESULT.',
+    }),
+    retryAt: isoTime(
+      'When it is tried again (state self-test: the test only ran out of time); null when it failed for good.',
+    ),
+  },
+  {
+    title: 'MinerBoardSelfTest',
+    description: "Why a board's known-answer self-test did not pass.",
+  },
+);
+export type MinerBoardSelfTest = Static<typeof MinerBoardSelfTestSchema>;
+
 export const MinerBoardSchema = Type.Object(
   {
     id: Type.String({ maxLength: 64, description: 'serial:<chip id>.' }),
@@ -63,8 +80,13 @@ export const MinerBoardSchema = Type.Object(
     board: nullable(Type.String({ maxLength: 64 }), 'The board name it reported.'),
     state: Type.String({
       maxLength: 32,
-      description: 'ok, idle, paused, no device, self-test failed, starting or stopped.',
+      description:
+        'ok, idle, paused, no device, self-test failed, self-test (its self-test timed out: tried again at selfTest.retryAt, no work meanwhile), starting or stopped.',
     }),
+    selfTest: nullable(
+      MinerBoardSelfTestSchema,
+      'Set in the states self-test failed and self-test: why, and when it is tried again; else null.',
+    ),
     hashRate: GH('10 s'),
     hashRate_1m: GH('60 s'),
     expectedHashrate: rate('GH/s (AxeOS unit): the best 60-second average so far.'),
