@@ -547,7 +547,9 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
           device: device(A),
         });
         expect(await read((tx) => tx.hexChallenges.getWithDevice(c.id, B))).toEqual({ challenge: c });
-        expect(await read((tx) => tx.hexChallenges.getWithDevice('missing', A))).toEqual({ device: device(A) });
+        expect(await read((tx) => tx.hexChallenges.getWithDevice('missing', A))).toEqual({
+          device: device(A),
+        });
         expect(await read((tx) => tx.hexChallenges.getWithDevice('missing', B))).toEqual({});
       });
 
@@ -590,14 +592,17 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
         lastShareAt: T + 1,
       });
 
-      it('reads a member and a challenge\'s terms in one call; parts that do not exist are left out', async () => {
+      it("reads a member and a challenge's terms in one call; parts that do not exist are left out", async () => {
         await write(async (tx) => {
           await tx.hexChallenges.insert(hexChallenge(0));
           await tx.pool.putMember(member(A));
           await tx.pool.putChallengeTerms({ challengeId: 'hex-0', pubkey: A, shareDifficulty: 16n });
         });
         const terms = { challengeId: 'hex-0', pubkey: A, shareDifficulty: 16n };
-        expect(await read((tx) => tx.pool.getMemberAndTerms(A, 'hex-0'))).toEqual({ member: member(A), terms });
+        expect(await read((tx) => tx.pool.getMemberAndTerms(A, 'hex-0'))).toEqual({
+          member: member(A),
+          terms,
+        });
         expect(await read((tx) => tx.pool.getMemberAndTerms(B, 'hex-0'))).toEqual({ terms });
         expect(await read((tx) => tx.pool.getMemberAndTerms(A, 'missing'))).toEqual({ member: member(A) });
         expect(await read((tx) => tx.pool.getMemberAndTerms(B, 'missing'))).toEqual({});

@@ -55,7 +55,12 @@ export class SqlMinerRepo implements MinerRepo {
   }
 }
 
-type MinerChange = { proofsAccepted?: number; proofsRejected?: number; blocksAccepted?: number; seenAt: number };
+type MinerChange = {
+  proofsAccepted?: number;
+  proofsRejected?: number;
+  blocksAccepted?: number;
+  seenAt: number;
+};
 
 /** The miner's upsert (?1 pubkey, ?2 proofs accepted, ?3 rejected, ?4 blocks, ?5 seen at). */
 const MINER_UPSERT =
