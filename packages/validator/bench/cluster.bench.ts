@@ -574,6 +574,8 @@ async function shares(setup: Setup, round: number): Promise<Measured> {
   return m;
 }
 
+/** µs of all the setup's nodes' CPU per accepted item. */
+const nodeCpuPerItem = (m: Measured) => fmt((m.nodeCpuMs * 1000) / Math.max(1, m.ok));
 const rate = (m: Measured) => (m.elapsedMs === 0 ? 0 : (m.ok * 1000) / m.elapsedMs);
 const worst = (xs: number[]) => (xs.length === 0 ? 0 : Math.max(...xs));
 const mid = (xs: number[]) =>
@@ -749,7 +751,7 @@ async function main(): Promise<void> {
             results[i]!.rounds[w].push(m);
           }
           console.log(
-            `${w} round ${round + 1}: ${setups.map((s, i) => `${s.name} ${rate(results[i]!.rounds[w][round]!).toFixed(0)}/s`).join(', ')} (load ${loadavg()[0]!.toFixed(1)})`,
+            `${w} round ${round + 1}: ${setups.map((s, i) => `${s.name} ${rate(results[i]!.rounds[w][round]!).toFixed(0)}/s, node CPU ${nodeCpuPerItem(results[i]!.rounds[w][round]!)} µs per item`).join('; ')} (load ${loadavg()[0]!.toFixed(1)})`,
           );
         }
       }
