@@ -432,6 +432,22 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
         });
         expect(await read((tx) => tx.miners.get(B))).toBeUndefined();
       });
+
+      it('recordAndTouch records like record and sets the device last_seen (none without a device)', async () => {
+        await write((tx) => tx.devices.upsert(device(A, { lastSeen: T })));
+        await write((tx) => tx.miners.recordAndTouch(A, { blocksAccepted: 1, seenAt: T + 7 }));
+        await write((tx) => tx.miners.recordAndTouch(B, { blocksAccepted: 2, seenAt: T + 3 }));
+        expect(await read((tx) => tx.miners.get(A))).toEqual({
+          pubkey: A,
+          proofsAccepted: 0,
+          proofsRejected: 0,
+          blocksAccepted: 1,
+          lastSeen: T + 7,
+        });
+        expect((await read((tx) => tx.devices.get(A)))?.lastSeen).toBe(T + 7);
+        expect((await read((tx) => tx.miners.get(B)))?.blocksAccepted).toBe(2);
+        expect(await read((tx) => tx.devices.get(B))).toBeUndefined();
+      });
     });
 
     describe('challenges', () => {
@@ -520,6 +536,23 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
         expect(await read((tx) => tx.hexChallenges.get('missing'))).toBeUndefined();
       });
 
+      it('reads a challenge with a device in one call; parts that do not exist are left out', async () => {
+        const c = hexChallenge(0);
+        await write(async (tx) => {
+          await tx.hexChallenges.insert(c);
+          await tx.devices.upsert(device(A));
+        });
+        expect(await read((tx) => tx.hexChallenges.getWithDevice(c.id, A))).toEqual({
+          challenge: c,
+          device: device(A),
+        });
+        expect(await read((tx) => tx.hexChallenges.getWithDevice(c.id, B))).toEqual({ challenge: c });
+        expect(await read((tx) => tx.hexChallenges.getWithDevice('missing', A))).toEqual({
+          device: device(A),
+        });
+        expect(await read((tx) => tx.hexChallenges.getWithDevice('missing', B))).toEqual({});
+      });
+
       it('hands out serial numbers from 0, independently of v4.0 challenges', async () => {
         await write((tx) => tx.challenges.nextSerial());
         expect(await write((tx) => tx.hexChallenges.nextSerial())).toBe(0);
@@ -557,6 +590,22 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
         shareDifficulty: 32n,
         vardiffShares: m.vardiffShares + 1,
         lastShareAt: T + 1,
+      });
+
+      it("reads a member and a challenge's terms in one call; parts that do not exist are left out", async () => {
+        await write(async (tx) => {
+          await tx.hexChallenges.insert(hexChallenge(0));
+          await tx.pool.putMember(member(A));
+          await tx.pool.putChallengeTerms({ challengeId: 'hex-0', pubkey: A, shareDifficulty: 16n });
+        });
+        const terms = { challengeId: 'hex-0', pubkey: A, shareDifficulty: 16n };
+        expect(await read((tx) => tx.pool.getMemberAndTerms(A, 'hex-0'))).toEqual({
+          member: member(A),
+          terms,
+        });
+        expect(await read((tx) => tx.pool.getMemberAndTerms(B, 'hex-0'))).toEqual({ terms });
+        expect(await read((tx) => tx.pool.getMemberAndTerms(A, 'missing'))).toEqual({ member: member(A) });
+        expect(await read((tx) => tx.pool.getMemberAndTerms(B, 'missing'))).toEqual({});
       });
 
       it('reads what a share is checked against in one call; parts that do not exist are undefined', async () => {

@@ -92,10 +92,7 @@ export function createPoolService(ctx: ValidatorContext): PoolService {
     },
 
     async poolMember(tx, pubkey, challengeId) {
-      const [challengeTerms, member] = await Promise.all([
-        tx.pool.getChallengeTerms(challengeId),
-        tx.pool.getMember(pubkey),
-      ]);
+      const { terms: challengeTerms, member } = await tx.pool.getMemberAndTerms(pubkey, challengeId);
       return challengeTerms?.pubkey === pubkey || (pooled() && isMember(member));
     },
 

@@ -59,12 +59,14 @@ export function challengeHandlers({ ctx, state, difficulty, sync, hooks, cluster
       for (let attempt = 0; record === undefined; attempt++) {
         const check = cluster && attempt < STALE_RETRIES;
         record = await ctx.storage.transaction(async (tx) => {
-          if (check) {
+          // Issued together (one round trip on PostgreSQL): a serial drawn for a stale attempt is
+          // a gap, as a rolled-back draw always left.
+          const [newer, serial] = await Promise.all([
             // Blocks are applied in height order: one above the applied height is not applied.
-            const [newer] = await tx.blocks.list(state.appliedHeight, 1);
-            if (newer !== undefined) return undefined;
-          }
-          const serial = await tx.hexChallenges.nextSerial();
+            check ? tx.blocks.list(state.appliedHeight, 1).then(([first]) => first) : undefined,
+            tx.hexChallenges.nextSerial(),
+          ]);
+          if (newer !== undefined) return undefined;
           const entropy = hexChallengeEntropy(ctx.seed, serial);
           // The lattice only holds committed blocks, and blocks are never removed: the parents
           // read here stay occupied, so the depth fixed now is final.

@@ -157,12 +157,12 @@ export function submitHandlers({
     async hexSubmit(request) {
       const body = request.body;
       const pubkey = body.block.miner_pubkey;
-      // Issued together: one round trip on PostgreSQL. Whether the block is likely a pool block
-      // chooses the shape of its transaction, which decides it again (below).
-      const [challenge, device, likelyPool] = await ctx.storage.read((tx) =>
+      // Two statements issued together (the challenge with the miner's device, and the pool's
+      // rows): one round trip on PostgreSQL. Whether the block is likely a pool block chooses the
+      // shape of its transaction, which decides it again (below).
+      const [{ challenge, device }, likelyPool] = await ctx.storage.read((tx) =>
         Promise.all([
-          tx.hexChallenges.get(body.challenge_id),
-          tx.devices.get(pubkey),
+          tx.hexChallenges.getWithDevice(body.challenge_id, pubkey),
           hooks.poolMember?.(tx, pubkey, body.challenge_id) ?? false,
         ]),
       );
@@ -262,8 +262,8 @@ export function submitHandlers({
           const stats = () =>
             Promise.all([
               tx.counters.add(COUNTERS.blocksAccepted, 1),
-              tx.miners.record(pubkey, { blocksAccepted: 1, seenAt: acceptedAt }),
-              tx.devices.touch(pubkey, acceptedAt),
+              // The miner's row and the device's touch: one statement on PostgreSQL.
+              tx.miners.recordAndTouch(pubkey, { blocksAccepted: 1, seenAt: acceptedAt }),
             ]);
           const block = { ...newBlock, timestampMs: acceptedAtMs };
           const append = () => tx.blocks.append(block);

@@ -122,8 +122,9 @@ export function challengeHandlers() {
           await Promise.all([
             tx.challenges.insert(record),
             tx.counters.add(COUNTERS.challengesIssued, 1),
-            minerPubkey === undefined ? undefined : tx.miners.record(minerPubkey, { seenAt: issuedAt }),
-            minerPubkey === undefined ? undefined : tx.devices.touch(minerPubkey, issuedAt),
+            minerPubkey === undefined
+              ? undefined
+              : tx.miners.recordAndTouch(minerPubkey, { seenAt: issuedAt }),
           ]);
           return { challenge, record };
           // Row locks: nothing is read; the serial is a sequence (docs/storage.md).

@@ -190,8 +190,8 @@ async function submit(
       });
       inserted.catch(() => undefined);
       tx.inFlight(tx.counters.add(COUNTERS.proofsValid, 1));
-      tx.inFlight(tx.miners.record(pubkey, { proofsAccepted: 1, seenAt: acceptedAt }));
-      tx.inFlight(tx.devices.touch(pubkey, acceptedAt));
+      // The miner's row and the device's touch: one statement on PostgreSQL.
+      tx.inFlight(tx.miners.recordAndTouch(pubkey, { proofsAccepted: 1, seenAt: acceptedAt }));
       return { acceptedAt, ledgerEntryId: entry.id, txSig };
     }, ROW_LOCKS)
     .catch(async (error: unknown) => {

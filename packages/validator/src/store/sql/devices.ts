@@ -5,7 +5,7 @@ import type { Row, SqlValue } from './executor.js';
 import type { Scope } from './scope.js';
 import { checkInteger, int, nullableInt, text } from './values.js';
 
-const DEVICE_COLUMNS =
+export const DEVICE_COLUMNS =
   'device_id, pubkey, device_type, port, registered_at, last_seen, callback_address, callback_mode, hashrate';
 
 /** Table `devices`: registered miners and devices, one row per public key. */
@@ -134,7 +134,7 @@ const MODES: ReadonlySet<string> = new Set<DeviceCallbackMode>(['none', 'on', 'r
 /** The prefix of the counters of registered devices per type (`devices.by_type.esp32`...). */
 export const BY_TYPE = 'devices.by_type.';
 
-function toDevice(row: Row): DeviceRecord {
+export function toDevice(row: Row): DeviceRecord {
   const mode = text(row, 'callback_mode');
   if (!MODES.has(mode))
     throw new StorageError('corrupt_row', `devices.callback_mode: unknown mode ${JSON.stringify(mode)}`);

@@ -1,4 +1,5 @@
-import type { HexChallengeRecord, HexChallengeRepo, HexParentRecord } from '../types.js';
+import type { DeviceRecord, HexChallengeRecord, HexChallengeRepo, HexParentRecord } from '../types.js';
+import { DEVICE_COLUMNS, toDevice } from './devices.js';
 import type { Row } from './executor.js';
 import type { Scope } from './scope.js';
 import { nextSerial } from './sequences.js';
@@ -9,9 +10,11 @@ import {
   int,
   jsonArray,
   nullableText,
+  prefixed,
   record,
   text,
   toCoord,
+  unprefixed,
 } from './values.js';
 
 export const HEX_CHALLENGE_COLUMNS =
@@ -62,6 +65,32 @@ export class SqlHexChallengeRepo implements HexChallengeRepo {
       .prepare(`SELECT ${HEX_CHALLENGE_COLUMNS} FROM hex_challenges WHERE id = ?`)
       .get(id);
     return row === undefined ? undefined : toHexChallenge(row);
+  }
+
+  /**
+   * The challenge and the device of `pubkey` in one statement (a block's first read): each
+   * undefined when it does not exist.
+   */
+  async getWithDevice(
+    id: string,
+    pubkey: string,
+  ): Promise<{ readonly challenge?: HexChallengeRecord; readonly device?: DeviceRecord }> {
+    // One statement (one row, both parts LEFT JOINed to it), as in pool.shareContext.
+    const row = await this.scope
+      .read()
+      .prepare(
+        `SELECT ${prefixed('c', HEX_CHALLENGE_COLUMNS)}, ${prefixed('d', DEVICE_COLUMNS)} ` +
+          'FROM (SELECT 1 AS one) AS one LEFT JOIN hex_challenges c ON c.id = ? ' +
+          'LEFT JOIN devices d ON d.pubkey = ?',
+      )
+      .get(id, pubkey);
+    if (row === undefined) throw new Error('hexChallenges.getWithDevice: no row');
+    const challenge = unprefixed(row, 'c');
+    const device = unprefixed(row, 'd');
+    return {
+      ...(challenge.id === null ? {} : { challenge: toHexChallenge(challenge) }),
+      ...(device.pubkey === null ? {} : { device: toDevice(device) }),
+    };
   }
 
   async nextSerial(): Promise<number> {

@@ -24,28 +24,61 @@ export class SqlMinerRepo implements MinerRepo {
   }
 
   /** Adds the counts; lastSeen becomes the latest of the stored value and seenAt. */
-  async record(
-    pubkey: string,
-    change: { proofsAccepted?: number; proofsRejected?: number; blocksAccepted?: number; seenAt: number },
-  ): Promise<void> {
-    const accepted = change.proofsAccepted ?? 0;
-    const rejected = change.proofsRejected ?? 0;
-    const blocks = change.blocksAccepted ?? 0;
-    checkCount('miners.record: proofsAccepted', accepted);
-    checkCount('miners.record: proofsRejected', rejected);
-    checkCount('miners.record: blocksAccepted', blocks);
-    checkInteger('miners.record: seenAt', change.seenAt);
+  async record(pubkey: string, change: MinerChange): Promise<void> {
     await this.scope
       .write('miners.record')
-      .prepare(
-        'INSERT INTO miners (pubkey, proofs_accepted, proofs_rejected, blocks_accepted, last_seen) VALUES (?, ?, ?, ?, ?) ' +
-          'ON CONFLICT (pubkey) DO UPDATE SET proofs_accepted = miners.proofs_accepted + excluded.proofs_accepted, ' +
-          'proofs_rejected = miners.proofs_rejected + excluded.proofs_rejected, ' +
-          'blocks_accepted = miners.blocks_accepted + excluded.blocks_accepted, ' +
-          // The later of the two (CASE: SQLite's max(a, b) is PostgreSQL's greatest(a, b)).
-          'last_seen = CASE WHEN miners.last_seen IS NULL OR miners.last_seen < excluded.last_seen ' +
-          'THEN excluded.last_seen ELSE miners.last_seen END',
-      )
-      .run(pubkey, accepted, rejected, blocks, change.seenAt);
+      .prepare(MINER_UPSERT)
+      .run(...minerValues(pubkey, change));
   }
+
+  /**
+   * `record` and `devices.touch(pubkey, seenAt)`: on PostgreSQL one statement, the device's
+   * update reading the miner's upsert (so the miner's row is locked first, as when they were
+   * two statements); on SQLite the two, issued together.
+   */
+  async recordAndTouch(pubkey: string, change: MinerChange): Promise<void> {
+    const values = minerValues(pubkey, change);
+    const db = this.scope.write('miners.recordAndTouch');
+    if (db.dialect.name === 'sqlite') {
+      await Promise.all([
+        db.prepare(MINER_UPSERT).run(...values),
+        db.prepare('UPDATE devices SET last_seen = ? WHERE pubkey = ?').run(change.seenAt, pubkey),
+      ]);
+      return;
+    }
+    await db
+      .prepare(
+        `WITH miner AS (${MINER_UPSERT} RETURNING pubkey) ` +
+          'UPDATE devices SET last_seen = ?5 WHERE pubkey = (SELECT pubkey FROM miner)',
+      )
+      .run(...values);
+  }
+}
+
+type MinerChange = {
+  proofsAccepted?: number;
+  proofsRejected?: number;
+  blocksAccepted?: number;
+  seenAt: number;
+};
+
+/** The miner's upsert (?1 pubkey, ?2 proofs accepted, ?3 rejected, ?4 blocks, ?5 seen at). */
+const MINER_UPSERT =
+  'INSERT INTO miners (pubkey, proofs_accepted, proofs_rejected, blocks_accepted, last_seen) VALUES (?1, ?2, ?3, ?4, ?5) ' +
+  'ON CONFLICT (pubkey) DO UPDATE SET proofs_accepted = miners.proofs_accepted + excluded.proofs_accepted, ' +
+  'proofs_rejected = miners.proofs_rejected + excluded.proofs_rejected, ' +
+  'blocks_accepted = miners.blocks_accepted + excluded.blocks_accepted, ' +
+  // The later of the two (CASE: SQLite's max(a, b) is PostgreSQL's greatest(a, b)).
+  'last_seen = CASE WHEN miners.last_seen IS NULL OR miners.last_seen < excluded.last_seen ' +
+  'THEN excluded.last_seen ELSE miners.last_seen END';
+
+function minerValues(pubkey: string, change: MinerChange): [string, number, number, number, number] {
+  const accepted = change.proofsAccepted ?? 0;
+  const rejected = change.proofsRejected ?? 0;
+  const blocks = change.blocksAccepted ?? 0;
+  checkCount('miners.record: proofsAccepted', accepted);
+  checkCount('miners.record: proofsRejected', rejected);
+  checkCount('miners.record: blocksAccepted', blocks);
+  checkInteger('miners.record: seenAt', change.seenAt);
+  return [pubkey, accepted, rejected, blocks, change.seenAt];
 }

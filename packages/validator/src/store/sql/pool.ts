@@ -12,7 +12,17 @@ import type {
 import type { Row } from './executor.js';
 import { HEX_CHALLENGE_COLUMNS, toHexChallenge } from './hex-challenges.js';
 import type { Scope } from './scope.js';
-import { bigintOf, checkBigint, checkCount, int, nullableInt, nullableText, text } from './values.js';
+import {
+  bigintOf,
+  checkBigint,
+  checkCount,
+  int,
+  nullableInt,
+  nullableText,
+  prefixed,
+  text,
+  unprefixed,
+} from './values.js';
 
 /** The mining pool tables (migration step "mining pool"). */
 
@@ -105,6 +115,28 @@ export class SqlPoolRepo implements PoolRepo {
       .prepare(`SELECT ${TERMS_COLUMNS} FROM pool_challenges WHERE challenge_id = ?`)
       .get(challengeId);
     return row === undefined ? undefined : toTerms(row);
+  }
+
+  async getMemberAndTerms(
+    pubkey: string,
+    challengeId: string,
+  ): Promise<{ readonly member?: PoolMemberRecord; readonly terms?: PoolChallengeTerms }> {
+    // One statement (one row, both parts LEFT JOINed to it), as in shareContext.
+    const row = await this.scope
+      .read()
+      .prepare(
+        `SELECT ${prefixed('m', MEMBER_COLUMNS)}, ${prefixed('t', TERMS_COLUMNS)} ` +
+          'FROM (SELECT 1 AS one) AS one LEFT JOIN pool_members m ON m.pubkey = ? ' +
+          'LEFT JOIN pool_challenges t ON t.challenge_id = ?',
+      )
+      .get(pubkey, challengeId);
+    if (row === undefined) throw new Error('pool.getMemberAndTerms: no row');
+    const member = unprefixed(row, 'm');
+    const terms = unprefixed(row, 't');
+    return {
+      ...(member.pubkey === null ? {} : { member: toMember(member) }),
+      ...(terms.challenge_id === null ? {} : { terms: toTerms(terms) }),
+    };
   }
 
   async insertShare(s: PoolShareRecord): Promise<boolean> {
@@ -404,24 +436,6 @@ const RECORD_SHARES_SQL =
   'SELECT CASE WHEN v.pubkey IN (SELECT pubkey FROM locked) THEN 0 ELSE 1 END AS busy, ' +
   'CASE WHEN v.pow_hash IN (SELECT pow_hash FROM ins) THEN 1 ELSE 0 END AS inserted, ' +
   'CASE WHEN v.pow_hash IN (SELECT pow_hash FROM upd) THEN 1 ELSE 0 END AS advanced FROM v ORDER BY v.ord';
-
-/** `t.a AS t_a, t.b AS t_b`: the columns of the table aliased `alias`, named apart. */
-function prefixed(alias: string, columns: string): string {
-  return columns
-    .split(', ')
-    .map((c) => `${alias}.${c} AS ${alias}_${c}`)
-    .join(', ');
-}
-
-/** The columns of `row` named `<prefix>_...`, without the prefix. */
-function unprefixed(row: Row, prefix: string): Row {
-  const start = `${prefix}_`;
-  return Object.fromEntries(
-    Object.entries(row)
-      .filter(([k]) => k.startsWith(start))
-      .map(([k, v]) => [k.slice(start.length), v]),
-  );
-}
 
 function toTerms(row: Row): PoolChallengeTerms {
   return {

@@ -79,3 +79,21 @@ export function toCoord(value: unknown): CoordRecord {
   const o = record(value, 'parents');
   return { q: int(o, 'q'), r: int(o, 'r'), s: int(o, 's') };
 }
+
+/** `t.a AS t_a, t.b AS t_b`: the columns of the table aliased `alias`, named apart. */
+export function prefixed(alias: string, columns: string): string {
+  return columns
+    .split(', ')
+    .map((c) => `${alias}.${c} AS ${alias}_${c}`)
+    .join(', ');
+}
+
+/** The columns of `row` named `<prefix>_...`, without the prefix. */
+export function unprefixed(row: Row, prefix: string): Row {
+  const start = `${prefix}_`;
+  return Object.fromEntries(
+    Object.entries(row)
+      .filter(([k]) => k.startsWith(start))
+      .map(([k, v]) => [k.slice(start.length), v]),
+  );
+}

@@ -56,4 +56,12 @@ export interface MinerRepo {
     pubkey: string,
     change: { proofsAccepted?: number; proofsRejected?: number; blocksAccepted?: number; seenAt: number },
   ): Promise<void>;
+  /**
+   * `record`, and the device's `last_seen` set to `seenAt` (`devices.touch`): one statement on
+   * PostgreSQL (the miner's row locked first, then the device's), two on SQLite.
+   */
+  recordAndTouch(
+    pubkey: string,
+    change: { proofsAccepted?: number; proofsRejected?: number; blocksAccepted?: number; seenAt: number },
+  ): Promise<void>;
 }

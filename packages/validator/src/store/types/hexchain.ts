@@ -1,5 +1,7 @@
 // v4.1 hexchain: part of the storage interface (../types.ts).
 
+import type { DeviceRecord } from './devices.js';
+
 export interface CoordRecord {
   readonly q: number;
   readonly r: number;
@@ -34,6 +36,11 @@ export interface HexChallengeRecord {
 export interface HexChallengeRepo {
   insert(challenge: HexChallengeRecord): Promise<void>;
   get(id: string): Promise<HexChallengeRecord | undefined>;
+  /** The challenge and the device of `pubkey`, in one statement (a block's first read). */
+  getWithDevice(
+    id: string,
+    pubkey: string,
+  ): Promise<{ readonly challenge?: HexChallengeRecord; readonly device?: DeviceRecord }>;
   nextSerial(): Promise<number>;
   /** Challenges still answerable at `now` (Unix seconds): expiresAt >= now. */
   countOpen(now: number): Promise<number>;

@@ -99,6 +99,11 @@ export interface PoolRepo {
   countActive(sinceS: number): Promise<number>;
   putChallengeTerms(terms: PoolChallengeTerms): Promise<void>;
   getChallengeTerms(challengeId: string): Promise<PoolChallengeTerms | undefined>;
+  /** `getMember(pubkey)` and `getChallengeTerms(challengeId)` in one statement (no lock). */
+  getMemberAndTerms(
+    pubkey: string,
+    challengeId: string,
+  ): Promise<{ readonly member?: PoolMemberRecord; readonly terms?: PoolChallengeTerms }>;
   /** False (nothing written) when a share with this pow hash exists. */
   insertShare(share: PoolShareRecord): Promise<boolean>;
   /**
