@@ -657,16 +657,21 @@ describe('reads requested together', () => {
       // Sessions idle on the server: pooled ones, and ones just opened and handed out, whose
       // transaction does not listen to them yet (unheard, their 'error' would end the process).
       let cut = 0;
-      await admin(url, (client) =>
-        waitFor(async () => {
-          const { rows } = await client.query(
-            "SELECT count(*)::int AS n FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'cut' AND state = 'idle' AND datname = current_database()) t",
-          );
-          cut += rows[0].n as number;
-          return cut >= 300;
-        }, '300 idle sessions cut'),
-      );
-      stop = true;
+      try {
+        await admin(url, (client) =>
+          waitFor(async () => {
+            const { rows } = await client.query(
+              "SELECT count(*)::int AS n FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'cut' AND state = 'idle' AND datname = current_database()) t",
+            );
+            cut += rows[0].n as number;
+            return cut >= 300;
+          }, '300 idle sessions cut'),
+        );
+      } finally {
+        // Also when the wait failed: the workers stop, so that the failure is reported as it
+        // is instead of as the test's time-out (they would keep the storage busy forever).
+        stop = true;
+      }
       await workers;
       await storage.transaction((tx) => tx.meta.set('k', 'w'));
       expect(await storage.read((tx) => tx.meta.get('k'))).toBe('w');
