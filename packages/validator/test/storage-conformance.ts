@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { WAIT_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
+import { waitFor } from '../../../test-support/wait.ts';
 import { newMember } from '../src/services/pool/members.js';
 import {
   type AcceptedProof,
@@ -51,19 +51,11 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
     /** Resolves when `n` payloads arrived on `channel` (they are pushed to `got`). */
     const collect = async (channel: string) => {
       const got: string[] = [];
-      let wake: (() => void) | undefined;
-      const stop = await storage.listen(channel, (payload) => {
-        got.push(payload);
-        wake?.();
-      });
+      const stop = await storage.listen(channel, (payload) => got.push(payload));
       const until = async (n: number) => {
-        const deadline = Date.now() + WAIT_TIMEOUT_MS;
-        while (got.length < n && Date.now() < deadline) {
-          await new Promise<void>((resolve) => {
-            wake = resolve;
-            setTimeout(resolve, 50);
-          });
-        }
+        await waitFor(() => got.length >= n, `${n} notifications on ${channel}`, {
+          context: () => got.join('\n'),
+        });
         return got;
       };
       return { got, until, stop };
