@@ -113,6 +113,27 @@ describe('SqliteStorage on a file', () => {
     db.close();
   });
 
+  it('keeps nothing a read writes: a statement that writes inside read() fails it with read_only', async () => {
+    const storage = await openSqliteStorage({ path: join(dir, 'read-only.db') });
+    await storage.transaction((tx) => tx.counters.add('x.kept', 1));
+    // A repository that wrote through its read executor (bypassing scope.write): the engine's
+    // change count catches it, the read fails and its write is rolled back.
+    type WithScope = {
+      scope: { read(): { prepare(sql: string): { run(...p: unknown[]): Promise<unknown> } } };
+    };
+    const sneaky = storage.read(async (tx) => {
+      const db = (tx.pool as unknown as WithScope).scope.read();
+      await db.prepare("INSERT INTO counters (name, value) VALUES ('x.sneaky', 1)").run();
+      return 'answered';
+    });
+    await expect(sneaky).rejects.toMatchObject({ code: 'read_only' });
+    expect(await storage.read((tx) => tx.counters.list('x.'))).toEqual({ 'x.kept': 1 });
+    // A read after it, and a transaction, work as before.
+    await storage.transaction((tx) => tx.counters.add('x.kept', 1));
+    expect(await storage.read((tx) => tx.counters.get('x.kept'))).toBe(2);
+    await storage.close();
+  });
+
   it('takes a page cache size in MiB (a bulk load), refusing one that is not a positive integer', async () => {
     const path = join(dir, 'cache.db');
     for (const cacheSizeMiB of [0, -1, 1.5, Number.NaN]) {

@@ -54,8 +54,8 @@ export async function openSqliteStorage(options: SqliteStorageOptions): Promise<
  * Transactions are serialised by a FIFO async mutex and committed in groups: the callbacks
  * requested together run one after the other inside one `BEGIN IMMEDIATE` ... `COMMIT`, each in
  * its own SAVEPOINT (rolled back alone, its error rethrown, if it throws), so that concurrent
- * requests share one fsync; see `transaction`. `read` takes the same mutex (with a deferred `BEGIN` and
- * `PRAGMA query_only`): with one connection, a read that ran while a transaction awaits would
+ * requests share one fsync; see `transaction`. `read` takes the same mutex (with a deferred `BEGIN`,
+ * ended by `ROLLBACK`): with one connection, a read that ran while a transaction awaits would
  * see that transaction's uncommitted writes, and reads are short. The price is that a read waits
  * for the running transaction, which is why callbacks must not do slow work.
  *
@@ -80,6 +80,8 @@ export class SqliteStorage implements Storage {
   /** performance.now() when the last group committed. */
   #lastCommitAt = Number.NEGATIVE_INFINITY;
   #closed = false;
+  /** `SELECT total_changes()`, prepared once (see #read). */
+  #changes: StatementSync | undefined;
 
   private constructor(db: DatabaseSync, location: string, schemaVersion: number) {
     this.#db = db;
@@ -144,7 +146,7 @@ export class SqliteStorage implements Storage {
   }
 
   read<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T> {
-    return this.#run('read', true, fn);
+    return this.#read(fn);
   }
 
   /**
@@ -178,6 +180,7 @@ export class SqliteStorage implements Storage {
       if (this.#closed) return;
       this.#closed = true;
       this.#cache.clear();
+      this.#changes = undefined;
       try {
         this.#db.exec('PRAGMA optimize');
       } finally {
@@ -186,31 +189,44 @@ export class SqliteStorage implements Storage {
     });
   }
 
-  async #run<T>(what: string, readOnly: boolean, fn: (tx: StorageTx) => Promise<T>): Promise<T> {
-    this.#checkOutside(what);
+  /**
+   * A read: the mutex, a deferred `BEGIN`, the callback, then `ROLLBACK` (a read keeps nothing).
+   * Writing is refused by the repositories (`read_only`); a statement that wrote all the same
+   * (the connection's change count moved) fails the read with `read_only`, its write rolled
+   * back. Not `PRAGMA query_only`: setting it expires every prepared statement of the
+   * connection, so each statement after a read was compiled again (a share's read and
+   * transaction cost several times their work; docs/storage.md, "Pool shares").
+   */
+  async #read<T>(fn: (tx: StorageTx) => Promise<T>): Promise<T> {
+    this.#checkOutside('read');
     return this.#mutex.run(async () => {
       if (this.#closed) {
-        throw new StorageError('storage_closed', `storage.${what}() after close() of ${this.location}`);
+        throw new StorageError('storage_closed', `storage.read() after close() of ${this.location}`);
       }
-      const scope = new Scope(this.#statements, readOnly);
-      if (readOnly) this.#db.exec('PRAGMA query_only = ON');
+      const scope = new Scope(this.#statements, true);
+      const changes = this.#totalChanges();
+      this.#db.exec('BEGIN DEFERRED');
       try {
-        this.#db.exec(readOnly ? 'BEGIN DEFERRED' : 'BEGIN IMMEDIATE');
-        try {
-          const result = await this.#inside.run(scope, () => fn(new SqlTx(scope)));
-          scope.active = false;
-          this.#db.exec('COMMIT');
-          return result;
-        } catch (error) {
-          scope.active = false;
-          rollback(this.#db);
-          throw error;
+        const result = await this.#inside.run(scope, () => fn(new SqlTx(scope)));
+        scope.active = false;
+        if (this.#totalChanges() !== changes) {
+          throw new StorageError(
+            'read_only',
+            'a statement inside storage.read() wrote (rolled back): write in storage.transaction()',
+          );
         }
+        return result;
       } finally {
         scope.active = false;
-        if (readOnly) this.#db.exec('PRAGMA query_only = OFF');
+        rollback(this.#db);
       }
     });
+  }
+
+  /** Rows changed by this connection since it opened (`total_changes()`). */
+  #totalChanges(): number {
+    this.#changes ??= this.#db.prepare('SELECT total_changes() AS n');
+    return Number(this.#changes.get()?.n);
   }
 
   /**
