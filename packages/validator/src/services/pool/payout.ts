@@ -22,7 +22,13 @@ export const POOL_STAKE_ACCOUNT = '@pool';
 export const POOL_REWARD_ACCOUNT = '@pool:rewards';
 export const POOL_FEE_ACCOUNT = '@pool:fees';
 
-/** Shares read per page while filling the window. */
+/**
+ * Shares read per page while filling the window: the first page holds FIRST_PAGE, each next
+ * one twice the last, up to PAGE. A window is read at every pool block (and by each estimate),
+ * and vardiff keeps it near a few shares per member per block interval: a first page of PAGE
+ * rows would read and decode many times the rows the window counts.
+ */
+const FIRST_PAGE = 64;
 const PAGE = 1_000;
 
 /**
@@ -71,8 +77,11 @@ export async function windowWeights(
   let sum = 0n;
   let before = lastShareId + 1;
   let oldestShareId = lastShareId + 1;
+  let limit = FIRST_PAGE;
   while ((window === undefined || sum < window) && shares.length < MAX_WINDOW_SHARES) {
-    const page = await tx.pool.sharesBefore(before, afterId, PAGE);
+    // Never past MAX_WINDOW_SHARES: a cut window holds exactly its newest MAX_WINDOW_SHARES.
+    limit = Math.min(limit, MAX_WINDOW_SHARES - shares.length);
+    const page = await tx.pool.sharesBefore(before, afterId, limit);
     for (const share of page) {
       if (window !== undefined && sum >= window) break;
       const weight = pplnsScore(share.difficulty, share.blockDifficulty);
@@ -81,8 +90,9 @@ export async function windowWeights(
       oldestShareId = share.id;
     }
     const last = page.at(-1);
-    if (page.length < PAGE || last === undefined) break;
+    if (page.length < limit || last === undefined) break;
     before = last.id;
+    limit = Math.min(PAGE, limit * 2);
   }
   const effective = window ?? sum;
   return { weights: pplnsWeights(shares, effective), window: effective, lastShareId, oldestShareId };
