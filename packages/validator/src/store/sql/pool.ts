@@ -122,14 +122,7 @@ export class SqlPoolRepo implements PoolRepo {
     challengeId: string,
   ): Promise<{ readonly member?: PoolMemberRecord; readonly terms?: PoolChallengeTerms }> {
     // One statement (one row, both parts LEFT JOINed to it), as in shareContext.
-    const row = await this.scope
-      .read()
-      .prepare(
-        `SELECT ${prefixed('m', MEMBER_COLUMNS)}, ${prefixed('t', TERMS_COLUMNS)} ` +
-          'FROM (SELECT 1 AS one) AS one LEFT JOIN pool_members m ON m.pubkey = ? ' +
-          'LEFT JOIN pool_challenges t ON t.challenge_id = ?',
-      )
-      .get(pubkey, challengeId);
+    const row = await this.scope.read().prepare(MEMBER_AND_TERMS_SQL).get(pubkey, challengeId);
     if (row === undefined) throw new Error('pool.getMemberAndTerms: no row');
     const member = unprefixed(row, 'm');
     const terms = unprefixed(row, 't');
@@ -359,19 +352,7 @@ export class SqlPoolRepo implements PoolRepo {
   async shareContext(challengeId: string, backoffKey: string, pubkey: string) {
     // One statement (one row: every part LEFT JOINed to it), where four would cost four
     // executions and, on PostgreSQL, four statements' protocol work on both sides.
-    const row = await this.scope
-      .read()
-      .prepare(
-        `SELECT ${HEX_CHALLENGE_COLUMNS.split(', ')
-          .map((c) => `c.${c}`)
-          .join(
-            ', ',
-          )}, ${prefixed('t', TERMS_COLUMNS)}, ${prefixed('b', BACKOFF_COLUMNS)}, ${prefixed('m', MEMBER_COLUMNS)} ` +
-          'FROM (SELECT 1 AS one) AS one LEFT JOIN hex_challenges c ON c.id = ? ' +
-          'LEFT JOIN pool_challenges t ON t.challenge_id = c.id LEFT JOIN pool_backoff b ON b.backoff_key = ? ' +
-          'LEFT JOIN pool_members m ON m.pubkey = ?',
-      )
-      .get(challengeId, backoffKey, pubkey);
+    const row = await this.scope.read().prepare(SHARE_CONTEXT_SQL).get(challengeId, backoffKey, pubkey);
     if (row === undefined) throw new Error('pool.shareContext: no row');
     const part = (prefix: string, key: string) => {
       const sub = unprefixed(row, prefix);
@@ -417,6 +398,25 @@ export class SqlPoolRepo implements PoolRepo {
     return Number(result.changes);
   }
 }
+
+/**
+ * pool.shareContext: the challenge (its own column names), its share terms, the back-off and the
+ * member, in one row. Built once: the statement cache is keyed by the text.
+ */
+const SHARE_CONTEXT_SQL =
+  `SELECT ${HEX_CHALLENGE_COLUMNS.split(', ')
+    .map((c) => `c.${c}`)
+    .join(', ')}, ${prefixed('t', TERMS_COLUMNS)}, ` +
+  `${prefixed('b', BACKOFF_COLUMNS)}, ${prefixed('m', MEMBER_COLUMNS)} ` +
+  'FROM (SELECT 1 AS one) AS one LEFT JOIN hex_challenges c ON c.id = ? ' +
+  'LEFT JOIN pool_challenges t ON t.challenge_id = c.id LEFT JOIN pool_backoff b ON b.backoff_key = ? ' +
+  'LEFT JOIN pool_members m ON m.pubkey = ?';
+
+/** pool.getMemberAndTerms: the member and a challenge's share terms, in one row. */
+const MEMBER_AND_TERMS_SQL =
+  `SELECT ${prefixed('m', MEMBER_COLUMNS)}, ${prefixed('t', TERMS_COLUMNS)} ` +
+  'FROM (SELECT 1 AS one) AS one LEFT JOIN pool_members m ON m.pubkey = ? ' +
+  'LEFT JOIN pool_challenges t ON t.challenge_id = ?';
 
 /** recordShares on PostgreSQL: the shares in order (`ord`), each one's answer in that order. */
 const RECORD_SHARES_SQL =

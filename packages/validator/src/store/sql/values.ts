@@ -91,9 +91,10 @@ export function prefixed(alias: string, columns: string): string {
 /** The columns of `row` named `<prefix>_...`, without the prefix. */
 export function unprefixed(row: Row, prefix: string): Row {
   const start = `${prefix}_`;
-  return Object.fromEntries(
-    Object.entries(row)
-      .filter(([k]) => k.startsWith(start))
-      .map(([k, v]) => [k.slice(start.length), v]),
-  );
+  const out: Record<string, unknown> = {};
+  // One pass over the row's own columns (rows are plain records of column name to value).
+  for (const key of Object.keys(row)) {
+    if (key.startsWith(start)) out[key.slice(start.length)] = row[key];
+  }
+  return out;
 }
