@@ -114,6 +114,19 @@ describe('hashMeetsTarget', () => {
     expect(hashMeetsTarget(hashOf(t - 1n), t)).toBe(true);
   });
 
+  it('answers the same for a target it compared against before (a share and a block target in turn)', () => {
+    const share = targetFromDifficulty(16n);
+    const block = targetFromDifficulty(4096n);
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: MAX_UINT256 }), (h) => {
+        for (const t of [share, block, share, block]) expect(hashMeetsTarget(hashOf(h), t)).toBe(h <= t);
+      }),
+    );
+    // Out-of-range targets are refused every time, whatever was compared before.
+    expect(thrown(() => hashMeetsTarget(hashOf(0n), MAX_HEX_TARGET + 1n)).code).toBe('invalid_target');
+    expect(thrown(() => hashMeetsTarget(hashOf(0n), MAX_HEX_TARGET + 1n)).code).toBe('invalid_target');
+  });
+
   it('reads the first byte as the most significant one', () => {
     const t = targetFromDifficulty(256n); // 00ffff...ff
     const low = new Uint8Array(32);

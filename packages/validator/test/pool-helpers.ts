@@ -11,7 +11,6 @@ import {
   NONCE_OFFSET,
   type PoolMember,
   targetFromHex,
-  u64le,
 } from '@tensormine/protocol';
 import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
@@ -108,8 +107,11 @@ export function grind(challenge: HexChallenge, key: KeyPair, from: number, count
     minerPublicKey: key.publicKey,
     nonce: from,
   });
+  const view = new DataView(header.buffer, header.byteOffset, header.byteLength);
   for (let nonce = from; nonce < from + count; nonce++) {
-    header.set(u64le(nonce), NONCE_OFFSET);
+    // u64 LE, as u64le writes it (a nonce is a safe integer: below 2^53).
+    view.setUint32(NONCE_OFFSET, nonce >>> 0, true);
+    view.setUint32(NONCE_OFFSET + 4, Math.floor(nonce / 2 ** 32), true);
     const pow = hexPowHash(header);
     out.push({ nonce, share: hashMeetsTarget(pow, shareTarget), block: hashMeetsTarget(pow, blockTarget) });
   }

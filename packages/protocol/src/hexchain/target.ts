@@ -87,6 +87,24 @@ export function targetFromHex(hex: string): bigint {
 }
 
 /**
+ * The bytes of the targets compared against lately (never handed out: nobody can change them).
+ * A grinder compares every hash against the same one or two targets (its share and block
+ * targets); converting the target each time cost more than the comparison.
+ */
+const recentTargets = new Map<bigint, Uint8Array>();
+const RECENT_TARGETS = 16;
+
+function targetBytesOf(target: bigint): Uint8Array {
+  let bytes = recentTargets.get(target);
+  if (bytes === undefined) {
+    bytes = targetToBytes(target); // checks the range: only valid targets are kept
+    if (recentTargets.size >= RECENT_TARGETS) recentTargets.clear();
+    recentTargets.set(target, bytes);
+  }
+  return bytes;
+}
+
+/**
  * True when `hash`, read as a big-endian 256-bit integer, is <= `target`.
  * @throws ProtocolError `validation_failed` when the hash is not 32 bytes, `invalid_target` for a
  *   target out of range.
@@ -95,7 +113,7 @@ export function hashMeetsTarget(hash: Uint8Array, target: bigint): boolean {
   if (hash.length !== 32) {
     throw new ProtocolError('validation_failed', `hash: expected 32 bytes, got ${hash.length}`);
   }
-  const t = targetToBytes(target);
+  const t = targetBytesOf(target);
   for (let i = 0; i < 32; i++) {
     if (hash[i] !== t[i]) return hash[i]! < t[i]!;
   }
