@@ -12,7 +12,11 @@ import { cleanup, hexJob, waitFor } from './helpers.js';
 type Found = Extract<FromWorker, { type: 'found' }>;
 
 /** A hexchain kernel job whose target every hash meets (2^256 - 1): every nonce is a result. */
-const everyNonce = (): KernelJob => ({ ...kernelJob(hexJob(16)), target: new Uint8Array(32).fill(0xff) });
+function everyNonce(): KernelJob {
+  const job = kernelJob(hexJob(16));
+  if (job.kind !== 'hexchain') throw new Error('expected a hexchain kernel job');
+  return { ...job, target: new Uint8Array(32).fill(0xff) };
+}
 
 async function started(threads: number, onMessage: (message: FromWorker) => void): Promise<WorkerPool> {
   const pool = new WorkerPool({ threads, kernel: 'wasm', onMessage, onExit: () => undefined });
