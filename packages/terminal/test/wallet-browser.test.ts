@@ -162,6 +162,18 @@ describe('the terminal page with a Wallet Standard wallet', () => {
   });
 });
 
+/**
+ * Waits for the built-in wallet to be connected and proved. The result line turns `ok` once
+ * before that ("Saved in this browser…", while the challenge is still being signed), so the
+ * class alone is not the end of it: the "Connected" line is.
+ */
+async function builtinConnected(page: Page): Promise<void> {
+  await page.waitForFunction(() => {
+    const result = document.getElementById('builtin-result');
+    return Boolean(result?.classList.contains('ok') && result.textContent?.startsWith('Connected'));
+  });
+}
+
 describe('the terminal page with the built-in wallet', () => {
   it('creates a key under a passphrase, proves it, signs in, claims, buys no-ads, and exports the key file of miner keys', async () => {
     const context = await browser.newContext({ viewport: PHONE, colorScheme: 'dark', acceptDownloads: true });
@@ -179,7 +191,7 @@ describe('the terminal page with the built-in wallet', () => {
     await page.fill('#builtin-new-passphrase', 'correct horse battery');
     await page.fill('#builtin-new-passphrase2', 'correct horse battery');
     await page.click('#builtin-create');
-    await page.waitForSelector('#builtin-result.ok');
+    await builtinConnected(page);
     const address = (await page.textContent('#wallet')) ?? '';
     expect(address).toMatch(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/);
     expect(await page.textContent('#wallet-via')).toBe('(Built-in wallet)');
@@ -211,7 +223,7 @@ describe('the terminal page with the built-in wallet', () => {
     expect(await page.textContent('#builtin-result')).toBe('Wallet not connected: wrong passphrase');
     await page.fill('#builtin-passphrase', 'correct horse battery');
     await page.click('#builtin-unlock');
-    await page.waitForSelector('#builtin-result.ok');
+    await builtinConnected(page);
     expect(await buy(page, 'no-ads', 'SOL')).toMatch(/^Bought no ads for 0\.05 SOL/);
     expect(await balance(env.validatorUrl, wallet, 'SOL')).toBe('0');
     // More than it holds: the validator's refusal, shown as it is; nothing moved.
@@ -251,7 +263,7 @@ describe('the terminal page with the built-in wallet', () => {
     await page.fill('#builtin-new-passphrase', 'another passphrase');
     await page.fill('#builtin-new-passphrase2', 'another passphrase');
     await page.click('#builtin-create');
-    await page.waitForSelector('#builtin-result.ok');
+    await builtinConnected(page);
     expect(await page.textContent('#wallet')).toBe(imported.address);
     expect(await buy(page, 'premium', 'PTM')).toMatch(/^Bought premium for 200 PTM/);
     expect(await balance(env.validatorUrl, imported, 'PTM')).toBe('100');
