@@ -1,4 +1,5 @@
 import { packageProject } from '../vitest.shared.ts';
 
 /** The examples that are tests (`*.test.ts`) run with `npm test`; the scripts run with `npm run examples`. */
-export default packageProject('examples', { include: ['*.test.ts'] });
+// Its test files are independent of each other: they share workers (test-support/cleanup.ts).
+export default packageProject('examples', { include: ['*.test.ts'], isolate: false });

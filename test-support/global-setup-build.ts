@@ -1,4 +1,5 @@
 import { ensureBuilt } from './build.ts';
+import { traced } from './trace.ts';
 
 /**
  * The global set-up of the projects whose tests start the `miner` bin (cli, terminal; see their
@@ -8,5 +9,5 @@ import { ensureBuilt } from './build.ts';
  * sources (bin/miner.js never runs a stale build).
  */
 export async function setup(): Promise<void> {
-  await ensureBuilt();
+  await traced('set-up build', ensureBuilt);
 }

@@ -7,6 +7,7 @@ import { ensureBuilt } from './build.ts';
 import { launchChromiumServer } from './chromium.ts';
 import { type PostgresServer, startPostgres } from './postgres.ts';
 import { SERVICE_START_TIMEOUT_MS } from './timeouts.ts';
+import { trace, traced } from './trace.ts';
 
 /**
  * The test run's shared services, in the vitest process (every project's `globalSetup`, see
@@ -49,6 +50,7 @@ const COMPILE_CACHE = join(
 type Holder = { [KEY]?: Promise<Services> };
 
 export async function setup(project: TestProject): Promise<() => Promise<void>> {
+  trace(`set-up ${project.name}`);
   const holder = globalThis as Holder;
   holder[KEY] ??= startServices();
   const services = await holder[KEY];
@@ -76,18 +78,20 @@ async function startServices(): Promise<Services> {
 
   const handlers: Record<string, () => Promise<Record<string, string>>> = {
     '/postgres': async () => {
-      postgres ??= startPostgres({
-        startTimeoutMs: SERVICE_START_TIMEOUT_MS,
-        // every test file's validators and storages at once, with their pools
-        settings: { max_connections: 400 },
-      });
+      postgres ??= traced('service postgres', () =>
+        startPostgres({
+          startTimeoutMs: SERVICE_START_TIMEOUT_MS,
+          // every test file's validators and storages at once, with their pools
+          settings: { max_connections: 400 },
+        }),
+      );
       return { url: (await postgres).url };
     },
     '/build': async () => {
       return { current: String(await ensureBuilt()) };
     },
     '/chromium': async () => {
-      chromium ??= launchChromiumServer();
+      chromium ??= traced('service chromium', launchChromiumServer);
       return { wsEndpoint: (await chromium).wsEndpoint() };
     },
   };
@@ -104,6 +108,7 @@ async function startServices(): Promise<Services> {
     address: { url: `http://127.0.0.1:${port}`, token },
     users: 0,
     async close() {
+      trace('teardown services start');
       await closeServer(server);
       if (compileCache !== undefined && process.env.NODE_COMPILE_CACHE === compileCache)
         delete process.env.NODE_COMPILE_CACHE;
@@ -118,6 +123,7 @@ async function startServices(): Promise<Services> {
           () => {},
         ),
       ]);
+      trace('teardown services end');
       const failed = results.filter((r) => r.status === 'rejected');
       if (failed.length > 0) {
         throw new AggregateError(

@@ -1,3 +1,4 @@
 import { packageProject } from '../../vitest.shared.ts';
 
-export default packageProject('wasm-gen');
+// Its test files are independent of each other: they share workers (test-support/cleanup.ts).
+export default packageProject('wasm-gen', { isolate: false });

@@ -10,7 +10,7 @@ import { checkKernelChoice, type KernelChoice, type KernelName, resolveKernel } 
 import { type KernelSelection, type SelectKernelOptions, selectKernel } from './kernels/select.js';
 import type { WarmUpReport } from './kernels/warm-up.js';
 import { WorkerPool } from './worker/pool.js';
-import type { FromWorker, ReferenceCheck, WorkerState } from './worker/protocol.js';
+import type { FoundItem, FromWorker, ReferenceCheck, WorkerState } from './worker/protocol.js';
 
 export interface MiningEngineOptions {
   /** The backend id (default `cpu`). */
@@ -375,11 +375,15 @@ export class MiningEngine extends EventEmitter<DeviceEvents> implements DeviceBa
       }
       return;
     }
-    this.onFound(current.job, message);
+    for (const item of message.results) {
+      // A job that stops at its first result ends with it: the rest of the message is dropped.
+      if (this.current !== current) return;
+      this.onFound(current.job, message.index, item);
+    }
   }
 
-  private onFound(job: MiningJob, message: Extract<FromWorker, { type: 'found' }>): void {
-    const meta = { device: this.id, worker: message.index };
+  private onFound(job: MiningJob, index: number, message: FoundItem): void {
+    const meta = { device: this.id, worker: index };
     // A tensor solution comes with the reference's work, computed by its worker (worker/entry.ts):
     // the check's cost, a whole recomputation, stays off this thread.
     const verdict =
@@ -391,7 +395,7 @@ export class MiningEngine extends EventEmitter<DeviceEvents> implements DeviceBa
       this.report(
         new MinerError(
           'kernel_mismatch',
-          `worker ${message.index} reported nonce ${message.nonce} for challenge ${job.challengeId}, which the reference verifier rejects: ${verdict.code}: ${verdict.message}`,
+          `worker ${index} reported nonce ${message.nonce} for challenge ${job.challengeId}, which the reference verifier rejects: ${verdict.code}: ${verdict.message}`,
           { nonce: message.nonce, challengeId: job.challengeId, code: verdict.code },
         ),
       );
@@ -409,7 +413,7 @@ export class MiningEngine extends EventEmitter<DeviceEvents> implements DeviceBa
       this.report(
         new MinerError(
           'kernel_mismatch',
-          `worker ${message.index}: the kernel's ${found.kind === 'hexchain' ? 'pow_hash' : 'computation_hash'} for nonce ${message.nonce} differs from the reference (the result itself is valid and was rebuilt with the reference)`,
+          `worker ${index}: the kernel's ${found.kind === 'hexchain' ? 'pow_hash' : 'computation_hash'} for nonce ${message.nonce} differs from the reference (the result itself is valid and was rebuilt with the reference)`,
           { nonce: message.nonce, challengeId: job.challengeId },
         ),
       );

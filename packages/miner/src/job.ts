@@ -121,8 +121,17 @@ export function tensorJob(challenge: ChallengeWire, minerPublicKey: Uint8Array |
 
 /** The expected number of hashes (nonce iterations) per result of a job. */
 export function expectedHashes(job: MiningJob): number {
-  return job.kind === 'hexchain' ? job.difficulty : difficultyParams(job.difficulty).expectedPathIterations;
+  if (job.kind === 'hexchain') return job.difficulty;
+  let iterations = expectedIterations.get(job.difficulty);
+  if (iterations === undefined) {
+    iterations = difficultyParams(job.difficulty).expectedPathIterations;
+    expectedIterations.set(job.difficulty, iterations);
+  }
+  return iterations;
 }
+
+/** A tensor level's expected iterations (exact bigint arithmetic), computed once per level: every result states it. */
+const expectedIterations = new Map<number, number>();
 
 /** The job restricted to [start, end) (the Miner gives each backend its own slice). */
 export function withNonceRange<J extends MiningJob>(job: J, start: number, end: number): J {

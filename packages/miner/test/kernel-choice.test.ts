@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { benchJobs } from '../src/bench.js';
 import { MiningEngine } from '../src/engine.js';
+import { MinerError } from '../src/errors.js';
+import { type KernelChoice, type KernelName, kernelFor } from '../src/kernels/choice.js';
 import { findCompiler } from '../src/kernels/native/build.js';
 import { cpuinfoFlags, maskedCpuFlags, missingCpuFlags } from '../src/kernels/native/cpu.js';
 import { selectKernel } from '../src/kernels/select.js';
@@ -56,6 +58,62 @@ describe('the compiler', () => {
     );
     expect(() => findCompiler({ PATH: bin, CC: 'tcc' })).toThrow(
       'no C compiler: CC=tcc is not an executable on PATH',
+    );
+  });
+});
+
+describe("the rule: the kernel a choice selects is a function of the thread's support", () => {
+  test('every choice against every support; the support is asked only where the choice depends on it', () => {
+    const asked: string[] = [];
+    const support = (native: boolean, simd: boolean) => ({
+      nativeLoaded: () => {
+        asked.push('native');
+        return native;
+      },
+      wasmSimd: () => {
+        asked.push('wasm');
+        return simd;
+      },
+    });
+    const NO_NATIVE = /^kernel: native is not loaded in this thread/;
+    const NO_SIMD = /^kernel: wasm was requested but this runtime does not support WebAssembly SIMD/;
+    // choice, native kernels loaded, WebAssembly SIMD: the kernel (or the error), what was asked
+    const table: [KernelChoice, boolean, boolean, KernelName | RegExp, string[]][] = [
+      ['auto', true, true, 'native', ['native']],
+      ['auto', true, false, 'native', ['native']],
+      ['auto', false, true, 'wasm', ['native', 'wasm']],
+      ['auto', false, false, 'js', ['native', 'wasm']],
+      ['native', true, true, 'native', ['native']],
+      ['native', true, false, 'native', ['native']],
+      ['native', false, true, NO_NATIVE, ['native']],
+      ['native', false, false, NO_NATIVE, ['native']],
+      ['wasm', true, true, 'wasm', ['wasm']],
+      ['wasm', false, true, 'wasm', ['wasm']],
+      ['wasm', true, false, NO_SIMD, ['wasm']],
+      ['wasm', false, false, NO_SIMD, ['wasm']],
+      ['js', true, true, 'js', []],
+      ['js', false, false, 'js', []],
+    ];
+    for (const [choice, native, simd, want, wantAsked] of table) {
+      asked.length = 0;
+      const label = `${choice}, native kernels ${native ? 'loaded' : 'not loaded'}, SIMD ${simd ? 'yes' : 'no'}`;
+      let got: KernelName | Error;
+      try {
+        got = kernelFor(choice, support(native, simd));
+      } catch (error) {
+        got = error as Error;
+      }
+      if (want instanceof RegExp) {
+        expect(got, label).toBeInstanceOf(MinerError);
+        expect((got as MinerError).code, label).toBe('invalid_option');
+        expect((got as MinerError).message, label).toMatch(want);
+      } else {
+        expect(got, label).toBe(want);
+      }
+      expect(asked, label).toEqual(wantAsked);
+    }
+    expect(() => kernelFor('simd' as never, support(true, true))).toThrow(
+      'kernel: expected one of auto, native, wasm, js, got simd',
     );
   });
 });

@@ -3,8 +3,9 @@
  * does on first use), before the test files start. A failure is left to the tests that need
  * them, which say why; the build itself is tested in native.test.ts.
  */
+import { traced } from '../../../test-support/trace.ts';
 import { buildNativeLibrary } from '../src/kernels/native/build.js';
 
 export default async function setup(): Promise<void> {
-  await buildNativeLibrary().catch(() => undefined);
+  await traced('set-up native kernels', () => buildNativeLibrary().catch(() => undefined));
 }

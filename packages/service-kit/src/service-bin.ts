@@ -115,7 +115,6 @@ export function runServiceBin<C>(bin: ServiceBin<C>, argv = process.argv.slice(2
       return 2;
     }
     const running = await bin.start(input);
-    for (const line of running.lines) console.log(line);
     let stopping = false;
     const stop = async (signal: string) => {
       if (stopping) return;
@@ -128,6 +127,9 @@ export function runServiceBin<C>(bin: ServiceBin<C>, argv = process.argv.slice(2
     process.on('SIGTERM', () => void stop('SIGTERM'));
     // Under `npm start`: npm's own SIGINT and SIGTERM stop at its shell (npm-signals.ts).
     watchNpmStopSignals((reason) => void stop(reason));
+    // The lines last: whoever waits for them may stop the service at once, and the handlers
+    // above must be in place by then (a SIGTERM between the two killed it with no clean close).
+    for (const line of running.lines) console.log(line);
     return -1;
   };
 

@@ -30,15 +30,25 @@ export function checkKernelChoice(choice: unknown): asserts choice is KernelChoi
 }
 
 /**
- * The kernel a setting selects in this thread, now. The native kernels count only once they
- * are loaded and verified here (`selectKernel` does it, and a worker loads what the engine
- * verified): `native` before that is an error, `auto` then means `wasm` (or `js`).
+ * What a thread offers the kernel choice: whether its native kernels are loaded and verified,
+ * whether its runtime runs WebAssembly SIMD. Asked only where the choice depends on them (a
+ * `js` worker never decodes the WebAssembly module to validate it).
  */
-export function resolveKernel(choice: KernelChoice = 'auto'): KernelName {
+export interface KernelSupport {
+  readonly nativeLoaded: () => boolean;
+  readonly wasmSimd: () => boolean;
+}
+
+/**
+ * The kernel `choice` selects where `support` holds: the rule of `resolveKernel`, a function of
+ * its inputs only. `native` without the native kernels is an error, `auto` then means `wasm`
+ * (or `js` without WebAssembly SIMD), `wasm` without WebAssembly SIMD is an error.
+ */
+export function kernelFor(choice: KernelChoice, support: KernelSupport): KernelName {
   checkKernelChoice(choice);
   if (choice === 'js') return 'js';
   if (choice === 'native' || choice === 'auto') {
-    if (nativeKernels() !== undefined) return 'native';
+    if (support.nativeLoaded()) return 'native';
     if (choice === 'native') {
       throw new MinerError(
         'invalid_option',
@@ -46,7 +56,7 @@ export function resolveKernel(choice: KernelChoice = 'auto'): KernelName {
       );
     }
   }
-  if (wasmSimdSupported()) return 'wasm';
+  if (support.wasmSimd()) return 'wasm';
   if (choice === 'wasm') {
     throw new MinerError(
       'invalid_option',
@@ -54,4 +64,20 @@ export function resolveKernel(choice: KernelChoice = 'auto'): KernelName {
     );
   }
   return 'js';
+}
+
+/** This thread's support: its native kernels (`selectKernel` installs them), its runtime. */
+const THREAD_SUPPORT: KernelSupport = {
+  nativeLoaded: () => nativeKernels() !== undefined,
+  wasmSimd: wasmSimdSupported,
+};
+
+/**
+ * The kernel a setting selects in this thread, now (`kernelFor` on this thread's support). The
+ * native kernels count only once they are loaded and verified here (`selectKernel` does it, and
+ * a worker loads what the engine verified): `native` before that is an error, `auto` then means
+ * `wasm` (or `js`).
+ */
+export function resolveKernel(choice: KernelChoice = 'auto'): KernelName {
+  return kernelFor(choice, THREAD_SUPPORT);
 }

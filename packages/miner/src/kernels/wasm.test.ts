@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { mmlScoreQ16 } from '@tensormine/protocol';
 import { describe, expect, test } from 'vitest';
-import { KERNEL_CHOICES, resolveKernel } from './choice.js';
+import { KERNEL_CHOICES, kernelFor, resolveKernel } from './choice.js';
 import { prepareHexchain } from './hexchain.js';
+import { nativeKernels } from './native/library.js';
 import { scanHexchain } from './sha256.generated.js';
 import { MAC_LAYOUT } from './wasm.generated.js';
 import { WasmKernels, wasmSimdSupported } from './wasm.js';
@@ -60,11 +61,24 @@ function mmlBits(bits: Uint8Array): number {
 describe('wasm kernels', () => {
   test('Node 24 supports WebAssembly SIMD, so auto selects wasm while no native kernels are loaded', () => {
     expect(wasmSimdSupported()).toBe(true);
-    expect(resolveKernel('auto')).toBe('wasm');
+    // This runtime's support with no native kernels loaded, given explicitly: what another test
+    // file sharing this worker installed in the thread is not an input here.
+    const noNative = { nativeLoaded: () => false, wasmSimd: wasmSimdSupported };
+    expect(kernelFor('auto', noNative)).toBe('wasm');
+    expect(kernelFor('wasm', noNative)).toBe('wasm');
+    expect(kernelFor('js', noNative)).toBe('js');
+    expect(() => kernelFor('native', noNative)).toThrow(/native is not loaded in this thread/);
+    expect(KERNEL_CHOICES).toEqual(['auto', 'native', 'wasm', 'js']);
+    expect(() => kernelFor('simd' as never, noNative)).toThrow(
+      /kernel: expected one of auto, native, wasm, js/,
+    );
+    // resolveKernel is that rule on this thread's own support
+    const loaded = nativeKernels() !== undefined;
+    expect(resolveKernel('auto')).toBe(loaded ? 'native' : 'wasm');
     expect(resolveKernel('wasm')).toBe('wasm');
     expect(resolveKernel('js')).toBe('js');
-    expect(() => resolveKernel('native')).toThrow(/native is not loaded in this thread/);
-    expect(KERNEL_CHOICES).toEqual(['auto', 'native', 'wasm', 'js']);
+    if (loaded) expect(resolveKernel('native')).toBe('native');
+    else expect(() => resolveKernel('native')).toThrow(/native is not loaded in this thread/);
     expect(() => resolveKernel('simd' as never)).toThrow(/kernel: expected one of auto, native, wasm, js/);
   });
 

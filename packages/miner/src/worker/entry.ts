@@ -5,6 +5,10 @@
  * (new job or stop) drops the job, the pause flag makes it wait, the intensity makes it sleep
  * a proportional time. Waits use Atomics.waitAsync, so messages keep arriving while it waits.
  *
+ * A job's result that ends it is posted at once; the results of a job that goes on are posted
+ * once a batch, with at most MAX_FOUND_IN_FLIGHT messages the engine has not received
+ * (protocol.ts).
+ *
  * A tensor solution is recomputed here with the reference (`computeWork` of
  * @tensormine/protocol, loaded on the first solution) before it is posted, so that the check of
  * every result costs each worker its own share and never queues on the engine's thread. From
@@ -17,11 +21,15 @@ import { NativeKernels, useNativeKernels } from '../kernels/native/library.js';
 import { TensorSearch } from '../kernels/tensor.js';
 import { warmUpJsKernels } from '../kernels/warm-up.js';
 import {
+  ACK_STRIDE,
+  type FoundItem,
   type FromWorker,
   GENERATION,
   INTENSITY,
   type JobMessage,
   type KernelJob,
+  MAX_FOUND_IN_FLIGHT,
+  MAX_FOUND_PER_MESSAGE,
   PAUSED,
   type ToWorker,
   WAKE,
@@ -34,7 +42,7 @@ import {
 
 const init = workerData as WorkerInit;
 const port = parentPort!;
-const { control, counters, states, index, kernel } = init;
+const { control, counters, states, acks, index, kernel } = init;
 
 // The native library the engine's thread built and checked against the vectors; the `js`
 // kernels run on throwaway work until V8 has optimised them (kernels/warm-up.ts), so that no
@@ -123,51 +131,88 @@ async function loop(): Promise<void> {
   }
 }
 
-/** Runs one batch; false when the job ends (a result with stopOnFound, or an error). */
+/**
+ * Runs one batch: `count` nonces from the job's next (fewer when the job ends at its first
+ * result, or a new job or a stop comes). A job that ends at its first result posts it at once;
+ * a job that goes on gets the batch's results held and posted together at its end, or every
+ * MAX_FOUND_PER_MESSAGE (protocol.ts). False when the job ends (a result with stopOnFound, or
+ * an error).
+ */
 async function runBatch(job: Active, count: number): Promise<boolean> {
   const generation = job.message.generation;
+  const end = job.next + count;
+  const held: FoundItem[] = [];
   try {
-    if (job.hexchain !== undefined) {
-      const r = searchBlock(job.hexchain, job.next, count);
-      Atomics.add(counters, index, BigInt(r.hashes));
-      job.next += r.hashes;
-      if (r.found !== undefined) {
-        post({
-          type: 'found',
-          index,
-          generation,
-          nonce: r.found,
-          powHash: hexchainHash(job.hexchain, r.found),
-        });
-        return !job.message.stopOnFound;
+    while (job.next < end) {
+      const item = await search(job, end - job.next);
+      if (item === undefined) continue;
+      if (job.message.stopOnFound) {
+        await postFound(generation, [item]);
+        return false;
       }
-    } else if (job.tensor !== undefined) {
-      const r = job.tensor.search(job.next, count);
-      Atomics.add(counters, index, BigInt(r.iterations));
-      job.next += r.iterations;
-      if (r.found !== undefined) {
-        const { nonce } = r.found;
-        const computationHash = r.found.work.computationHash;
-        if (init.referenceCheck === 'engine') {
-          post({ type: 'found', index, generation, nonce, computationHash });
-        } else {
-          const input = job.message.job as Extract<KernelJob, { kind: 'tensor' }>;
-          // The reference's work without the activations (a result carries only its hashes).
-          const {
-            shape: _shape,
-            result: _result,
-            ...reference
-          } = (await protocol()).computeWork(input.task, input.minerPublicKey, nonce);
-          post({ type: 'found', index, generation, nonce, computationHash, reference });
-        }
-        return !job.message.stopOnFound;
-      }
+      held.push(item);
+      if (held.length === MAX_FOUND_PER_MESSAGE) await postFound(generation, held.splice(0));
+      // A new job or a stop: leave the batch now (the held results are the ended job's, which
+      // the engine would drop).
+      if (Atomics.load(control, GENERATION) !== generation) return true;
     }
-    return true;
   } catch (error) {
+    if (held.length > 0) await postFound(generation, held);
     post({ type: 'error', index, generation, message: (error as Error).message });
     return false;
   }
+  if (held.length > 0) await postFound(generation, held);
+  return true;
+}
+
+/** Searches up to `count` nonces from the job's next, to the first result (undefined: none). */
+async function search(job: Active, count: number): Promise<FoundItem | undefined> {
+  if (job.hexchain !== undefined) {
+    const r = searchBlock(job.hexchain, job.next, count);
+    Atomics.add(counters, index, BigInt(r.hashes));
+    job.next += r.hashes;
+    return r.found === undefined
+      ? undefined
+      : { nonce: r.found, powHash: hexchainHash(job.hexchain, r.found) };
+  }
+  const r = job.tensor!.search(job.next, count);
+  Atomics.add(counters, index, BigInt(r.iterations));
+  job.next += r.iterations;
+  if (r.found === undefined) return undefined;
+  const { nonce } = r.found;
+  const computationHash = r.found.work.computationHash;
+  if (init.referenceCheck === 'engine') return { nonce, computationHash };
+  const input = job.message.job as Extract<KernelJob, { kind: 'tensor' }>;
+  // The reference's work without the activations (a result carries only its hashes).
+  const {
+    shape: _shape,
+    result: _result,
+    ...reference
+  } = (await protocol()).computeWork(input.task, input.minerPublicKey, nonce);
+  return { nonce, computationHash, reference };
+}
+
+/** `found` messages posted; the pool counts those the engine received in acks[index * ACK_STRIDE]. */
+let posted = 0;
+
+/**
+ * Posts results once the engine has received all but MAX_FOUND_IN_FLIGHT - 1 of this worker's
+ * earlier messages (back-pressure: a busy engine thread holds its worker here rather than letting
+ * messages queue without bound). Results of a job that ended meanwhile are dropped, as the engine
+ * would drop them.
+ */
+async function postFound(generation: number, results: FoundItem[]): Promise<void> {
+  const slot = index * ACK_STRIDE;
+  for (;;) {
+    const received = Atomics.load(acks, slot);
+    if (posted - received < MAX_FOUND_IN_FLIGHT) break;
+    if (Atomics.load(control, GENERATION) !== generation) return;
+    // Woken by the pool's count; the timeout looks at the generation again (a new job or a stop).
+    const wait = Atomics.waitAsync(acks, slot, received, 25);
+    if (wait.async) await wait.value;
+  }
+  posted++;
+  post({ type: 'found', index, generation, results });
 }
 
 let reference: Promise<typeof import('@tensormine/protocol')> | undefined;

@@ -3,6 +3,7 @@ import { MinerError } from '../errors.js';
 import type { KernelName } from '../kernels/choice.js';
 import type { WarmUpReport } from '../kernels/warm-up.js';
 import {
+  ACK_STRIDE,
   CONTROL_WORDS,
   type FromWorker,
   GENERATION,
@@ -54,6 +55,8 @@ export class WorkerPool {
   readonly control: Int32Array;
   readonly counters: BigInt64Array;
   readonly states: Int32Array;
+  /** The `found` messages received from each worker (protocol.ts: back-pressure). */
+  readonly acks: Int32Array;
   private readonly workers: (Worker | undefined)[];
   private readonly options: WorkerPoolOptions;
   /** Each worker's `js` warm-up, as its ready message reported it. */
@@ -76,6 +79,7 @@ export class WorkerPool {
     this.control = new Int32Array(new SharedArrayBuffer(CONTROL_WORDS * 4));
     this.counters = new BigInt64Array(new SharedArrayBuffer(options.threads * 8));
     this.states = new Int32Array(new SharedArrayBuffer(options.threads * 4));
+    this.acks = new Int32Array(new SharedArrayBuffer(options.threads * ACK_STRIDE * 4));
     this.control[INTENSITY] = 1000;
     this.workers = new Array(options.threads).fill(undefined);
   }
@@ -176,6 +180,8 @@ export class WorkerPool {
 
   private spawn(index: number): Promise<void> {
     const script = this.options.workerUrl ? { url: this.options.workerUrl } : workerScript();
+    // A new worker has posted nothing yet: its count of received messages starts again.
+    Atomics.store(this.acks, index * ACK_STRIDE, 0);
     const data: WorkerInit & { entry?: string } = {
       index,
       kernel: this.kernel.name,
@@ -184,6 +190,7 @@ export class WorkerPool {
       control: this.control,
       counters: this.counters,
       states: this.states,
+      acks: this.acks,
       ...(script.entry ? { entry: script.entry.href } : {}),
     };
     const worker = new Worker(script.url, {
@@ -207,6 +214,10 @@ export class WorkerPool {
           if (job) worker.postMessage(job);
           resolve();
           return;
+        }
+        if (message.type === 'found' && this.workers[index] === worker) {
+          Atomics.add(this.acks, index * ACK_STRIDE, 1);
+          Atomics.notify(this.acks, index * ACK_STRIDE);
         }
         this.options.onMessage(message);
       });

@@ -18,12 +18,30 @@ import type { WarmUpReport } from '../kernels/warm-up.js';
  *   written only by its worker (Atomics.add) and read by the engine (Atomics.load)
  * states (Int32Array, one per worker): what the worker is doing (WORKER_IDLE...), for the
  *   per-thread rows of the TUI and for tests
+ * acks (Int32Array, one slot of ACK_STRIDE words per worker, so that no two workers' slots share
+ *   a cache line): the `found` messages of the worker the engine has received, cumulative,
+ *   written by the pool (Atomics.add, Atomics.notify) and read by the worker, which keeps at
+ *   most MAX_FOUND_IN_FLIGHT messages unreceived (back-pressure: a busy engine thread holds its
+ *   workers' results back rather than letting them queue without bound)
+ *
+ * Results: the result of a job that ends at its first (stopOnFound: a v4.0 challenge, a solo
+ * hexchain block) is posted at once, so its latency is what it was; the results of a job that
+ * goes on (a pool's shares, the bench's easy tensor target) are held and posted together at the
+ * end of their batch (about batchMs later at most; or every MAX_FOUND_PER_MESSAGE), so that such
+ * a job wakes the engine's thread once a batch rather than once a result.
  */
 export const GENERATION = 0;
 export const PAUSED = 1;
 export const INTENSITY = 2;
 export const WAKE = 3;
 export const CONTROL_WORDS = 4;
+
+/** Words per worker in `acks` (64 bytes: one cache line each). */
+export const ACK_STRIDE = 16;
+/** `found` messages a worker may have posted that the engine has not received yet. */
+export const MAX_FOUND_IN_FLIGHT = 16;
+/** Results a `found` message carries at most. */
+export const MAX_FOUND_PER_MESSAGE = 64;
 
 export const WORKER_IDLE = 0;
 export const WORKER_MINING = 1;
@@ -50,6 +68,23 @@ export interface WorkerInit {
   readonly control: Int32Array;
   readonly counters: BigInt64Array;
   readonly states: Int32Array;
+  readonly acks: Int32Array;
+}
+
+/** One result of a worker, as a `found` message carries it. */
+export interface FoundItem {
+  readonly nonce: number;
+  /** hexchain: the kernel's pow_hash. */
+  readonly powHash?: Uint8Array;
+  /** tensor: the kernel's computation hash (the engine compares it with the reference's). */
+  readonly computationHash?: Uint8Array;
+  /**
+   * tensor: the reference's work for the nonce (`computeWork` of @tensormine/protocol, run
+   * by the worker on its own thread), which the engine builds and checks the result from;
+   * without the activations (`ProvedWork`), which a result does not carry, so that a
+   * message copies a few hashes rather than the whole tensor.
+   */
+  readonly reference?: ProvedWork;
 }
 
 /** The kernel input of a job, as it crosses to a worker (structured clone). */
@@ -83,18 +118,8 @@ export type FromWorker =
       readonly type: 'found';
       readonly index: number;
       readonly generation: number;
-      readonly nonce: number;
-      /** hexchain: the kernel's pow_hash. */
-      readonly powHash?: Uint8Array;
-      /** tensor: the kernel's computation hash (the engine compares it with the reference's). */
-      readonly computationHash?: Uint8Array;
-      /**
-       * tensor: the reference's work for the nonce (`computeWork` of @tensormine/protocol, run
-       * by the worker on its own thread), which the engine builds and checks the result from;
-       * without the activations (`ProvedWork`), which a result does not carry, so that a
-       * message copies a few hashes rather than the whole tensor.
-       */
-      readonly reference?: ProvedWork;
+      /** Results in nonce order: one that ends its job, or those of a batch (protocol above). */
+      readonly results: readonly FoundItem[];
     }
   | { readonly type: 'exhausted'; readonly index: number; readonly generation: number }
   | { readonly type: 'error'; readonly index: number; readonly generation: number; readonly message: string };
