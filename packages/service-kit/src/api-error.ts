@@ -1,5 +1,8 @@
-import { STATUS_CODES } from 'node:http';
 import { ERROR_CODES, type ErrorCode, type ErrorResponse, type Verdict } from '@tensormine/protocol';
+import { nodeHttp } from './node-http.js';
+
+/** node:http's reason phrases (node-http.ts: not an ESM import of node:http). */
+const { STATUS_CODES } = nodeHttp;
 
 const BRAND = Symbol.for('@tensormine/service-kit/ApiError');
 

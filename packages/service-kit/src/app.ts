@@ -7,6 +7,7 @@ import { acceptJsonBodies } from './json-body.js';
 import { ServiceMetrics } from './metrics.js';
 import { installMetrics, type ServiceMetricsOptions } from './metrics-plugin.js';
 import { addressKey, RateLimiter, type RateLimitRule } from './rate-limit.js';
+import { lazySerializerFactory } from './serializer-compiler.js';
 import type { LogLevel } from './settings.js';
 import { validatorCompiler } from './validator-compiler.js';
 
@@ -88,6 +89,8 @@ export function createServiceApp(options: ServiceAppOptions): FastifyInstance {
     trustProxy: options.trustProxy === undefined ? false : [...options.trustProxy],
     return503OnClosing: true,
     ajv: { customOptions: { coerceTypes: false } },
+    // Response serializers compiled on first use, once per schema (serializer-compiler.ts).
+    schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory } },
     // Malformed requests, bad paths and over-long parameters answer in the documented shape.
     ...frameworkErrorOptions(headers),
   });

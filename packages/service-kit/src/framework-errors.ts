@@ -1,4 +1,3 @@
-import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ErrorCode } from '@tensormine/protocol';
 import type {
@@ -9,6 +8,10 @@ import type {
   FastifyServerOptions,
 } from 'fastify';
 import { errorBody } from './api-error.js';
+import { nodeHttp } from './node-http.js';
+
+/** node:http's reason phrases (node-http.ts: not an ESM import of node:http). */
+const { STATUS_CODES } = nodeHttp;
 
 /**
  * The errors answered before any route runs, in the one documented shape

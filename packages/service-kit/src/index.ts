@@ -26,6 +26,7 @@ export {
   startMetricsListener,
 } from './metrics.js';
 export type { ServiceMetricsOptions } from './metrics-plugin.js';
+export { nodeHttp } from './node-http.js';
 export { addressKey, RateLimiter, type RateLimitRule, trustedProxies } from './rate-limit.js';
 export {
   type RouteHandler,

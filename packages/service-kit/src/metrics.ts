@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   Counter,
@@ -12,6 +12,7 @@ import {
 } from 'prom-client';
 import { ApiError, errorBody } from './api-error.js';
 import { type BearerGuard, bearerRefusal } from './bearer.js';
+import { nodeHttp } from './node-http.js';
 import type { MetricsSettings } from './settings.js';
 
 export { type MetricsSettings, metricsSettings } from './settings.js';
@@ -345,7 +346,7 @@ export async function startMetricsListener(
   metrics: ServiceMetrics,
   options: { readonly host: string; readonly port: number; readonly token?: string | undefined },
 ): Promise<MetricsListener> {
-  const server = createServer((req, res) => {
+  const server = nodeHttp.createServer((req, res) => {
     serveMetrics(metrics, options.token, req, res).catch(() => {
       if (!res.headersSent) sendError(res, 'internal_error', 'the metrics could not be collected');
       else res.destroy();

@@ -30,13 +30,30 @@ function coerce(schema: JsonSchema, value: unknown): unknown {
   return out;
 }
 
+/** TypeBox's compiled checks, by schema object, per process (a check depends only on its schema). */
+const compiled = new WeakMap<TSchema, ReturnType<typeof Compile>>();
+
+function compiledCheck(schema: TSchema): ReturnType<typeof Compile> {
+  let check = compiled.get(schema);
+  if (check === undefined) {
+    check = Compile(schema);
+    compiled.set(schema, check);
+  }
+  return check;
+}
+
 /**
  * Validates with TypeBox: bodies exactly as sent (JSON already has types: a string is never
- * turned into a number), path, query and headers with strict coercion.
+ * turned into a number), path, query and headers with strict coercion. A schema is compiled on
+ * its first request, once per schema object (services share schemas, tests build many apps):
+ * compiling every route's at start was part of a service's start (docs/benchmarks.md, the
+ * miner's start). Every request is still validated by the compiled check; a test compiles every
+ * schema of the protocol's route table (test/serializer-compiler.test.ts).
  */
 export const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => {
-  const check = Compile(schema);
+  let check: ReturnType<typeof Compile> | undefined;
   return (value: unknown) => {
+    check ??= compiledCheck(schema);
     const converted = httpPart === 'body' ? value : coerce(schema as JsonSchema, value);
     if (check.Check(converted)) return { value: converted };
     return { error: check.Errors(converted) as never };

@@ -1,5 +1,4 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import {
   type CallbackAddressPolicy,
   type CallbackSender,
@@ -20,7 +19,7 @@ import {
   throughUnseenProxy,
   toHex,
 } from '@tensormine/protocol';
-import { errorBody } from '@tensormine/service-kit';
+import { errorBody, nodeHttp } from '@tensormine/service-kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 /** The signed-request headers forwarded as they came (the board signed the exact body and path). */
@@ -75,7 +74,7 @@ export class DeviceRelay {
     this.callbacks = new DeviceCallbacks({
       secretKey: this.keyPair.secretKey,
       publicKey: this.keyPair.publicKey,
-      send: options.send ?? httpCallbackSender(request, { timeoutMs: options.timeoutMs ?? 1000 }),
+      send: options.send ?? httpCallbackSender(nodeHttp.request, { timeoutMs: options.timeoutMs ?? 1000 }),
       onSent: (e) => {
         if (!e.outcome.delivered)
           options.log?.(`callback to ${e.device.slice(0, 12)}… not delivered: ${e.outcome.error}`);

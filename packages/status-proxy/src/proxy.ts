@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { STATUS_CODES } from 'node:http';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +29,7 @@ import {
   createServiceApp,
   errorBody,
   type MetricsSettings,
+  nodeHttp,
   RateLimiter,
 } from '@tensormine/service-kit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -184,7 +184,7 @@ function answerOf(error: unknown): CachedAnswer {
     const body: ErrorResponse = {
       statusCode: error.status,
       code: error.code as ErrorCode,
-      error: STATUS_CODES[error.status] ?? 'Error',
+      error: nodeHttp.STATUS_CODES[error.status] ?? 'Error',
       message: error.serverMessage,
       ...(error.details === undefined ? {} : { details: { ...error.details } }),
     };

@@ -394,16 +394,36 @@ async function reloadRuntime(
 
 /**
  * The multiply-accumulate core of v4.0 verification: the WebAssembly SIMD one after its
- * self-check against the reference (`auto` falls back to the reference without it).
+ * self-check against the reference (`auto` falls back to the reference without it). `wasm`
+ * is checked now (a node that cannot have it does not start); `auto` checks on the first
+ * v4.0 proof it verifies, the same check, so that a start (a hexchain node, `miner mine
+ * --local`) does not pay for it (docs/benchmarks.md, the miner's start).
  */
 function verifyMac(choice: ValidatorConfig['verifyKernel']): MacCore {
   if (choice === 'reference') return referenceMac;
-  const wasm = checkedWasmMac();
-  if (wasm !== undefined) return wasm;
   if (choice === 'wasm') {
+    const wasm = checkedWasmMac();
+    if (wasm !== undefined) return wasm;
     throw new ConfigError(
       'verifyKernel: wasm was requested but WebAssembly SIMD is unavailable or failed its self-check',
     );
   }
-  return referenceMac;
+  let core: MacCore | undefined;
+  const resolve = (): MacCore => {
+    core ??= checkedWasmMac() ?? referenceMac;
+    return core;
+  };
+  // `passes` is undefined on the reference core: a getter that may answer undefined (the
+  // checked core decides), which the optional property's type does not spell.
+  return {
+    get name() {
+      return resolve().name;
+    },
+    accumulators: (task, seed) => resolve().accumulators(task, seed),
+    matmul: (x, w, n) => resolve().matmul(x, w, n),
+    conv3x3: (x, kernels, n, filters) => resolve().conv3x3(x, kernels, n, filters),
+    get passes() {
+      return resolve().passes;
+    },
+  } as MacCore;
 }

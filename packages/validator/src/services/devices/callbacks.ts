@@ -1,4 +1,3 @@
-import { request } from 'node:http';
 import {
   type CallbackSender,
   type DeviceCallbackHealth,
@@ -7,6 +6,7 @@ import {
   type HexChallenge,
   httpCallbackSender,
 } from '@tensormine/protocol';
+import { nodeHttp } from '@tensormine/service-kit';
 import type { ValidatorContext } from '../../context.js';
 import type { Handler } from '../../http/routes.js';
 import type { DeviceRecord } from '../../store/types.js';
@@ -49,7 +49,9 @@ export class DeviceCallbackService {
     this.callbacks = new DeviceCallbacks({
       secretKey: ctx.identity.secretKey,
       publicKey: ctx.identity.publicKey,
-      send: options.send ?? httpCallbackSender(request, { timeoutMs: ctx.config.deviceCallbackTimeoutMs }),
+      send:
+        options.send ??
+        httpCallbackSender(nodeHttp.request, { timeoutMs: ctx.config.deviceCallbackTimeoutMs }),
       now: ctx.now,
       maxDevices: MAX_DEVICES,
       onSent: (event) => {
