@@ -6,13 +6,15 @@ import { HOOK_TIMEOUT_MS, TEST_TIMEOUT_MS } from './test-support/timeouts.ts';
 const SUPPORT = join(import.meta.dirname, 'test-support');
 
 /**
- * Test files at once: one more than the cores. Many test files spend much of their time waiting
- * on other processes (a validator, tm-sim, PostgreSQL, a browser), so a core is rarely busy with
- * one file alone; vitest's default (cores - 1) left one of the two cores of a CI machine idle.
+ * Test files at once: two more than the cores. Many test files spend much of their time waiting
+ * on other processes (a validator, tm-sim, PostgreSQL, a browser, miners), so a core is rarely
+ * busy with one file alone; vitest's default (cores - 1) left one of the two cores of a CI machine
+ * idle, and with one more than the cores a quiet 2-core run still left 52 s of core time idle
+ * (two more: 15 s, the same CPU; docs/benchmarks.md, "The test suite").
  * Every project has the same number (vitest runs projects with one number as one group, sharing
  * the workers); `--maxWorkers` on the command line overrides it.
  */
-export const MAX_WORKERS = availableParallelism() + 1;
+export const MAX_WORKERS = availableParallelism() + 2;
 
 export interface ProjectOptions {
   /**
