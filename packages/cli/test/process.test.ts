@@ -162,7 +162,7 @@ describe('the miner bin', () => {
     child.stderr!.on('data', (chunk: Buffer) => {
       out += chunk.toString();
     });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     await waitFor(
       () => out.includes('accepted (1/0)'),
       'an accepted result',

@@ -39,7 +39,8 @@ test.skipIf(!hasScript)(
     child.stdout.on('data', (chunk: Buffer) => {
       screen += chunk.toString();
     });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    // 'close', not 'exit': the output read after the process ended is on the screen by then.
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     const text = () => stripVTControlCharacters(screen);
     await waitFor(
       () => /accepted \(\d+\/0\) diff/.test(text()),
@@ -100,7 +101,13 @@ test.skipIf(!hasScript)(
         WAIT_TIMEOUT_MS,
         () => survivors(below),
       );
-      expect(text(), signal).toMatch(/\d\d:\d\d:\d\d stopped\r?\n/);
+      // The processes are gone; their last output may still be on its way through the terminal.
+      await waitFor(
+        () => /\d\d:\d\d:\d\d stopped\r?\n/.test(text()),
+        `the miner's "stopped" line (${signal})`,
+        WAIT_TIMEOUT_MS,
+        text,
+      );
       expect(text(), signal).not.toContain('ERROR');
       shell.stdin.write('exit 0\n');
       expect(await exited).toBe(0);

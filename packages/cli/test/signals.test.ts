@@ -51,7 +51,9 @@ async function startMining(command: string, args: string[], env: Record<string, 
   child.stderr!.on('data', (c: Buffer) => {
     out += c.toString();
   });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  // 'close', not 'exit': every process holding the output pipes has ended and what they wrote
+  // has been read (a sample of the output right after 'exit' can miss the last lines).
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   cleanup(() => killTree(child.pid!));
   await waitFor(
     () => out.includes('accepted (1/0)'),
@@ -133,6 +135,7 @@ describe('signals to the process tree', () => {
       });
       process.kill(run.child.pid!, 'SIGKILL');
       await expectAllGone(run.tree);
+      await run.exited; // the pipes closed: the output is all read
       expect(run.output()).toMatch(/\] stopped\n$/);
     },
     SLOW,
@@ -162,6 +165,7 @@ describe('signals to the process tree', () => {
             : run.tree.find((p) => (target === 'sh' ? commandLine(p).startsWith('sh ') : isNode(p)))!;
         process.kill(pid, signal);
         await expectAllGone(run.tree);
+        await run.exited; // the pipes closed: the output is all read
         expect(run.output(), `${signal} to ${target}`).toMatch(/\] stopped\n/);
         // Exactly one stop: a signal is not taken for a second one (which exits at once).
         expect(run.output().match(/\] stopping: /g), `${signal} to ${target}`).toHaveLength(1);
@@ -184,6 +188,7 @@ describe('the reason a stop gives', () => {
         });
         process.kill(run.child.pid!, signal);
         await expectAllGone(run.tree);
+        await run.exited; // the pipes closed: the output is all read
         const events = run
           .output()
           .split('\n')

@@ -163,14 +163,18 @@ describe('the terminal page with a Wallet Standard wallet', () => {
 });
 
 /**
- * Waits for the built-in wallet to be connected and proved. The result line turns `ok` once
- * before that ("Saved in this browser…", while the challenge is still being signed), so the
- * class alone is not the end of it: the "Connected" line is.
+ * Waits for the built-in wallet to be connected and proved, and the page to show it. The result
+ * line turns `ok` once before that ("Saved in this browser…", while the challenge is still being
+ * signed), and the "Connected" line comes before the page has read the balances and drawn the
+ * wallet: the end of it is the "Connected" line and the page no longer busy.
  */
 async function builtinConnected(page: Page): Promise<void> {
   await page.waitForFunction(() => {
     const result = document.getElementById('builtin-result');
-    return Boolean(result?.classList.contains('ok') && result.textContent?.startsWith('Connected'));
+    const wallet = document.getElementById('wallet')?.textContent ?? 'not connected';
+    return Boolean(
+      result?.classList.contains('ok') && result.textContent?.startsWith('Connected') && wallet !== 'not connected',
+    );
   });
 }
 
