@@ -173,7 +173,9 @@ async function builtinConnected(page: Page): Promise<void> {
     const result = document.getElementById('builtin-result');
     const wallet = document.getElementById('wallet')?.textContent ?? 'not connected';
     return Boolean(
-      result?.classList.contains('ok') && result.textContent?.startsWith('Connected') && wallet !== 'not connected',
+      result?.classList.contains('ok') &&
+        result.textContent?.startsWith('Connected') &&
+        wallet !== 'not connected',
     );
   });
 }
