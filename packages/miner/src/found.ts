@@ -372,16 +372,10 @@ export function hashDifficulty(powHash: Uint8Array): number {
 
 /** The difficulty a path distance meets: 2^64 / (number of 64-bit strings within that distance). */
 export function pathDifficulty(distance: number): number {
-  if (!Number.isInteger(distance) || distance < 0 || distance > 64) {
-    return Number(2n ** 64n / binomialTail(64, distance));
-  }
-  let difficulty = pathDifficulties[distance];
-  if (difficulty === undefined) {
-    difficulty = Number(2n ** 64n / binomialTail(64, distance));
-    pathDifficulties[distance] = difficulty;
-  }
-  return difficulty;
+  return PATH_DIFFICULTIES[distance] ?? Number(2n ** 64n / binomialTail(64, distance));
 }
 
 /** pathDifficulty of each distance 0..64, computed once (exact bigint arithmetic): every tensor result states one. */
-const pathDifficulties: (number | undefined)[] = new Array(65).fill(undefined);
+const PATH_DIFFICULTIES: readonly number[] = Array.from({ length: 65 }, (_, distance) =>
+  Number(2n ** 64n / binomialTail(64, distance)),
+);
