@@ -110,6 +110,8 @@ export interface Scaling {
   readonly seconds: number;
   /** The machine's steal time over the run, as a share of its CPU time (/proc/stat; 0 if unknown). */
   readonly steal: number;
+  /** The same share per CPU (/proc/stat's cpuN lines), in CPU order. */
+  readonly stealByCpu: readonly { readonly cpu: number; readonly steal: number }[];
   readonly scalingRows: readonly string[];
   readonly cpuRows: readonly string[];
   readonly works: readonly WorkScaling[];
@@ -141,15 +143,35 @@ export function threadCpuNs(): number {
   }
 }
 
-/** The machine's CPU time from /proc/stat's first line: total and steal, in ticks (0 if unreadable). */
-function machineTicks(): { total: number; steal: number } {
-  try {
-    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
-    return { total: f.reduce((a, b) => a + b, 0), steal: f[7] ?? 0 };
-  } catch {
-    return { total: 0, steal: 0 };
-  }
+interface Ticks {
+  readonly total: number;
+  readonly steal: number;
 }
+
+/**
+ * The machine's CPU time from /proc/stat, total and steal in ticks: `all` from its first line,
+ * `cpus` from its cpuN lines (empty if unreadable).
+ */
+function machineTicks(): { all: Ticks; cpus: Map<number, Ticks> } {
+  const cpus = new Map<number, Ticks>();
+  let all: Ticks = { total: 0, steal: 0 };
+  try {
+    for (const line of readFileSync('/proc/stat', 'utf8').split('\n')) {
+      const m = /^cpu(\d*)\s+(.*)$/.exec(line);
+      if (m === null) continue;
+      const f = m[2]!.trim().split(/\s+/).slice(0, 8).map(Number);
+      const ticks = { total: f.reduce((a, b) => a + b, 0), steal: f[7] ?? 0 };
+      if (m[1] === '') all = ticks;
+      else cpus.set(Number(m[1]), ticks);
+    }
+  } catch {
+    // no /proc/stat: no steal figures
+  }
+  return { all, cpus };
+}
+
+const stealShare = (a: Ticks, b: Ticks) =>
+  b.total > a.total ? (b.steal - a.steal) / (b.total - a.total) : 0;
 
 /** A thread's kind by its name (Node names a worker thread's OS thread after its `name`). */
 type ThreadKind = 'hashing' | 'main' | 'runtime';
@@ -552,8 +574,10 @@ export async function measureScaling(nativeLibrary: string, options: ScalingOpti
       }
     }
     const ticks1 = machineTicks();
-    const steal =
-      ticks1.total > ticks0.total ? (ticks1.steal - ticks0.steal) / (ticks1.total - ticks0.total) : 0;
+    const steal = stealShare(ticks0.all, ticks1.all);
+    const stealByCpu = [...ticks1.cpus.entries()]
+      .filter(([cpu]) => ticks0.cpus.has(cpu))
+      .map(([cpu, t]) => ({ cpu, steal: stealShare(ticks0.cpus.get(cpu)!, t) }));
 
     const scaling = (pairs: Window[][]) => pairs.map(([one, two]) => two!.rate / one!.rate);
     const cpuScaling = (pairs: Window[][]) =>
@@ -570,8 +594,10 @@ export async function measureScaling(nativeLibrary: string, options: ScalingOpti
     for (const w of works) {
       if (pin !== undefined) {
         const { engine: e, bare: b, js: j, cpu } = results.get(w.name)!;
-        const on = (pairs: Window[][], c: number) =>
-          formatRate(med(pairs.filter((_, r) => cpu[r] === c).map((p) => p[0]!.perHashingCpu)));
+        const on = (pairs: Window[][], c: number) => {
+          const xs = pairs.filter((_, r) => cpu[r] === c).map((p) => p[0]!.perHashingCpu);
+          return xs.length === 0 ? 'n/a' : formatRate(med(xs));
+        };
         byCpu.push(
           `${w.name} (CPU ${cpus.join(' / CPU ')}): engine ${cpus.map((c) => on(e, c)).join(' / ')}, bare ${cpus.map((c) => on(b, c)).join(' / ')}, JavaScript ${cpus.map((c) => on(j, c)).join(' / ')}`,
         );
@@ -621,6 +647,7 @@ export async function measureScaling(nativeLibrary: string, options: ScalingOpti
       settleMs,
       seconds: (performance.now() - started) / 1000,
       steal,
+      stealByCpu,
       scalingRows,
       cpuRows,
       works: works_,
@@ -650,7 +677,7 @@ export function scalingSection(scaling: Scaling, loadAtStart: number): string {
   return `### Engine scaling, 1 to ${threads} worker threads (kernel native)
 
 Command: \`npm run bench:scaling -w @tensormine/miner\` (${scaling.seconds.toFixed(0)} s; \`npm run bench\` runs it too),
-measured ${new Date().toISOString().slice(0, 10)} on ${machineLine()}; load average ${loadAtStart.toFixed(1)} at the start, ${loadAtEnd.toFixed(1)} at the end; steal time ${(scaling.steal * 100).toFixed(1)}% of the machine's CPU time over the run.${oversubscribed}
+measured ${new Date().toISOString().slice(0, 10)} on ${machineLine()}; load average ${loadAtStart.toFixed(1)} at the start, ${loadAtEnd.toFixed(1)} at the end; steal time ${(scaling.steal * 100).toFixed(1)}% of the machine's CPU time over the run${scaling.stealByCpu.length > 1 ? ` (${scaling.stealByCpu.map((c) => `CPU ${c.cpu} ${(c.steal * 100).toFixed(1)}%`).join(', ')})` : ''}.${oversubscribed}
 
 Issue 28's target: the engine's scaling from 1 to ${threads} workers at least 0.95x the machine's own
 scaling from 1 to ${threads} bare threads in the same rounds, against both controls below. What each
