@@ -484,7 +484,10 @@ export async function measureScaling(nativeLibrary: string, options: ScalingOpti
     new MiningEngine({ threads, kernel: 'native', batchMs: BATCH_MS }),
   ] as const;
   const bare = new BareThreads(threads, nativeLibrary);
-  // One at a time, so that each engine's workers are told apart by their thread ids.
+  // One at a time, so that each engine's workers are told apart by their thread ids; within an
+  // engine, worker i is the i-th id (the pool creates worker i's thread before i + 1's, and Linux
+  // hands out ids in increasing order; a wrap of the ids in between would swap two threads' CPU
+  // times in `edges`, not the sums a window reports).
   const engineTids: number[][] = [];
   for (const e of engines) {
     const before = new Set(threadIds(ENGINE_THREAD));
