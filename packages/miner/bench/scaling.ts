@@ -343,8 +343,12 @@ async function measure(
   };
 }
 
-/** How long a count may take to step before it is read as it is (a batch is about 25 ms). */
-const EDGE_TIMEOUT_MS = 250;
+/**
+ * How long a count may take to step before it is read as it is: a batch is about 25 ms of wall
+ * time, far longer for a thread the machine starves (on an oversubscribed machine), which is
+ * still counted over whole batches.
+ */
+const EDGE_TIMEOUT_MS = 2000;
 
 function engineRunner(engine: MiningEngine, job: MiningJob, tids: readonly number[]): Runner {
   return {
