@@ -13,7 +13,8 @@
  * other CPU every two rounds; with 2 threads, one on each. Unpinned, a thread tends to stay on the
  * CPU it last ran on, and this VM's two vCPUs do not hash at the same rate per CPU second (the
  * host's load on each), so the engine's one worker and the bare thread, two different threads,
- * could each keep a CPU of its own and the ratio read the CPUs' difference. A round measures, per work, six windows back to back: engine 1 worker, bare 1 thread,
+ * could each keep a CPU of its own and the ratio read the CPUs' difference (docs/benchmarks.md).
+ * A round measures, per work, six windows back to back: engine 1 worker, bare 1 thread,
  * JavaScript 1 thread, engine 2, bare 2, JavaScript 2 (E1 B1 J1 E2 B2 J2); odd rounds run them
  * in the reverse order. In log terms a ratio of scalings, (E2 / E1) / (B2 / B1), weighs window
  * positions 4 - 1 - 5 + 2 = 0 (and E against J: 4 - 1 - 6 + 3 = 0), so a drift of the machine
