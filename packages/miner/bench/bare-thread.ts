@@ -83,7 +83,8 @@ function runKernel(generation: number, job: KernelJob, start: number, end: numbe
         const r = searchBlock(hexchain, next, batchEnd - next);
         Atomics.add(counters, index, BigInt(r.hashes));
         next += r.hashes;
-        if (r.found !== undefined) hexchainHash(hexchain, r.found);
+        if (r.found === undefined) continue;
+        hexchainHash(hexchain, r.found);
       } else if (job.kind === 'tensor' && tensor !== undefined) {
         const r = tensor.search(next, batchEnd - next);
         Atomics.add(counters, index, BigInt(r.iterations));
@@ -93,8 +94,8 @@ function runKernel(generation: number, job: KernelJob, start: number, end: numbe
         if (reference.computationHash.some((b, i) => b !== r.found!.work.computationHash[i])) {
           throw new Error(`bare thread: nonce ${r.found.nonce} differs from the reference`);
         }
-        if (!running(generation)) break;
       }
+      if (!running(generation)) break;
     }
     // The engine workers' batch rule (src/worker/entry.ts): aim at batchMs, at most x2 or /2.
     const elapsed = performance.now() - started;
