@@ -501,6 +501,28 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
         expect(await read((tx) => tx.proofs.get('missing', A))).toBeUndefined();
       });
 
+      it("reads a submission's challenge, device and earlier proof in one call; parts that do not exist are left out", async () => {
+        const { proof } = await acceptedProofFixture();
+        await write(async (tx) => {
+          await tx.proofs.insert(proof);
+          await tx.devices.upsert(device(A));
+          await tx.devices.upsert(device(B));
+        });
+        const c = challenge(0);
+        expect(await read((tx) => tx.challenges.getForSubmit(c.id, A))).toEqual({
+          challenge: c,
+          device: device(A),
+          proof,
+        });
+        expect(await read((tx) => tx.challenges.getForSubmit(c.id, B))).toEqual({
+          challenge: c,
+          device: device(B),
+        });
+        expect(await read((tx) => tx.challenges.getForSubmit(c.id, C))).toEqual({ challenge: c });
+        expect(await read((tx) => tx.challenges.getForSubmit('missing', A))).toEqual({ device: device(A) });
+        expect(await read((tx) => tx.challenges.getForSubmit('missing', C))).toEqual({});
+      });
+
       it('leaves the transaction usable after a conflict', async () => {
         const { proof } = await acceptedProofFixture();
         await write((tx) => tx.proofs.insert(proof));

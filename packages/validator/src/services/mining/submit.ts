@@ -70,14 +70,12 @@ async function submit(
   // Before any storage read or verification: a key in back-off costs one map lookup.
   budgets.check(pubkey, ip);
 
-  // Issued together: one round trip on PostgreSQL.
-  const [record, device, previous] = await ctx.storage.read((tx) =>
-    Promise.all([
-      tx.challenges.get(proof.challenge_id),
-      tx.devices.get(pubkey),
-      tx.proofs.get(proof.challenge_id, pubkey),
-    ]),
-  );
+  // The challenge, the miner's device and the key's earlier proof: one statement.
+  const {
+    challenge: record,
+    device,
+    proof: previous,
+  } = await ctx.storage.read((tx) => tx.challenges.getForSubmit(proof.challenge_id, pubkey));
   if (!record) {
     throw new ApiError(
       'challenge_not_found',

@@ -1,8 +1,9 @@
 import type { AcceptedProof, ProofRepo } from '../types.js';
+import type { Row } from './executor.js';
 import type { Scope } from './scope.js';
 import { int, text } from './values.js';
 
-const PROOF_COLUMNS = 'challenge_id, pubkey, nonce, accepted_at, ledger_entry_id, tx_sig';
+export const PROOF_COLUMNS = 'challenge_id, pubkey, nonce, accepted_at, ledger_entry_id, tx_sig';
 
 /** Table `proofs`: the accepted v4.0 proofs, one per (challenge, key). */
 export class SqlProofRepo implements ProofRepo {
@@ -41,14 +42,18 @@ export class SqlProofRepo implements ProofRepo {
       .read()
       .prepare(`SELECT ${PROOF_COLUMNS} FROM proofs WHERE challenge_id = ? AND pubkey = ?`)
       .get(challengeId, pubkey);
-    if (row === undefined) return undefined;
-    return {
-      challengeId: text(row, 'challenge_id'),
-      pubkey: text(row, 'pubkey'),
-      nonce: int(row, 'nonce'),
-      acceptedAt: int(row, 'accepted_at'),
-      ledgerEntryId: int(row, 'ledger_entry_id'),
-      txSig: text(row, 'tx_sig'),
-    };
+    return row === undefined ? undefined : toProof(row);
   }
+}
+
+/** A row of PROOF_COLUMNS (also read by challenges.getForSubmit). */
+export function toProof(row: Row): AcceptedProof {
+  return {
+    challengeId: text(row, 'challenge_id'),
+    pubkey: text(row, 'pubkey'),
+    nonce: int(row, 'nonce'),
+    acceptedAt: int(row, 'accepted_at'),
+    ledgerEntryId: int(row, 'ledger_entry_id'),
+    txSig: text(row, 'tx_sig'),
+  };
 }

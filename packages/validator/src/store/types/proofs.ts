@@ -1,5 +1,7 @@
 // v4.0 challenges and accepted proofs: part of the storage interface (../types.ts).
 
+import type { DeviceRecord } from './devices.js';
+
 /** Everything needed to rebuild a TensorChallenge (protocol `buildChallenge`) and serve it. */
 export interface ChallengeRecord {
   readonly id: string;
@@ -20,6 +22,18 @@ export interface ChallengeRecord {
 export interface ChallengeRepo {
   insert(challenge: ChallengeRecord): Promise<void>;
   get(id: string): Promise<ChallengeRecord | undefined>;
+  /**
+   * A v4.0 submission's first read, in one statement: the challenge, the device of `pubkey`
+   * and that key's accepted proof of the challenge; parts that do not exist are left out.
+   */
+  getForSubmit(
+    id: string,
+    pubkey: string,
+  ): Promise<{
+    readonly challenge?: ChallengeRecord;
+    readonly device?: DeviceRecord;
+    readonly proof?: AcceptedProof;
+  }>;
   /** The next serial number (starts at 0, never reused). */
   nextSerial(): Promise<number>;
   /** Challenges still answerable at `now` (Unix seconds): expiresAt >= now. */
