@@ -177,19 +177,21 @@ async function submit(
         },
         ctx.identity.secretKey,
       );
-      // Not awaited: they travel with the COMMIT, and the transaction fails if one fails.
-      inserted = tx.proofs.insertOrFail({
-        challengeId: record.id,
-        pubkey,
-        nonce: proof.computation_nonce,
-        acceptedAt,
-        ledgerEntryId: entry.id,
-        txSig,
-      });
+      // Not awaited: they travel with the COMMIT, and the transaction fails if one fails. The
+      // proof, the miner's row and the device's touch: one statement on PostgreSQL.
+      inserted = tx.proofs.insertOrFail(
+        {
+          challengeId: record.id,
+          pubkey,
+          nonce: proof.computation_nonce,
+          acceptedAt,
+          ledgerEntryId: entry.id,
+          txSig,
+        },
+        { recordMiner: true },
+      );
       inserted.catch(() => undefined);
       tx.inFlight(tx.counters.add(COUNTERS.proofsValid, 1));
-      // The miner's row and the device's touch: one statement on PostgreSQL.
-      tx.inFlight(tx.miners.recordAndTouch(pubkey, { proofsAccepted: 1, seenAt: acceptedAt }));
       return { acceptedAt, ledgerEntryId: entry.id, txSig };
     }, ROW_LOCKS)
     .catch(async (error: unknown) => {

@@ -58,7 +58,10 @@ export interface ProofRepo {
    * already has an accepted proof from this key the statement fails, and with it the
    * transaction (nothing of it is written: it rejects); the promise resolves false then. Meant
    * to be left in flight: on PostgreSQL it travels with the COMMIT, the unique key deciding.
+   * With `recordMiner`, the proof is also counted on its miner's row and the device touched, as
+   * `miners.recordAndTouch(pubkey, { proofsAccepted: 1, seenAt: acceptedAt })` would (on
+   * PostgreSQL in the proof's statement; nothing of it when the proof is refused).
    */
-  insertOrFail(proof: AcceptedProof): Promise<boolean>;
+  insertOrFail(proof: AcceptedProof, options?: { readonly recordMiner?: boolean }): Promise<boolean>;
   get(challengeId: string, pubkey: string): Promise<AcceptedProof | undefined>;
 }
