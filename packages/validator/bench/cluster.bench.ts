@@ -853,10 +853,14 @@ phases), so a second node adds no CPU: the multi-node rates measure what sharing
 and two cores costs, not what another machine would add; the CPU per item says that (below).
 Side by side: every setup is up from the start and each workload runs ${ROUNDS} rounds, the
 setups in turn (the order reversed every other round); a ratio is the median of the ratios
-within a round.${WARMUP ? ` Before a workload's measured rounds every setup runs it once unmeasured (a warm-up round):
+within a round.${
+    WARMUP
+      ? ` Before a workload's measured rounds every setup runs it once unmeasured (a warm-up round):
 the figures are a running node's, not a fresh process's first requests (its request path
 compiled, its routes' serializers and validators built, the WebAssembly verifier checked, its
-statements prepared on each pooled connection).` : ''} PostgreSQL ran with fsync and synchronous_commit on, SQLite with
+statements prepared on each pooled connection).`
+      : ''
+  } PostgreSQL ran with fsync and synchronous_commit on, SQLite with
 synchronous=FULL; the nodes reach PostgreSQL through its Unix socket. ${CONNECTIONS} connections
 in all, spread over the nodes round robin (whichever node issued the challenge), from
 ${MINERS.length} miner keys. Per setup and round: hexchain, batches of one block per free frontier
