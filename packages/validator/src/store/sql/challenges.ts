@@ -1,4 +1,4 @@
-import type { AcceptedProof, ChallengeRecord, ChallengeRepo, DeviceRecord } from '../types.js';
+import type { ChallengeRecord, ChallengeRepo, SubmitRead } from '../types.js';
 import { DEVICE_COLUMNS, toDevice } from './devices.js';
 import type { Row } from './executor.js';
 import { PROOF_COLUMNS, toProof } from './proofs.js';
@@ -47,14 +47,7 @@ export class SqlChallengeRepo implements ChallengeRepo {
     return row === undefined ? undefined : toChallenge(row);
   }
 
-  async getForSubmit(
-    id: string,
-    pubkey: string,
-  ): Promise<{
-    readonly challenge?: ChallengeRecord;
-    readonly device?: DeviceRecord;
-    readonly proof?: AcceptedProof;
-  }> {
+  async getForSubmit(id: string, pubkey: string): Promise<SubmitRead> {
     // One statement (one row, every part LEFT JOINed to it), as in hexChallenges.getWithDevice.
     const row = await this.scope.read().prepare(FOR_SUBMIT).get(id, pubkey);
     if (row === undefined) throw new Error('challenges.getForSubmit: no row');

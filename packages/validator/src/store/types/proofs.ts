@@ -26,14 +26,7 @@ export interface ChallengeRepo {
    * A v4.0 submission's first read, in one statement: the challenge, the device of `pubkey`
    * and that key's accepted proof of the challenge; parts that do not exist are left out.
    */
-  getForSubmit(
-    id: string,
-    pubkey: string,
-  ): Promise<{
-    readonly challenge?: ChallengeRecord;
-    readonly device?: DeviceRecord;
-    readonly proof?: AcceptedProof;
-  }>;
+  getForSubmit(id: string, pubkey: string): Promise<SubmitRead>;
   /** The next serial number (starts at 0, never reused). */
   nextSerial(): Promise<number>;
   /** Challenges still answerable at `now` (Unix seconds): expiresAt >= now. */
@@ -48,6 +41,14 @@ export interface AcceptedProof {
   readonly ledgerEntryId: number;
   /** The validator's receipt signature (128 hex digits). */
   readonly txSig: string;
+}
+
+/** What `challenges.getForSubmit` found; parts that do not exist are left out. */
+export interface SubmitRead {
+  readonly challenge?: ChallengeRecord;
+  readonly device?: DeviceRecord;
+  /** The key's accepted proof of the challenge. */
+  readonly proof?: AcceptedProof;
 }
 
 export interface ProofRepo {
