@@ -21,12 +21,13 @@ const BIN = join(import.meta.dirname, 'fixtures', 'demo-bin.ts');
  * from the sources.
  */
 const OUT = join(import.meta.dirname, '..', 'node_modules', `.service-bin-test-${process.pid}`);
-const NODE_ARGS = [join(OUT, 'demo-bin.mjs')];
+const BUNDLE = join(OUT, 'demo-bin.mjs');
+const NODE_ARGS = [BUNDLE];
 
 beforeAll(async () => {
   await build({
     entryPoints: [BIN],
-    outfile: NODE_ARGS[0],
+    outfile: BUNDLE,
     bundle: true,
     platform: 'node',
     format: 'esm',
