@@ -6,16 +6,23 @@
  *
  * - `js`: plain JavaScript integer rounds (SHA-256-like mixing on two registers), no memory: what
  *   the machine gives a second thread of pure computation;
- * - a kernel job (`hexchain` or `tensor`): the native kernel's search over the job, batches
- *   sized as the engine's workers size theirs (about `batchMs` each); each tensor solution is
- *   recomputed with the reference (`computeWork` of @tensormine/protocol), as an engine worker
- *   does before it posts it.
- * Hashes go to this thread's slot of the shared counters, as an engine worker's do, so that the
- * bench reads both the same way.
+ * - a kernel job (`hexchain` or `tensor`): the native kernel's search over the job, over the
+ *   slice of nonces the engine's pool gives the same worker (scaling.ts), in batches run and
+ *   sized as an engine worker runs and sizes its (src/worker/entry.ts, `runBatch`): `count`
+ *   nonces searched to the batch's end through its solutions, then resized from the whole
+ *   batch's time to about `batchMs`; each tensor solution is recomputed with the reference
+ *   (`computeWork` of @tensormine/protocol), as an engine worker does before it posts it.
+ * Hashes go to this thread's slot of the shared counters after every search call, as an engine
+ * worker's do, so that the bench reads both the same way.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { computeWork } from '@tensormine/protocol';
-import { type PreparedHexchain, prepareHexchain, searchBlock } from '../src/kernels/hexchain.js';
+import {
+  hexchainHash,
+  type PreparedHexchain,
+  prepareHexchain,
+  searchBlock,
+} from '../src/kernels/hexchain.js';
 import { NativeKernels, useNativeKernels } from '../src/kernels/native/library.js';
 import { TensorSearch } from '../src/kernels/tensor.js';
 import type { KernelJob } from '../src/worker/protocol.js';
@@ -31,8 +38,10 @@ export interface BareInit {
 
 export interface BareRun {
   readonly generation: number;
-  /** `js`, or a kernel job with the nonce range this thread searches from. */
-  readonly work: 'js' | { readonly job: KernelJob; readonly start: number; readonly batchMs: number };
+  /** `js`, or a kernel job with the slice of nonces [start, end) this thread searches. */
+  readonly work:
+    | 'js'
+    | { readonly job: KernelJob; readonly start: number; readonly end: number; readonly batchMs: number };
 }
 
 const init = workerData as BareInit & { readonly entry: string };
@@ -56,33 +65,37 @@ function runJs(generation: number): void {
   }
 }
 
-function runKernel(generation: number, job: KernelJob, start: number, batchMs: number): void {
+function runKernel(generation: number, job: KernelJob, start: number, end: number, batchMs: number): void {
   const hexchain: PreparedHexchain | undefined =
     job.kind === 'hexchain' ? prepareHexchain(job, 'native') : undefined;
   const tensor = job.kind === 'tensor' ? new TensorSearch(job.task, job.minerPublicKey, 'native') : undefined;
   let next = start;
-  // A slice of 2^32 nonces (scaling.ts gives each thread and run its own): the batch is bounded by
-  // what is left of it, as an engine worker's is by its slice.
-  const end = start + 2 ** 32;
   let batch = job.kind === 'hexchain' ? 16_384 : 1;
   while (running(generation)) {
     const count = Math.min(batch, end - next);
     if (count <= 0) throw new Error('bare thread: the slice of nonces is exhausted');
     const started = performance.now();
-    if (hexchain !== undefined) {
-      const r = searchBlock(hexchain, next, count);
-      next += r.hashes;
-      Atomics.add(counters, index, BigInt(r.hashes));
-    } else if (job.kind === 'tensor' && tensor !== undefined) {
-      const r = tensor.search(next, count);
-      next += r.iterations;
-      if (r.found !== undefined) {
+    // The engine worker's batch (runBatch): to its end through the solutions; a new run (the
+    // generation) leaves it after a solution.
+    const batchEnd = next + count;
+    while (next < batchEnd) {
+      if (hexchain !== undefined) {
+        const r = searchBlock(hexchain, next, batchEnd - next);
+        Atomics.add(counters, index, BigInt(r.hashes));
+        next += r.hashes;
+        if (r.found === undefined) continue;
+        hexchainHash(hexchain, r.found);
+      } else if (job.kind === 'tensor' && tensor !== undefined) {
+        const r = tensor.search(next, batchEnd - next);
+        Atomics.add(counters, index, BigInt(r.iterations));
+        next += r.iterations;
+        if (r.found === undefined) continue;
         const reference = computeWork(job.task, job.minerPublicKey, r.found.nonce);
         if (reference.computationHash.some((b, i) => b !== r.found!.work.computationHash[i])) {
           throw new Error(`bare thread: nonce ${r.found.nonce} differs from the reference`);
         }
       }
-      Atomics.add(counters, index, BigInt(r.iterations));
+      if (!running(generation)) break;
     }
     // The engine workers' batch rule (src/worker/entry.ts): aim at batchMs, at most x2 or /2.
     const elapsed = performance.now() - started;
@@ -93,7 +106,7 @@ function runKernel(generation: number, job: KernelJob, start: number, batchMs: n
 
 parentPort!.on('message', (run: BareRun) => {
   if (run.work === 'js') runJs(run.generation);
-  else runKernel(run.generation, run.work.job, run.work.start, run.work.batchMs);
+  else runKernel(run.generation, run.work.job, run.work.start, run.work.end, run.work.batchMs);
   parentPort!.postMessage({ done: run.generation });
 });
 parentPort!.postMessage({ ready: true });

@@ -1,6 +1,7 @@
 /**
  * The engine's 1 -> 2 worker scaling (bench/scaling.ts; also section 3 of kernels.bench.ts): about
- * 2.5 minutes (15 rounds of 12 windows of 650 ms). Prints the tables and the verdict line and writes the
+ * 2 minutes (19 rounds of 12 windows of about 540 ms: 100 ms to settle, 400 ms and up to a batch
+ * at each end, then the stop). Prints the tables and the verdict line and writes the
  * `miner-scaling` section of docs/benchmarks.md.
  *
  *   npm run bench:scaling -w @tensormine/miner
@@ -33,6 +34,7 @@ const scaling = await measureScaling(selection.nativeLibrary!, {
   settleMs: positive('settle-ms', values['settle-ms']),
 });
 for (const line of scaling.controls) console.log(`- ${line}`);
+for (const line of scaling.byCpu) console.log(`1 thread by CPU, hashes per thread CPU second: ${line}`);
 for (const row of [...scaling.scalingRows, ...scaling.cpuRows]) console.log(row);
 writeSection(docPath, 'miner-scaling', scalingSection(scaling, load));
 console.log(

@@ -4,10 +4,17 @@
  * engine's 1 -> 2 scaling >= 0.95x the bare threads' at the same work, and >= 0.95x bare
  * JavaScript threads'.
  *
- * Every measurement is one window: the threads run, `settleMs` to settle, then `windowMs` over
- * which the hashes (shared counters, read the same way for the engine and the bare threads) and
- * each of the process's threads' CPU and run-queue time (/proc/self/task/TID/schedstat) are
- * counted. A round measures, per work, six windows back to back: engine 1 worker, bare 1 thread,
+ * Every measurement is one window: the threads run, `settleMs` to settle, then each hashing
+ * thread's hashes (shared counters, read the same way for the engine's workers and the bare
+ * threads) and CPU time (/proc/self/task/TID/schedstat) are counted over its whole batches, from
+ * a step of its counter to the first step `windowMs` later (`edges`), and the process's other
+ * threads' CPU and run-queue time over the window. The hashing threads are pinned to CPUs, the
+ * same for every side (`threadAffinity`): the 1-thread windows of a round all on one CPU, the
+ * other CPU every two rounds; with 2 threads, one on each. Unpinned, a thread tends to stay on the
+ * CPU it last ran on, and this VM's two vCPUs do not hash at the same rate per CPU second (the
+ * host's load on each), so the engine's one worker and the bare thread, two different threads,
+ * could each keep a CPU of its own and the ratio read the CPUs' difference (docs/benchmarks.md).
+ * A round measures, per work, six windows back to back: engine 1 worker, bare 1 thread,
  * JavaScript 1 thread, engine 2, bare 2, JavaScript 2 (E1 B1 J1 E2 B2 J2); odd rounds run them
  * in the reverse order. In log terms a ratio of scalings, (E2 / E1) / (B2 / B1), weighs window
  * positions 4 - 1 - 5 + 2 = 0 (and E against J: 4 - 1 - 6 + 3 = 0), so a drift of the machine
@@ -21,7 +28,8 @@ import { targetFromDifficulty } from '@tensormine/protocol';
 import { formatRate, machineLine } from '../../protocol/bench/harness.js';
 import { benchJobs } from '../src/bench.js';
 import { MiningEngine } from '../src/engine.js';
-import { kernelJob, type MiningJob } from '../src/job.js';
+import { kernelJob, type MiningJob, nonceRange } from '../src/job.js';
+import { allowedCpus, threadAffinity, threadIds } from './affinity.js';
 import type { BareInit, BareRun } from './bare-thread.js';
 
 export interface Stat {
@@ -72,11 +80,11 @@ const ratio = (s: RatioStat, bold = true) =>
   `${bold ? '**' : ''}${s.median.toFixed(2)}x${bold ? '**' : ''} (${s.interval === undefined ? 'no interval' : `${s.interval.low.toFixed(2)} – ${s.interval.high.toFixed(2)}`}; ${s.min.toFixed(2)} – ${s.max.toFixed(2)})`;
 
 export interface ScalingOptions {
-  /** Rounds (default 15: odd, so that the median is one round's). */
+  /** Rounds (default 19: odd, so that the median is one round's). */
   readonly rounds?: number | undefined;
-  /** Counted window per measurement, ms (default 500), after `settleMs`. */
+  /** Counted window per measurement, ms (default 400), after `settleMs` (then to each thread's next batch end). */
   readonly windowMs?: number | undefined;
-  /** Time given to the threads to start and size their batches before a window counts, ms (default 150). */
+  /** Time given to the threads to start and size their batches before a window counts, ms (default 100). */
   readonly settleMs?: number | undefined;
 }
 
@@ -103,6 +111,8 @@ export interface Scaling {
   readonly seconds: number;
   /** The machine's steal time over the run, as a share of its CPU time (/proc/stat; 0 if unknown). */
   readonly steal: number;
+  /** The same share per CPU (/proc/stat's cpuN lines), in CPU order. */
+  readonly stealByCpu: readonly { readonly cpu: number; readonly steal: number }[];
   readonly scalingRows: readonly string[];
   readonly cpuRows: readonly string[];
   readonly works: readonly WorkScaling[];
@@ -111,9 +121,18 @@ export interface Scaling {
   readonly controls: readonly string[];
   /** One line: the verdict for every work against both controls. */
   readonly verdict: string;
+  /** Why the threads ran unpinned; undefined when every window's threads were pinned. */
+  readonly unpinned: string | undefined;
+  /** Per work: the 1-thread windows' hashes per hashing-thread CPU second by CPU, one line. */
+  readonly byCpu: readonly string[];
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The engines' batch time (the engine's default), and the bare threads'. */
+const BATCH_MS = 25;
+/** An engine worker's thread name, `tensormine-miner-N`, as /proc shows it (15 bytes). */
+const ENGINE_THREAD = 'tensormine-mine';
 
 /** This thread's CPU time, ns (schedstat; else getrusage). */
 export function threadCpuNs(): number {
@@ -125,15 +144,35 @@ export function threadCpuNs(): number {
   }
 }
 
-/** The machine's CPU time from /proc/stat's first line: total and steal, in ticks (0 if unreadable). */
-function machineTicks(): { total: number; steal: number } {
-  try {
-    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
-    return { total: f.reduce((a, b) => a + b, 0), steal: f[7] ?? 0 };
-  } catch {
-    return { total: 0, steal: 0 };
-  }
+interface Ticks {
+  readonly total: number;
+  readonly steal: number;
 }
+
+/**
+ * The machine's CPU time from /proc/stat, total and steal in ticks: `all` from its first line,
+ * `cpus` from its cpuN lines (empty if unreadable).
+ */
+function machineTicks(): { all: Ticks; cpus: Map<number, Ticks> } {
+  const cpus = new Map<number, Ticks>();
+  let all: Ticks = { total: 0, steal: 0 };
+  try {
+    for (const line of readFileSync('/proc/stat', 'utf8').split('\n')) {
+      const m = /^cpu(\d*)\s+(.*)$/.exec(line);
+      if (m === null) continue;
+      const f = m[2]!.trim().split(/\s+/).slice(0, 8).map(Number);
+      const ticks = { total: f.reduce((a, b) => a + b, 0), steal: f[7] ?? 0 };
+      if (m[1] === '') all = ticks;
+      else cpus.set(Number(m[1]), ticks);
+    }
+  } catch {
+    // no /proc/stat: no steal figures
+  }
+  return { all, cpus };
+}
+
+const stealShare = (a: Ticks, b: Ticks) =>
+  b.total > a.total ? (b.steal - a.steal) / (b.total - a.total) : 0;
 
 /** A thread's kind by its name (Node names a worker thread's OS thread after its `name`). */
 type ThreadKind = 'hashing' | 'main' | 'runtime';
@@ -201,44 +240,120 @@ interface Window {
 }
 
 interface Runner {
+  /** The hashing threads' ids, in the order of `threadHashes`. */
+  readonly tids: readonly number[];
   start(): void;
   stop(): Promise<void>;
-  hashes(): number;
+  /** Each hashing thread's hashes, cumulative (a worker adds its hashes after each search call). */
+  threadHashes(): number[];
   found?(): number;
 }
 
-async function measure(runner: Runner, settleMs: number, windowMs: number): Promise<Window> {
+/** One hashing thread's count, with the wall and CPU time when it was read. */
+interface Edge {
+  readonly t: number;
+  readonly h: number;
+  readonly cpuNs: number;
+}
+
+/** A thread's CPU time, ns (/proc/self/task/TID/schedstat). */
+function taskCpuNs(tid: number): number {
+  try {
+    return Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/**
+ * Each hashing thread's count at the moment it steps: a worker adds its hashes at the end of a
+ * search call (a batch, about 25 ms), so a count read at an arbitrary moment lags the work by up
+ * to a batch; read when it has just stepped (polled every millisecond, up to `timeoutMs`), it
+ * counts exactly the batches done by then, and the thread's CPU time read with it the CPU they
+ * took. A window between two such reads spans whole batches of each thread.
+ */
+async function edges(runner: Runner, timeoutMs: number): Promise<Edge[]> {
+  const seen = runner.threadHashes();
+  const out: (Edge | undefined)[] = runner.tids.map(() => undefined);
+  const until = performance.now() + timeoutMs;
+  for (;;) {
+    const hashes = runner.threadHashes();
+    const now = performance.now();
+    let left = 0;
+    runner.tids.forEach((tid, i) => {
+      if (out[i] !== undefined) return;
+      if (hashes[i] !== seen[i] || now >= until) out[i] = { t: now, h: hashes[i]!, cpuNs: taskCpuNs(tid) };
+      else left++;
+    });
+    if (left === 0) return out as Edge[];
+    await sleep(1);
+  }
+}
+
+/** Pins a window's hashing threads to their CPUs (thread i to cpus[i]), when pinning is on. */
+type Pin = (tids: readonly number[], cpus: readonly number[]) => void;
+
+async function measure(
+  runner: Runner,
+  settleMs: number,
+  windowMs: number,
+  pin?: { readonly pin: Pin; readonly cpus: readonly number[] },
+): Promise<Window> {
+  pin?.pin(runner.tids, pin.cpus);
   runner.start();
   await sleep(settleMs);
-  const h0 = runner.hashes();
+  const first = await edges(runner, EDGE_TIMEOUT_MS);
   const f0 = runner.found?.() ?? 0;
   const s0 = schedstat();
   const m0 = threadCpuNs();
   const t0 = performance.now();
   await sleep(windowMs);
-  const hashes = runner.hashes() - h0;
   const found = (runner.found?.() ?? 0) - f0;
-  const wall = performance.now() - t0;
-  const m1 = threadCpuNs();
   const s1 = schedstat();
+  const m1 = threadCpuNs();
+  const wall = performance.now() - t0;
+  const last = await edges(runner, EDGE_TIMEOUT_MS);
   await runner.stop();
+  // The hashing threads, each over its own whole batches: hashes per second, cores, CPU ns.
+  let rate = 0;
+  let hashingCores = 0;
+  let hashes = 0;
+  let hashingNs = 0;
+  first.forEach((a, i) => {
+    const b = last[i]!;
+    const ms = b.t - a.t;
+    rate += ((b.h - a.h) * 1000) / ms;
+    hashingCores += (b.cpuNs - a.cpuNs) / 1e6 / ms;
+    hashes += b.h - a.h;
+    hashingNs += b.cpuNs - a.cpuNs;
+  });
+  // Every other thread of the process (the engine's, the runtime's; idle hashing threads), over the window.
   const run = (s1.run - s0.run) / 1e6;
-  const hashing = (s1.hashing - s0.hashing) / 1e6;
-  const main = (m1 - m0) / 1e6;
+  const others = Math.max(0, run - (s1.hashing - s0.hashing) / 1e6) / wall;
+  const main = (m1 - m0) / 1e6 / wall;
+  const cores = hashingCores + others;
   return {
-    rate: (hashes * 1000) / wall,
-    perCpu: (hashes * 1000) / run,
-    perHashingCpu: (hashes * 1000) / hashing,
-    cores: run / wall,
+    rate,
+    perCpu: rate / cores,
+    perHashingCpu: (hashes * 1e9) / hashingNs,
+    cores,
     waiting: (s1.wait - s0.wait) / 1e6 / wall,
-    main: main / wall,
-    runtime: Math.max(0, run - hashing - main) / wall,
+    main,
+    runtime: Math.max(0, others - main),
     found: (found * 1000) / wall,
   };
 }
 
-function engineRunner(engine: MiningEngine, job: MiningJob): Runner {
+/**
+ * How long a count may take to step before it is read as it is: a batch is about 25 ms of wall
+ * time, far longer for a thread the machine starves (on an oversubscribed machine), which is
+ * still counted over whole batches.
+ */
+const EDGE_TIMEOUT_MS = 2000;
+
+function engineRunner(engine: MiningEngine, job: MiningJob, tids: readonly number[]): Runner {
   return {
+    tids,
     start: () => engine.setJob(job),
     // Until every worker has left its batch, so that the next window starts on idle cores.
     stop: async () => {
@@ -246,7 +361,7 @@ function engineRunner(engine: MiningEngine, job: MiningJob): Runner {
       const until = performance.now() + 5000;
       while (engine.workerStates().some((w) => w !== 'idle') && performance.now() < until) await sleep(1);
     },
-    hashes: () => engine.totalHashes(),
+    threadHashes: () => engine.workerHashes(),
     found: () => engine.foundCount,
   };
 }
@@ -256,6 +371,8 @@ class BareThreads {
   private readonly control = new Int32Array(new SharedArrayBuffer(4));
   private readonly counters: BigInt64Array;
   private readonly workers: Worker[] = [];
+  /** The threads' ids (thread i named `scaling-bare-i`), once started. */
+  tids: number[] = [];
   private generation = 0;
   private running: Promise<unknown>[] = [];
   /** The pending ends of the runs, by generation and thread. */
@@ -299,12 +416,21 @@ class BareThreads {
       worker.on('error', (error) => {
         for (const runs of this.ended.values()) runs.get(index)?.reject(error);
       });
+      const [tid] = threadIds(`scaling-bare-${index}`);
+      if (tid === undefined) throw new Error(`bare thread ${index}: no thread named scaling-bare-${index}`);
+      this.tids.push(tid);
     }
   }
 
-  /** `count` threads on `work` (each kernel job's thread from its own slice of nonces). */
+  /**
+   * `count` threads on `work`: a kernel job's thread i on the slice of nonces the engine's pool
+   * gives its worker i of `count` (worker/pool.ts `dispatch`), from the job's start at every run
+   * as the engine's workers start at every `setJob`.
+   */
   runner(count: number, work: 'js' | MiningJob): Runner {
+    const range = work === 'js' ? undefined : nonceRange(work);
     return {
+      tids: this.tids.slice(0, count),
       start: () => {
         const generation = ++this.generation;
         Atomics.store(this.control, 0, generation);
@@ -318,8 +444,12 @@ class BareThreads {
                 ? 'js'
                 : {
                     job: kernelJob(work),
-                    start: (work.nonceStart ?? 0) + i * 2 ** 40 + generation * 2 ** 32,
-                    batchMs: 25,
+                    start: range!.start + i * Math.floor((range!.end - range!.start) / count),
+                    end:
+                      i === count - 1
+                        ? range!.end
+                        : range!.start + (i + 1) * Math.floor((range!.end - range!.start) / count),
+                    batchMs: BATCH_MS,
                   },
           };
           const done = new Promise<void>((resolve, reject) => ends.set(i, { resolve, reject }));
@@ -333,11 +463,7 @@ class BareThreads {
         await Promise.all(this.running);
         this.ended.delete(generation);
       },
-      hashes: () => {
-        let total = 0;
-        for (let i = 0; i < this.threads; i++) total += Number(Atomics.load(this.counters, i));
-        return total;
-      },
+      threadHashes: () => Array.from({ length: count }, (_, i) => Number(Atomics.load(this.counters, i))),
     };
   }
 
@@ -353,17 +479,44 @@ class BareThreads {
  * `rounds` rounds (12 windows each).
  */
 export async function measureScaling(nativeLibrary: string, options: ScalingOptions = {}): Promise<Scaling> {
-  const rounds = options.rounds ?? 15;
-  const windowMs = options.windowMs ?? 500;
-  const settleMs = options.settleMs ?? 150;
+  const rounds = options.rounds ?? 19;
+  const windowMs = options.windowMs ?? 400;
+  const settleMs = options.settleMs ?? 100;
   const started = performance.now();
   const threads = Math.min(2, availableParallelism());
   const engines = [
-    new MiningEngine({ threads: 1, kernel: 'native' }),
-    new MiningEngine({ threads, kernel: 'native' }),
+    new MiningEngine({ threads: 1, kernel: 'native', batchMs: BATCH_MS }),
+    new MiningEngine({ threads, kernel: 'native', batchMs: BATCH_MS }),
   ] as const;
   const bare = new BareThreads(threads, nativeLibrary);
-  await Promise.all([...engines.map((e) => e.start()), bare.start()]);
+  // One at a time, so that each engine's workers are told apart by their thread ids; within an
+  // engine, worker i is the i-th id (the pool creates worker i's thread before i + 1's, and Linux
+  // hands out ids in increasing order; a wrap of the ids in between would swap two threads' CPU
+  // times in `edges`, not the sums a window reports).
+  const engineTids: number[][] = [];
+  for (const e of engines) {
+    const before = new Set(threadIds(ENGINE_THREAD));
+    await e.start();
+    engineTids.push(threadIds(ENGINE_THREAD).filter((tid) => !before.has(tid)));
+  }
+  await bare.start();
+  // Every window's hashing threads on the same CPUs, engine and bare alike (see the module's comment).
+  const affinity = threadAffinity();
+  const cpus = allowedCpus().slice(0, threads);
+  const pinning =
+    'unavailable' in affinity
+      ? affinity.unavailable
+      : cpus.length < threads
+        ? `${cpus.length} CPUs allowed for ${threads} threads`
+        : engineTids.some((t, i) => t.length !== engines[i]!.threads)
+          ? "the engines' worker threads were not found by name"
+          : undefined;
+  const pin: Pin | undefined =
+    pinning === undefined && !('unavailable' in affinity)
+      ? (tids, to) => {
+          for (const [i, tid] of tids.entries()) affinity.pin(tid, to[i]!);
+        }
+      : undefined;
   const never = targetFromDifficulty(2n ** 53n - 1n); // no hexchain result interrupts the measurement
   const hexBench = benchJobs(1, 0)[0]!;
   const nativeMatmul = benchJobs(0, 1)[0]!;
@@ -385,15 +538,21 @@ export async function measureScaling(nativeLibrary: string, options: ScalingOpti
       e.setJob({ ...tensor, nonceStart: 2 ** 41, nonceEnd: 2 ** 42 });
       const until = performance.now() + 30_000;
       while (e.foundCount < before + 20 * e.threads && performance.now() < until) await sleep(100);
-      await engineRunner(e, tensor).stop();
+      await engineRunner(e, tensor, []).stop();
     }
     for (const work of ['js', ...works.map((w) => w.job)] as const)
       await measure(bare.runner(threads, work), settleMs, 200);
 
-    type Pairs = { engine: Window[][]; bare: Window[][]; js: Window[][] };
-    const results = new Map<string, Pairs>(works.map((w) => [w.name, { engine: [], bare: [], js: [] }]));
+    /** Per round: the windows (1 and `threads` threads) of each side, and the 1-thread windows' CPU. */
+    type Pairs = { engine: Window[][]; bare: Window[][]; js: Window[][]; cpu: number[] };
+    const results = new Map<string, Pairs>(
+      works.map((w) => [w.name, { engine: [], bare: [], js: [], cpu: [] }]),
+    );
     for (let round = 0; round < rounds; round++) {
       const reverse = round % 2 === 1;
+      // The 1-thread windows' CPU: the same for the engine, bare and JavaScript threads in a
+      // round, the other CPU every second round (so each order runs on each CPU).
+      const one = [cpus[Math.floor(round / 2) % cpus.length]!];
       for (const w of reverse ? [...works].reverse() : works) {
         const into = results.get(w.name)!;
         const pair = () => [] as Window[];
@@ -402,23 +561,31 @@ export async function measureScaling(nativeLibrary: string, options: ScalingOpti
         const j = pair();
         // E1 B1 J1 E2 B2 J2 (reversed in odd rounds): see the module's comment.
         const windows: { runner: Runner; into: Window[]; k: number }[] = [
-          { runner: engineRunner(engines[0], w.job), into: e, k: 0 },
+          { runner: engineRunner(engines[0], w.job, engineTids[0]!), into: e, k: 0 },
           { runner: bare.runner(1, w.job), into: b, k: 0 },
           { runner: bare.runner(1, 'js'), into: j, k: 0 },
-          { runner: engineRunner(engines[1], w.job), into: e, k: 1 },
+          { runner: engineRunner(engines[1], w.job, engineTids[1]!), into: e, k: 1 },
           { runner: bare.runner(threads, w.job), into: b, k: 1 },
           { runner: bare.runner(threads, 'js'), into: j, k: 1 },
         ];
         for (const { runner, into: side, k } of reverse ? windows.reverse() : windows)
-          side[k] = await measure(runner, settleMs, windowMs);
+          side[k] = await measure(
+            runner,
+            settleMs,
+            windowMs,
+            pin === undefined ? undefined : { pin, cpus: k === 0 ? one : cpus },
+          );
+        into.cpu.push(one[0]!);
         into.engine.push(e);
         into.bare.push(b);
         into.js.push(j);
       }
     }
     const ticks1 = machineTicks();
-    const steal =
-      ticks1.total > ticks0.total ? (ticks1.steal - ticks0.steal) / (ticks1.total - ticks0.total) : 0;
+    const steal = stealShare(ticks0.all, ticks1.all);
+    const stealByCpu = [...ticks1.cpus.entries()]
+      .filter(([cpu]) => ticks0.cpus.has(cpu))
+      .map(([cpu, t]) => ({ cpu, steal: stealShare(ticks0.cpus.get(cpu)!, t) }));
 
     const scaling = (pairs: Window[][]) => pairs.map(([one, two]) => two!.rate / one!.rate);
     const cpuScaling = (pairs: Window[][]) =>
@@ -431,7 +598,18 @@ export async function measureScaling(nativeLibrary: string, options: ScalingOpti
     const scalingRows: string[] = [];
     const cpuRows: string[] = [];
     const works_: WorkScaling[] = [];
+    const byCpu: string[] = [];
     for (const w of works) {
+      if (pin !== undefined) {
+        const { engine: e, bare: b, js: j, cpu } = results.get(w.name)!;
+        const on = (pairs: Window[][], c: number) => {
+          const xs = pairs.filter((_, r) => cpu[r] === c).map((p) => p[0]!.perHashingCpu);
+          return xs.length === 0 ? 'n/a' : formatRate(med(xs));
+        };
+        byCpu.push(
+          `${w.name} (CPU ${cpus.join(' / CPU ')}): engine ${cpus.map((c) => on(e, c)).join(' / ')}, bare ${cpus.map((c) => on(b, c)).join(' / ')}, JavaScript ${cpus.map((c) => on(j, c)).join(' / ')}`,
+        );
+      }
       const { engine: e, bare: b, js: j } = results.get(w.name)!;
       const es = scaling(e);
       const overBare = over(es, scaling(b));
@@ -453,9 +631,12 @@ export async function measureScaling(nativeLibrary: string, options: ScalingOpti
       );
     }
     const controls = [
-      `engine: MiningEngine (kernel native, 1 and ${threads} workers) mining each work without stopping at a result; each tensor solution recomputed with the reference computeWork in the worker that found it, its result built and checked on the engine's thread`,
-      `bare threads, same work: 1 and ${threads} worker threads with no engine, each running the same native kernel over the same job (hexchain: the native scan; tensor: TensorSearch.search, each solution recomputed with computeWork in the thread), batches sized as the engine's`,
+      `engine: MiningEngine (kernel native, 1 and ${threads} workers, batches of about ${BATCH_MS} ms) mining each work from its start at every window without stopping at a result; each tensor solution recomputed with the reference computeWork in the worker that found it, its result built and checked on the engine's thread`,
+      `bare threads, same work: 1 and ${threads} worker threads with no engine, each running what the engine's worker of its index runs: the same slice of the same job's nonces from its start at every window, in the same batches (sized to about ${BATCH_MS} ms, each searched to its end through its solutions, the count added after every search call) with the same native kernel (hexchain: the native scan, each candidate hashed in full; tensor: TensorSearch.search, each solution recomputed with computeWork in the thread)`,
       `bare JavaScript threads: 1 and ${threads} worker threads running plain JavaScript integer rounds (no memory traffic)`,
+      pin === undefined
+        ? `threads unpinned (${pinning ?? 'no pinning'}): each window's threads ran where the scheduler put them`
+        : `every window's hashing threads pinned to CPUs (sched_setaffinity on their thread ids), the same for the three sides: with 1 thread, to the same CPU for the engine's worker, the bare thread and the JavaScript thread in a round, CPU ${cpus.join(' and CPU ')} in turn every two rounds; with ${threads}, thread i to the i-th CPU; the engine's own thread and the runtime's threads unpinned`,
     ];
     const met = works_.every((r) => r.met);
     const undecided = works_.filter((r) => !r.decided).map((r) => r.name);
@@ -474,12 +655,15 @@ export async function measureScaling(nativeLibrary: string, options: ScalingOpti
       settleMs,
       seconds: (performance.now() - started) / 1000,
       steal,
+      stealByCpu,
       scalingRows,
       cpuRows,
       works: works_,
       met,
       controls,
       verdict,
+      unpinned: pin === undefined ? (pinning ?? 'no pinning') : undefined,
+      byCpu,
     };
   } finally {
     await Promise.all([...engines.map((e) => e.stop()), bare.stop()]);
@@ -501,7 +685,7 @@ export function scalingSection(scaling: Scaling, loadAtStart: number): string {
   return `### Engine scaling, 1 to ${threads} worker threads (kernel native)
 
 Command: \`npm run bench:scaling -w @tensormine/miner\` (${scaling.seconds.toFixed(0)} s; \`npm run bench\` runs it too),
-measured ${new Date().toISOString().slice(0, 10)} on ${machineLine()}; load average ${loadAtStart.toFixed(1)} at the start, ${loadAtEnd.toFixed(1)} at the end; steal time ${(scaling.steal * 100).toFixed(1)}% of the machine's CPU time over the run.${oversubscribed}
+measured ${new Date().toISOString().slice(0, 10)} on ${machineLine()}; load average ${loadAtStart.toFixed(1)} at the start, ${loadAtEnd.toFixed(1)} at the end; steal time ${(scaling.steal * 100).toFixed(1)}% of the machine's CPU time over the run${scaling.stealByCpu.length > 1 ? ` (${scaling.stealByCpu.map((c) => `CPU ${c.cpu} ${(c.steal * 100).toFixed(1)}%`).join(', ')})` : ''}.${oversubscribed}
 
 Issue 28's target: the engine's scaling from 1 to ${threads} workers at least 0.95x the machine's own
 scaling from 1 to ${threads} bare threads in the same rounds, against both controls below. What each
@@ -512,15 +696,26 @@ ${scaling.controls.map((c) => `- ${c}.`).join('\n')}
 The work: the offline benchmark's hexchain header at a target no hash meets, and its native
 64x64 matmul task at difficulty level 10 without stopping at a result (about one solution per
 170 nonces, each recomputed by the reference: far more checks than real mining, where a v4.0
-challenge ends at its first result). Each measurement counts the hashes over ${scaling.windowMs} ms after
-${scaling.settleMs} ms to settle, from shared per-thread counters read the same way for the engine and the bare
-threads. A round measures, per work, six windows back to back: engine 1 worker, bare 1 thread,
+challenge ends at its first result). Each measurement starts its threads, gives them ${scaling.settleMs} ms to
+settle, then counts each hashing thread's hashes and CPU time over whole batches: from the moment
+its shared counter steps (a worker adds a batch's hashes at its end; read every millisecond) to the
+moment it steps again ${scaling.windowMs} ms or more later, read the same way for the engine's workers and the
+bare threads (a count read at an arbitrary moment lags the work by up to a batch of 25 ms, 5% of
+such a window). A round measures, per work, six windows back to back: engine 1 worker, bare 1 thread,
 JavaScript 1 thread, engine ${threads}, bare ${threads}, JavaScript ${threads}; odd rounds run them (and the works) in the
 reverse order. Each ratio of scalings, (engine ${threads} / engine 1) / (bare ${threads} / bare 1), then takes
 windows whose positions cancel: a drift of the machine that is linear over a round drops out of
 every round's ratio. ${scaling.rounds} rounds; figures are medians over them; each ratio is the median of
 the rounds' ratios, with the median's 95% interval (distribution-free: order statistics of the
-rounds) and then the range of the rounds.
+rounds) and then the range of the rounds.${
+    scaling.byCpu.length === 0
+      ? ''
+      : `
+
+The CPUs, side by side: hashes per second of the hashing thread's own CPU time in the 1-thread
+windows, medians by the CPU they were pinned to (the pinning is what keeps a difference between the two from
+reading as the engine's): ${scaling.byCpu.join('; ')}.`
+  }
 
 | work | engine, 1 worker | engine, ${threads} workers | engine scaling, wall time | bare threads at the same work: scaling | bare JavaScript threads: scaling | engine / bare (target 0.95) | engine / JavaScript (target 0.95) |
 |---|---|---|---|---|---|---|---|
