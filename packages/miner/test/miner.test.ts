@@ -317,7 +317,11 @@ describe('pool shares', () => {
     // mining and signing 4,128 shares first, which took minutes on a loaded machine.
     const QUEUE = 64;
     const source = new HeldPoolSource();
-    source.difficulty = 16n;
+    // Hundreds of shares a batch on the native kernels, as above: the 97 that fill the queue
+    // within the first batches. (At a share difficulty of 16 the workers found tens of thousands
+    // a batch: taking them in kept the main thread busy for 11-17 s before the test could see
+    // the queue full.)
+    source.difficulty = 4096n;
     const { miner, events } = await startMiner(source, { shareQueueMax: QUEUE });
     await waitFor(() => miner.stats().sharesDropped > 0, 'a full queue');
     expect(miner.stats().sharesQueued).toBe(QUEUE);

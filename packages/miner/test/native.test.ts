@@ -6,10 +6,10 @@
  * Skipped, visibly, on a CPU without the features: they cannot run there.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import {
   ACTIVATIONS,
   computeWork,
@@ -189,7 +189,13 @@ describe.skipIf(!nativeCpu)('the native kernels against the reference', () => {
     async () => {
       const dir = await mkdtemp(join(tmpdir(), 'tm-native-repair-'));
       try {
+        // A cache holding the library: a copy of the user's cache entry (built before the run
+        // and loaded above), not a second compilation of the same sources and flags.
+        const built = await buildNativeLibrary();
+        const entry = basename(dirname(built.path));
+        cpSync(dirname(built.path), join(dir, entry), { recursive: true });
         const first = await buildNativeLibrary({ cacheDir: dir });
+        expect(first).toEqual({ ...built, path: join(dir, entry, basename(built.path)), cached: true });
         writeFileSync(first.path, 'half a library');
         const s = await selectKernel('native', { cacheDir: dir });
         expect(s.kernel, s.notice).toBe('native');

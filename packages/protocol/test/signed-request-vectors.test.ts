@@ -61,6 +61,19 @@ describe('signed-request vectors', () => {
     }
   });
 
+  it('derives each public key again from its cache, as copies the caller may change', async () => {
+    for (const v of vectors.requests) {
+      const secret = fromHex(v.secret_key, 32);
+      const first = keyPairFromSecret(secret);
+      first.publicKey.fill(0);
+      first.secretKey.fill(0);
+      const again = keyPairFromSecret(secret);
+      expect(toHex(again.publicKey)).toBe(v.public_key);
+      expect(toHex(again.secretKey)).toBe(v.secret_key);
+      expect(toHex(await noble.getPublicKeyAsync(secret))).toBe(v.public_key);
+    }
+  });
+
   it('has signatures that an independent ed25519 implementation accepts', async () => {
     for (const v of vectors.requests) {
       const ok = await noble.verifyAsync(

@@ -4,14 +4,50 @@
  * use, and a clean stop on SIGTERM.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
-import { afterEach, describe, expect, test } from 'vitest';
+import { build } from 'esbuild';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { PROCESS_START_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
 import { waitFor } from '../../../test-support/wait.ts';
 
 const BIN = join(import.meta.dirname, 'fixtures', 'demo-bin.ts');
-const NODE_ARGS = ['--conditions=@tensormine/source', '--import', 'tsx', BIN];
+/**
+ * The fixture and the kit's sources it imports (the workspace packages from their sources, as
+ * `--conditions=@tensormine/source`), bundled once into plain JavaScript that each process runs
+ * on Node alone: through tsx every process compiled the sources again, about 2 s of CPU each
+ * (9 processes). Inside the package's node_modules, so that what stays external resolves as
+ * from the sources.
+ */
+const OUT = join(import.meta.dirname, '..', 'node_modules', `.service-bin-test-${process.pid}`);
+const BUNDLE = join(OUT, 'demo-bin.mjs');
+const NODE_ARGS = [BUNDLE];
+
+beforeAll(async () => {
+  await build({
+    entryPoints: [BIN],
+    outfile: BUNDLE,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node22',
+    conditions: ['@tensormine/source'],
+    // third-party packages load from node_modules at run time, as under tsx
+    plugins: [
+      {
+        name: 'external-packages',
+        setup(b) {
+          b.onResolve({ filter: /^[^./]/ }, ({ path }) =>
+            path.startsWith('@tensormine/') ? undefined : { external: true },
+          );
+        },
+      },
+    ],
+    logLevel: 'warning',
+  });
+});
+afterAll(() => rm(OUT, { recursive: true, force: true }));
 
 function run(
   args: string[],
@@ -36,7 +72,7 @@ afterEach(() => {
 
 describe('runServiceBin', () => {
   test('usage and configuration errors exit 2 with a message naming the problem', async () => {
-    // In parallel: each is a process started through tsx.
+    // In parallel: each is a process of its own.
     const [none, help, unknown, flag, value] = await Promise.all([
       run([]),
       run(['--help']),

@@ -140,6 +140,18 @@ const SETUPS = (() => {
 const TCP = process.argv.includes('--tcp');
 /** `--statements`: after each PostgreSQL phase, its top statements by execution time (pg_stat_statements). */
 const STATEMENTS = process.argv.includes('--statements');
+/**
+ * Before a workload's measured rounds, every setup runs it once unmeasured (a warm-up round):
+ * the bench measures a running node, not its first minute. A fresh process pays once for what
+ * a node that has served a while no longer pays: the request path compiled and optimized, its
+ * routes' serializers and validators built on first use (service-kit), the WebAssembly
+ * verifier's self-check on the first v4.0 proof (`verifyKernel: auto`), and on PostgreSQL each
+ * statement prepared and planned on each pooled connection (custom plans for its first five
+ * runs there). `--no-warmup` measures from the first round, as runs before session 8 did.
+ */
+const WARMUP = !process.argv.includes('--no-warmup');
+/** True while a warm-up round runs: its measurements are dropped and nothing is printed. */
+let warming = false;
 
 interface Setup {
   readonly name: string;
@@ -216,6 +228,16 @@ function total(rounds: readonly Measured[]): Measured {
 async function spread(setup: Setup, path: string, bodies: Submission[], into: Measured): Promise<void> {
   const n = setup.nodes.length;
   const shares = setup.nodes.map((_, i) => bodies.filter((_, j) => j % n === i));
+  if (warming) {
+    const runs = await Promise.all(
+      setup.nodes.map((node, i) =>
+        submitAll(node.url, path, shares[i]!, Math.ceil(CONNECTIONS / n), undefined),
+      ),
+    );
+    const refused = runs.flatMap((run) => [...run.rejected].map(([code, k]) => `${code} ${k}`));
+    if (refused.length > 0) console.log(`warm-up, ${setup.name}, ${path}: refused ${refused.join(', ')}`);
+    return;
+  }
   if (STATEMENTS) await resetStatements(setup);
   const before = await statementCounts(setup);
   const db0 = databaseCpuMs(setup);
@@ -743,11 +765,18 @@ async function main(): Promise<void> {
     try {
       for (const w of WORKLOADS) {
         if (ONLY !== undefined && !ONLY.has(w)) continue;
+        if (WARMUP) {
+          // Round index 0 is the warm-up's (the phases keep their challenge slots apart by it).
+          warming = true;
+          for (const setup of setups) await phases[w](setup, 0);
+          warming = false;
+          console.log(`${w}: warm-up round done, unmeasured (load ${loadavg()[0]!.toFixed(1)})`);
+        }
         for (let round = 0; round < ROUNDS; round++) {
           const order = [...setups.keys()];
           if (round % 2 === 1) order.reverse();
           for (const i of order) {
-            const m = await phases[w](setups[i]!, round);
+            const m = await phases[w](setups[i]!, WARMUP ? round + 1 : round);
             results[i]!.rounds[w].push(m);
           }
           console.log(
@@ -824,7 +853,14 @@ phases), so a second node adds no CPU: the multi-node rates measure what sharing
 and two cores costs, not what another machine would add; the CPU per item says that (below).
 Side by side: every setup is up from the start and each workload runs ${ROUNDS} rounds, the
 setups in turn (the order reversed every other round); a ratio is the median of the ratios
-within a round. PostgreSQL ran with fsync and synchronous_commit on, SQLite with
+within a round.${
+    WARMUP
+      ? ` Before a workload's measured rounds every setup runs it once unmeasured (a warm-up round):
+the figures are a running node's, not a fresh process's first requests (its request path
+compiled, its routes' serializers and validators built, the WebAssembly verifier checked, its
+statements prepared on each pooled connection).`
+      : ''
+  } PostgreSQL ran with fsync and synchronous_commit on, SQLite with
 synchronous=FULL; the nodes reach PostgreSQL through its Unix socket. ${CONNECTIONS} connections
 in all, spread over the nodes round robin (whichever node issued the challenge), from
 ${MINERS.length} miner keys. Per setup and round: hexchain, batches of one block per free frontier

@@ -501,6 +501,28 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
         expect(await read((tx) => tx.proofs.get('missing', A))).toBeUndefined();
       });
 
+      it("reads a submission's challenge, device and earlier proof in one call; parts that do not exist are left out", async () => {
+        const { proof } = await acceptedProofFixture();
+        await write(async (tx) => {
+          await tx.proofs.insert(proof);
+          await tx.devices.upsert(device(A));
+          await tx.devices.upsert(device(B));
+        });
+        const c = challenge(0);
+        expect(await read((tx) => tx.challenges.getForSubmit(c.id, A))).toEqual({
+          challenge: c,
+          device: device(A),
+          proof,
+        });
+        expect(await read((tx) => tx.challenges.getForSubmit(c.id, B))).toEqual({
+          challenge: c,
+          device: device(B),
+        });
+        expect(await read((tx) => tx.challenges.getForSubmit(c.id, C))).toEqual({ challenge: c });
+        expect(await read((tx) => tx.challenges.getForSubmit('missing', A))).toEqual({ device: device(A) });
+        expect(await read((tx) => tx.challenges.getForSubmit('missing', C))).toEqual({});
+      });
+
       it('leaves the transaction usable after a conflict', async () => {
         const { proof } = await acceptedProofFixture();
         await write((tx) => tx.proofs.insert(proof));
@@ -861,6 +883,41 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
         expect(await again).toBe(false);
         expect(await read((tx) => tx.meta.get('k'))).toBeUndefined();
         expect((await read((tx) => tx.proofs.get(proof.challengeId, A)))?.nonce).toBe(77);
+      });
+
+      it("with recordMiner counts the proof on the miner's row and touches the device, nothing of it when refused", async () => {
+        const { proof } = await acceptedProofFixture();
+        await write(async (tx) => {
+          await tx.devices.upsert(device(A, { lastSeen: T }));
+          await tx.miners.record(A, { proofsAccepted: 2, seenAt: T });
+        });
+        expect(await write((tx) => tx.proofs.insertOrFail(proof, { recordMiner: true }))).toBe(true);
+        expect(await read((tx) => tx.proofs.get(proof.challengeId, A))).toEqual(proof);
+        const counted = {
+          pubkey: A,
+          proofsAccepted: 3,
+          proofsRejected: 0,
+          blocksAccepted: 0,
+          lastSeen: T + 1,
+        };
+        expect(await read((tx) => tx.miners.get(A))).toEqual(counted);
+        expect((await read((tx) => tx.devices.get(A)))?.lastSeen).toBe(T + 1);
+        let again: Promise<boolean> | undefined;
+        await expect(
+          write(async (tx) => {
+            again = tx.proofs.insertOrFail({ ...proof, nonce: 5, acceptedAt: T + 9 }, { recordMiner: true });
+            again.catch(() => undefined);
+          }),
+        ).rejects.toBeDefined();
+        expect(await again).toBe(false);
+        expect(await read((tx) => tx.miners.get(A))).toEqual(counted);
+        expect((await read((tx) => tx.devices.get(A)))?.lastSeen).toBe(T + 1);
+        // A miner without a row or a device: the row is made, no device appears.
+        expect(
+          await write((tx) => tx.proofs.insertOrFail({ ...proof, pubkey: B }, { recordMiner: true })),
+        ).toBe(true);
+        expect((await read((tx) => tx.miners.get(B)))?.proofsAccepted).toBe(1);
+        expect(await read((tx) => tx.devices.get(B))).toBeUndefined();
       });
     });
 

@@ -70,14 +70,12 @@ async function submit(
   // Before any storage read or verification: a key in back-off costs one map lookup.
   budgets.check(pubkey, ip);
 
-  // Issued together: one round trip on PostgreSQL.
-  const [record, device, previous] = await ctx.storage.read((tx) =>
-    Promise.all([
-      tx.challenges.get(proof.challenge_id),
-      tx.devices.get(pubkey),
-      tx.proofs.get(proof.challenge_id, pubkey),
-    ]),
-  );
+  // The challenge, the miner's device and the key's earlier proof: one statement.
+  const {
+    challenge: record,
+    device,
+    proof: previous,
+  } = await ctx.storage.read((tx) => tx.challenges.getForSubmit(proof.challenge_id, pubkey));
   if (!record) {
     throw new ApiError(
       'challenge_not_found',
@@ -179,19 +177,21 @@ async function submit(
         },
         ctx.identity.secretKey,
       );
-      // Not awaited: they travel with the COMMIT, and the transaction fails if one fails.
-      inserted = tx.proofs.insertOrFail({
-        challengeId: record.id,
-        pubkey,
-        nonce: proof.computation_nonce,
-        acceptedAt,
-        ledgerEntryId: entry.id,
-        txSig,
-      });
+      // Not awaited: they travel with the COMMIT, and the transaction fails if one fails. The
+      // proof, the miner's row and the device's touch: one statement on PostgreSQL.
+      inserted = tx.proofs.insertOrFail(
+        {
+          challengeId: record.id,
+          pubkey,
+          nonce: proof.computation_nonce,
+          acceptedAt,
+          ledgerEntryId: entry.id,
+          txSig,
+        },
+        { recordMiner: true },
+      );
       inserted.catch(() => undefined);
       tx.inFlight(tx.counters.add(COUNTERS.proofsValid, 1));
-      // The miner's row and the device's touch: one statement on PostgreSQL.
-      tx.inFlight(tx.miners.recordAndTouch(pubkey, { proofsAccepted: 1, seenAt: acceptedAt }));
       return { acceptedAt, ledgerEntryId: entry.id, txSig };
     }, ROW_LOCKS)
     .catch(async (error: unknown) => {

@@ -21,6 +21,15 @@ export const HEX_CHALLENGE_COLUMNS =
   'id, serial, q, r, s, slot, slot_hash, challenge_hash, target, difficulty, entropy, parents, depth, ' +
   'miner_pubkey, issued_at, expires_at';
 
+/**
+ * hexChallenges.getWithDevice: the challenge and the device, in one row. Built once: a text
+ * built per call costs its concatenation and, in the statement cache's lookup, hashing it anew.
+ */
+const WITH_DEVICE =
+  `SELECT ${prefixed('c', HEX_CHALLENGE_COLUMNS)}, ${prefixed('d', DEVICE_COLUMNS)} ` +
+  'FROM (SELECT 1 AS one) AS one LEFT JOIN hex_challenges c ON c.id = ? ' +
+  'LEFT JOIN devices d ON d.pubkey = ?';
+
 /** Table `hex_challenges`: the v4.1 hexchain challenges issued. */
 export class SqlHexChallengeRepo implements HexChallengeRepo {
   constructor(private readonly scope: Scope) {}
@@ -76,14 +85,7 @@ export class SqlHexChallengeRepo implements HexChallengeRepo {
     pubkey: string,
   ): Promise<{ readonly challenge?: HexChallengeRecord; readonly device?: DeviceRecord }> {
     // One statement (one row, both parts LEFT JOINed to it), as in pool.shareContext.
-    const row = await this.scope
-      .read()
-      .prepare(
-        `SELECT ${prefixed('c', HEX_CHALLENGE_COLUMNS)}, ${prefixed('d', DEVICE_COLUMNS)} ` +
-          'FROM (SELECT 1 AS one) AS one LEFT JOIN hex_challenges c ON c.id = ? ' +
-          'LEFT JOIN devices d ON d.pubkey = ?',
-      )
-      .get(id, pubkey);
+    const row = await this.scope.read().prepare(WITH_DEVICE).get(id, pubkey);
     if (row === undefined) throw new Error('hexChallenges.getWithDevice: no row');
     const challenge = unprefixed(row, 'c');
     const device = unprefixed(row, 'd');

@@ -62,15 +62,21 @@ type MinerChange = {
   seenAt: number;
 };
 
-/** The miner's upsert (?1 pubkey, ?2 proofs accepted, ?3 rejected, ?4 blocks, ?5 seen at). */
-const MINER_UPSERT =
-  'INSERT INTO miners (pubkey, proofs_accepted, proofs_rejected, blocks_accepted, last_seen) VALUES (?1, ?2, ?3, ?4, ?5) ' +
+/** The columns of the miner's upsert, in its values' order. */
+export const MINER_INSERT =
+  'INSERT INTO miners (pubkey, proofs_accepted, proofs_rejected, blocks_accepted, last_seen)';
+
+/** The miner's upsert after its values: the counts added, last_seen the later (also proofs.insertOrFail's). */
+export const MINER_ON_CONFLICT =
   'ON CONFLICT (pubkey) DO UPDATE SET proofs_accepted = miners.proofs_accepted + excluded.proofs_accepted, ' +
   'proofs_rejected = miners.proofs_rejected + excluded.proofs_rejected, ' +
   'blocks_accepted = miners.blocks_accepted + excluded.blocks_accepted, ' +
   // The later of the two (CASE: SQLite's max(a, b) is PostgreSQL's greatest(a, b)).
   'last_seen = CASE WHEN miners.last_seen IS NULL OR miners.last_seen < excluded.last_seen ' +
   'THEN excluded.last_seen ELSE miners.last_seen END';
+
+/** The miner's upsert (?1 pubkey, ?2 proofs accepted, ?3 rejected, ?4 blocks, ?5 seen at). */
+const MINER_UPSERT = `${MINER_INSERT} VALUES (?1, ?2, ?3, ?4, ?5) ${MINER_ON_CONFLICT}`;
 
 function minerValues(pubkey: string, change: MinerChange): [string, number, number, number, number] {
   const accepted = change.proofsAccepted ?? 0;

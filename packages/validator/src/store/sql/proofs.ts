@@ -1,8 +1,21 @@
 import type { AcceptedProof, ProofRepo } from '../types.js';
+import type { Row } from './executor.js';
+import { MINER_INSERT, MINER_ON_CONFLICT, SqlMinerRepo } from './miners.js';
 import type { Scope } from './scope.js';
 import { int, text } from './values.js';
 
-const PROOF_COLUMNS = 'challenge_id, pubkey, nonce, accepted_at, ledger_entry_id, tx_sig';
+export const PROOF_COLUMNS = 'challenge_id, pubkey, nonce, accepted_at, ledger_entry_id, tx_sig';
+const INSERT = `INSERT INTO proofs (${PROOF_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6)`;
+/**
+ * PostgreSQL: the proof, then (reading its row) the miner's upsert, one accepted proof seen at
+ * ?4, then (reading the miner's) the device's last_seen: miners.recordAndTouch in the proof's
+ * statement, the rows locked in the same order as when they were two statements. A proof
+ * already there fails the statement before the miner's row is touched.
+ */
+const INSERT_AND_RECORD =
+  `WITH proof AS (${INSERT} RETURNING pubkey), ` +
+  `miner AS (${MINER_INSERT} SELECT pubkey, 1, 0, 0, ?4 FROM proof ${MINER_ON_CONFLICT} RETURNING pubkey) ` +
+  'UPDATE devices SET last_seen = ?4 WHERE pubkey = (SELECT pubkey FROM miner)';
 
 /** Table `proofs`: the accepted v4.0 proofs, one per (challenge, key). */
 export class SqlProofRepo implements ProofRepo {
@@ -20,12 +33,21 @@ export class SqlProofRepo implements ProofRepo {
     return result.changes === 1;
   }
 
-  async insertOrFail(p: AcceptedProof): Promise<boolean> {
+  async insertOrFail(p: AcceptedProof, options: { readonly recordMiner?: boolean } = {}): Promise<boolean> {
+    const db = this.scope.write('proofs.insertOrFail');
+    const values = [p.challengeId, p.pubkey, p.nonce, p.acceptedAt, p.ledgerEntryId, p.txSig];
     try {
-      await this.scope
-        .write('proofs.insertOrFail')
-        .prepare(`INSERT INTO proofs (${PROOF_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)`)
-        .run(p.challengeId, p.pubkey, p.nonce, p.acceptedAt, p.ledgerEntryId, p.txSig);
+      if (options.recordMiner !== true) {
+        await db.prepare(INSERT).run(...values);
+      } else if (db.dialect.name === 'sqlite') {
+        await db.prepare(INSERT).run(...values);
+        await new SqlMinerRepo(this.scope).recordAndTouch(p.pubkey, {
+          proofsAccepted: 1,
+          seenAt: p.acceptedAt,
+        });
+      } else {
+        await db.prepare(INSERT_AND_RECORD).run(...values);
+      }
       return true;
     } catch (error) {
       // The key's earlier proof (PostgreSQL's unique_violation, SQLite's constraint message).
@@ -41,14 +63,18 @@ export class SqlProofRepo implements ProofRepo {
       .read()
       .prepare(`SELECT ${PROOF_COLUMNS} FROM proofs WHERE challenge_id = ? AND pubkey = ?`)
       .get(challengeId, pubkey);
-    if (row === undefined) return undefined;
-    return {
-      challengeId: text(row, 'challenge_id'),
-      pubkey: text(row, 'pubkey'),
-      nonce: int(row, 'nonce'),
-      acceptedAt: int(row, 'accepted_at'),
-      ledgerEntryId: int(row, 'ledger_entry_id'),
-      txSig: text(row, 'tx_sig'),
-    };
+    return row === undefined ? undefined : toProof(row);
   }
+}
+
+/** A row of PROOF_COLUMNS (also read by challenges.getForSubmit). */
+export function toProof(row: Row): AcceptedProof {
+  return {
+    challengeId: text(row, 'challenge_id'),
+    pubkey: text(row, 'pubkey'),
+    nonce: int(row, 'nonce'),
+    acceptedAt: int(row, 'accepted_at'),
+    ledgerEntryId: int(row, 'ledger_entry_id'),
+    txSig: text(row, 'tx_sig'),
+  };
 }
