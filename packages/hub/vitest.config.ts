@@ -1,4 +1,0 @@
-import { packageProject } from '../../vitest.shared.ts';
-
-// Its test files are independent of each other: they share workers (test-support/cleanup.ts).
-export default packageProject('hub', { isolate: false });
