@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WAIT_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
-import { waitFor } from '../../../test-support/wait.ts';
+import { waitFor, within } from '../../../test-support/wait.ts';
 import { StorageError } from '../src/store/errors.js';
 import { LATEST_SCHEMA_VERSION, MIGRATIONS, type Migration } from '../src/store/migrations.js';
 import {
@@ -582,6 +582,43 @@ describe('reads requested together', () => {
       // A write between two reads is seen by the later one (the parked snapshot is ended first).
       await storage.transaction((tx) => tx.meta.set('k', 'w'));
       expect(await storage.read((tx) => tx.meta.get('k'))).toBe('w');
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('runs the reads of a batch whose connection broke again alone, with one connection in all', async () => {
+    const url = await server.createDatabase(undefined, { template: TEMPLATE });
+    const storage = await openPostgresStorage({
+      url,
+      poolSize: 1,
+      applicationName: 'lost-batch',
+      unavailableRetryMs: WAIT_TIMEOUT_MS,
+    });
+    try {
+      await storage.transaction((tx) => tx.meta.set('k', 'v'));
+      // The batch's session is terminated under its first read (a failover): both reads run
+      // again alone, on the one connection the pool may open, which the batch gave back first.
+      let cut = false;
+      const reads = await within(
+        Promise.all([
+          storage.read(async (tx) => {
+            if (!cut) {
+              cut = true;
+              await admin(url, (client) =>
+                client.query(
+                  "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'lost-batch' AND datname = current_database()",
+                ),
+              );
+            }
+            return tx.meta.get('k');
+          }),
+          storage.read((tx) => tx.meta.get('k')),
+        ]),
+        'the reads of a batch whose connection broke',
+      );
+      expect(reads).toEqual(['v', 'v']);
+      expect(cut).toBe(true);
     } finally {
       await storage.close();
     }

@@ -252,6 +252,12 @@ export class PostgresStorage implements Storage {
       client.on('error', onError);
       const begin = executor.exec(warm === undefined ? BEGIN.read : `COMMIT; ${BEGIN.read}`);
       begin.catch(() => undefined);
+      // Reads that failed through no fault of their own (the connection broke, or another
+      // read's failing statement aborted the snapshot): each runs again alone, once this batch
+      // has given its connection and its slot back. Run again while the batch still held them,
+      // they waited for a slot that batches waiting for their own re-runs could all hold: with
+      // every slot so held (one connection in all, or the connections of a failover), for ever.
+      const again: PendingRead[] = [];
       const runs = batch.map(async (item) => {
         const scope = new Scope(executor, true);
         try {
@@ -261,12 +267,8 @@ export class PostgresStorage implements Storage {
           item.resolve(value);
         } catch (error) {
           scope.active = false;
-          if (executor.lost || isConnectionError(error) || isAborted(error)) {
-            // Not this read's fault: it runs again, alone.
-            await this.#run('read', item.fn).then(item.resolve, item.reject);
-          } else {
-            item.reject(error);
-          }
+          if (executor.lost || isConnectionError(error) || isAborted(error)) again.push(item);
+          else item.reject(error);
         }
       });
       await Promise.all(runs);
@@ -274,7 +276,7 @@ export class PostgresStorage implements Storage {
         client.off('error', onError);
         client.release(new Error('the connection was lost'));
         this.#slots.release();
-      } else if (this.#warm === undefined && !this.#closed) {
+      } else if (this.#warm === undefined && !this.#closed && again.length === 0) {
         // The snapshot's values are final: its COMMIT waits for the next batch (or a moment).
         // Parked, the connection keeps its 'error' listener: one that breaks meanwhile (the
         // primary killed, HAProxy cutting its sessions) emits 'error', which, unheard, would
@@ -284,6 +286,7 @@ export class PostgresStorage implements Storage {
       } else {
         await this.#endRead(client, onError);
       }
+      for (const item of again) void this.#run('read', item.fn).then(item.resolve, item.reject);
     } finally {
       this.#readsRunning--;
       this.#end();
