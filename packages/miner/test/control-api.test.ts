@@ -7,9 +7,8 @@
 import { request as httpRequest } from 'node:http';
 import { MINER_KERNEL_CHOICES, MinerSystemInfoSchema } from '@tensormine/protocol';
 import { Compile } from 'typebox/compile';
-import { describe, expect, test, vi } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { expectPromtoolClean } from '../../../test-support/prometheus.ts';
-import { within } from '../../../test-support/wait.ts';
 import { systemInfo } from '../src/control/info.js';
 import { minerControlTarget } from '../src/control/target.js';
 import { startControlApi } from '../src/control-api.js';
@@ -17,28 +16,9 @@ import type { DeviceUnitInfo } from '../src/device.js';
 import { MiningEngine } from '../src/engine.js';
 import { KERNEL_CHOICES } from '../src/kernels/choice.js';
 import { Miner } from '../src/miner.js';
-import { cleanup, FakeSource, next, waitFor } from './helpers.js';
+import { cleanup, FakeSource, fakeDate, passHashrateWindow, waitFor } from './helpers.js';
 
 const TOKEN = 'a-control-token-of-some-length';
-
-/**
- * The engine's 10 s hashrate window, on an injected clock: Date alone is faked (the engine stamps
- * its samples with Date.now(); its sampling timer, the workers and the sockets keep the real
- * clock). One sample is taken at the start, then the clock moves 10 s and the next sample (at
- * most a second later) closes the window. Real time, this took 10 s of two threads hashing
- * per test (about 20 s of CPU) to wait for a window the test does not measure.
- */
-async function tenSecondWindow(engine: MiningEngine): Promise<void> {
-  await within(next(engine, 'hashrate'), 'a hashrate sample');
-  vi.setSystemTime(Date.now() + 10_000);
-  await waitFor(() => engine.hashrate().total['10s'] !== undefined, 'a 10 s window');
-}
-
-/** Date on a clock the test moves (tenSecondWindow); the real one back after the test. */
-function fakeDate(): void {
-  vi.useFakeTimers({ toFake: ['Date'] });
-  cleanup(() => vi.useRealTimers());
-}
 
 async function setup() {
   const engine = new MiningEngine({ threads: 2, kernel: 'wasm' });
@@ -123,7 +103,8 @@ describe('control API', () => {
     fakeDate();
     const { call, api, engine } = await setup();
     expect(api.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    await tenSecondWindow(engine);
+    await passHashrateWindow(engine);
+    await waitFor(() => engine.hashrate().total['10s'] !== undefined, 'a 10 s window');
     const res = await call('/api/system/info');
     expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
     const info = (await res.json()) as Record<string, unknown> & {
@@ -240,7 +221,8 @@ describe('control API', () => {
   test('GET /metrics: the miner in Prometheus format', async () => {
     fakeDate();
     const { call, engine } = await setup();
-    await tenSecondWindow(engine);
+    await passHashrateWindow(engine);
+    await waitFor(() => engine.hashrate().total['10s'] !== undefined, 'a 10 s window');
     const res = await call('/metrics');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');

@@ -8,15 +8,14 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { testBrowser } from '../../../test-support/services.ts';
 import { WAIT_TIMEOUT_MS } from '../../../test-support/timeouts.ts';
-import { within } from '../../../test-support/wait.ts';
 import { minerControlTarget } from '../src/control/target.js';
 import { startControlApi } from '../src/control-api.js';
 import { MiningEngine } from '../src/engine.js';
 import { Miner } from '../src/miner.js';
-import { cleanup, FakeSource, next, waitFor } from './helpers.js';
+import { cleanup, FakeSource, fakeDate, passHashrateWindow, waitFor } from './helpers.js';
 
 const TOKEN = 'a-control-token-of-some-length';
 
@@ -32,10 +31,7 @@ afterAll(async () => {
 
 describe('the control page in Chromium', () => {
   test('shows devices, rates and results; changes need the token', async () => {
-    // Date on a clock the test moves (the 10 s window below); the timers, the workers, the
-    // sockets and the browser keep the real clock.
-    vi.useFakeTimers({ toFake: ['Date'] });
-    cleanup(() => vi.useRealTimers());
+    fakeDate(); // the 10 s window below, on a clock the test moves
     const source = new FakeSource();
     // A result every few thousand nonces: dozens a second. (At 16, a result every few dozen
     // nonces, the miner's thread spent the test taking in thousands a second.)
@@ -76,8 +72,7 @@ describe('the control page in Chromium', () => {
     expect(Number((await text('accepted')).replace(/\D/g, ''))).toBeGreaterThan(0);
     // The 10 s window once the miner has mined for 10 s (n/a before): one sample, then the
     // clock 10 s on, and the next sample closes the window.
-    await within(next(engine, 'hashrate'), 'a hashrate sample');
-    vi.setSystemTime(Date.now() + 10_000);
+    await passHashrateWindow(engine);
     await until('rate-10s', /H\/s$/);
     const row = page.locator('#devices tr').first();
     expect(await row.locator('td').first().textContent()).toBe('cpu');

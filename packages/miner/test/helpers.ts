@@ -17,8 +17,9 @@ import {
   targetFromDifficulty,
   utf8,
 } from '@tensormine/protocol';
+import { vi } from 'vitest';
 import { afterEachTest } from '../../../test-support/cleanup.ts';
-import { waitFor as waitUntil } from '../../../test-support/wait.ts';
+import { waitFor as waitUntil, within } from '../../../test-support/wait.ts';
 import type { DeviceBackend } from '../src/device.js';
 import type { FoundResult, FoundSigner } from '../src/found.js';
 import type { HexchainJob, MiningJob, TensorJob } from '../src/job.js';
@@ -125,6 +126,28 @@ export function cleanup(fn: () => Promise<unknown> | unknown): void {
 afterEachTest(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
+
+/**
+ * Date alone on an injected clock until the test ends (passHashrateWindow moves it): the engine
+ * stamps its hashrate samples with Date.now(), while its sampling timer, the workers, the
+ * sockets and a browser keep the real clock.
+ */
+export function fakeDate(): void {
+  vi.useFakeTimers({ toFake: ['Date'] });
+  cleanup(() => vi.useRealTimers());
+}
+
+/**
+ * The engine's hashrate window of `ms` passed on the faked Date (fakeDate): one sample, then the
+ * clock `ms` on, so that the next sample (at most a second later) closes the window. Waiting for
+ * a 10 s window in real time cost 10 s of threads hashing that the test does not measure.
+ */
+export async function passHashrateWindow(engine: EventEmitter, ms = 10_000): Promise<void> {
+  await within(next(engine, 'hashrate'), 'a hashrate sample');
+  const now = vi.getMockedSystemTime();
+  if (now === null) throw new Error('passHashrateWindow needs fakeDate()');
+  vi.setSystemTime(now.getTime() + ms);
+}
 
 /** A WorkSource that hands out one hexchain job after another. */
 export class FakeSource extends EventEmitter<WorkSourceEvents> implements WorkSource {
