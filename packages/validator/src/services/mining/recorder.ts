@@ -101,6 +101,8 @@ export class ProofRecorder {
         // Each alone (a group of one, or a group that failed and wrote nothing).
         await Promise.all(group.map((w) => this.#alone(w.item).then(w.resolve, w.reject)));
       }
+    } catch (error) {
+      for (const w of group) w.reject(error);
     } finally {
       this.#writing = false;
       if (this.#queue.length > 0) this.#schedule();
@@ -109,9 +111,10 @@ export class ProofRecorder {
 
   /** The group in one transaction; undefined when it failed (nothing of it written). */
   async #together(items: readonly ProofToWrite[]): Promise<ProofReceipt[] | undefined> {
+    let inserted: Promise<boolean> | undefined;
+    let receipts: ProofReceipt[];
     try {
-      let inserted: Promise<boolean> | undefined;
-      const receipts = await this.storage.transaction(async (tx) => {
+      receipts = await this.storage.transaction(async (tx) => {
         inserted = undefined;
         const entries = await tx.ledger.apply(items.map(rewardEntry));
         const receipts = items.map((item, i) => {
@@ -125,11 +128,11 @@ export class ProofRecorder {
         tx.inFlight(tx.counters.add(COUNTERS.proofsValid, items.length));
         return receipts;
       }, this.options);
-      if ((await inserted) !== true) throw new Error('a group of proofs committed without its rows');
-      return receipts;
     } catch {
       return undefined;
     }
+    if ((await inserted) !== true) throw new Error('a group of proofs committed without its rows');
+    return receipts;
   }
 
   /**
