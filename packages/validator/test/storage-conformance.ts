@@ -921,6 +921,60 @@ export function describeStorageConformance(name: string, open: () => Promise<Sto
       });
     });
 
+    describe('proofs.insertAllOrFail', () => {
+      it('writes a group of proofs of distinct keys with their miners and devices; one earlier proof fails it all', async () => {
+        const { proof } = await acceptedProofFixture();
+        await write(async (tx) => {
+          await tx.devices.upsert(device(A, { lastSeen: T }));
+          await tx.devices.upsert(device(C, { lastSeen: T }));
+          await tx.miners.record(C, { proofsAccepted: 4, seenAt: T });
+        });
+        const ofC = { ...proof, pubkey: C, nonce: 9, acceptedAt: T + 2 };
+        const ofB = { ...proof, pubkey: B, nonce: 8, acceptedAt: T + 3 };
+        expect(await write((tx) => tx.proofs.insertAllOrFail([ofC, proof]))).toBe(true);
+        expect(await read((tx) => tx.proofs.get(proof.challengeId, A))).toEqual(proof);
+        expect(await read((tx) => tx.proofs.get(proof.challengeId, C))).toEqual(ofC);
+        const minerA = {
+          pubkey: A,
+          proofsAccepted: 1,
+          proofsRejected: 0,
+          blocksAccepted: 0,
+          lastSeen: T + 1,
+        };
+        const minerC = {
+          pubkey: C,
+          proofsAccepted: 5,
+          proofsRejected: 0,
+          blocksAccepted: 0,
+          lastSeen: T + 2,
+        };
+        expect(await read((tx) => tx.miners.get(A))).toEqual(minerA);
+        expect(await read((tx) => tx.miners.get(C))).toEqual(minerC);
+        expect((await read((tx) => tx.devices.get(A)))?.lastSeen).toBe(T + 1);
+        expect((await read((tx) => tx.devices.get(C)))?.lastSeen).toBe(T + 2);
+        // B's proof is new, A's is there already: nothing of the group, nor of its transaction.
+        let again: Promise<boolean> | undefined;
+        await expect(
+          write(async (tx) => {
+            await tx.meta.set('k', 'v');
+            again = tx.proofs.insertAllOrFail([ofB, { ...proof, nonce: 5, acceptedAt: T + 9 }]);
+            again.catch(() => undefined);
+          }),
+        ).rejects.toBeDefined();
+        expect(await again).toBe(false);
+        expect(await read((tx) => tx.meta.get('k'))).toBeUndefined();
+        expect(await read((tx) => tx.proofs.get(proof.challengeId, B))).toBeUndefined();
+        expect(await read((tx) => tx.miners.get(B))).toBeUndefined();
+        expect(await read((tx) => tx.miners.get(A))).toEqual(minerA);
+        expect((await read((tx) => tx.devices.get(A)))?.lastSeen).toBe(T + 1);
+        // Two proofs of one key are not a group.
+        await expect(
+          write((tx) => tx.proofs.insertAllOrFail([ofB, { ...ofB, challengeId: 'x' }])),
+        ).rejects.toThrow(/distinct keys/);
+        expect(await write((tx) => tx.proofs.insertAllOrFail([]))).toBe(true);
+      });
+    });
+
     describe('requestNonces', () => {
       const K = 'aa'.repeat(32);
       it('claims a pair once, per key, and keeps nothing of a rolled-back claim', async () => {

@@ -2,7 +2,8 @@ import type { ValidatorContext } from '../context.js';
 import { challengeHandlers } from './mining/challenges.js';
 import { INVALID_BUDGET, INVALID_BUDGET_PER_ADDRESS, InvalidProofBudgets } from './mining/invalid-budget.js';
 import { accountHandlers } from './mining/ledger.js';
-import { submitHandlers } from './mining/submit.js';
+import { ProofRecorder } from './mining/recorder.js';
+import { ROW_LOCKS, submitHandlers } from './mining/submit.js';
 import type { Service } from './types.js';
 
 export {
@@ -16,7 +17,8 @@ export {
 /**
  * The v4.0 mining service: POST /challenge, POST /submit, GET /miners/:pubkey,
  * GET /ledger/entries (devices are services/devices/).
- * All state lives in ctx.storage; the service itself keeps none.
+ * All state lives in ctx.storage; the service itself keeps none but the proofs it is committing
+ * (the group of mining/recorder.ts) and the invalid-proof budgets.
  */
 export function createMiningService(ctx: ValidatorContext): Service {
   return {
@@ -28,6 +30,7 @@ export function createMiningService(ctx: ValidatorContext): Service {
           { ...INVALID_BUDGET, burst: ctx.config.invalidProofBudget },
           { ...INVALID_BUDGET_PER_ADDRESS, burst: ctx.config.invalidProofBudgetPerAddress },
         ),
+        new ProofRecorder(ctx.storage, ctx.identity.secretKey, ROW_LOCKS),
       ),
       ...accountHandlers(),
     },

@@ -4,7 +4,6 @@ import {
   parseProof,
   proofMessage,
   signatureFromWire,
-  signReceipt,
   verify,
   verifyProof,
 } from '@tensormine/protocol';
@@ -12,10 +11,10 @@ import { nowSeconds, type ValidatorContext } from '../../context.js';
 import { ApiError, verdictError } from '../../http/errors.js';
 import { routeHandlers } from '../../http/handlers.js';
 import type { ChallengeRecord, TransactionOptions } from '../../store/types.js';
-import { COUNTERS } from '../metrics.js';
 import { challengeFromRecord, notRegistered } from './challenges.js';
 import type { InvalidProofBudgets } from './invalid-budget.js';
-import { REWARD_TOKEN, rewardFor, rewardIdempotencyKey } from './rules.js';
+import type { ProofReceipt, ProofRecorder } from './recorder.js';
+import { REWARD_TOKEN, rewardFor } from './rules.js';
 
 /**
  * POST /submit. The checks, in order; the first failure is the answer:
@@ -34,14 +33,15 @@ import { REWARD_TOKEN, rewardFor, rewardIdempotencyKey } from './rules.js';
  *      source address's budgets of invalid proofs (invalid-budget.ts), and a key or address
  *      that spent its budget is refused right after
  *      step 1 with invalid_submission_backoff (429, Retry-After) until its back-off ends
- * Then one transaction records the proof, credits the reward, counts and signs the receipt.
+ * Then one transaction records the proof, credits the reward, counts and signs the receipt
+ * (with the other proofs the node verified meanwhile: recorder.ts).
  */
-export function submitHandlers(budgets: InvalidProofBudgets) {
+export function submitHandlers(budgets: InvalidProofBudgets, recorder: ProofRecorder) {
   return routeHandlers({
     async submitProof({ body, ip }, ctx) {
       const state = { attributable: false };
       try {
-        return await submit(body.proof, body.signature, ctx, state, budgets, ip);
+        return await submit(body.proof, body.signature, ctx, state, budgets, recorder, ip);
       } catch (error) {
         if (error instanceof ApiError && error.statusCode < 500) {
           await recordRejection(ctx, error, body.proof.miner_pubkey, state.attributable);
@@ -58,6 +58,7 @@ async function submit(
   ctx: ValidatorContext,
   state: { attributable: boolean },
   budgets: InvalidProofBudgets,
+  recorder: ProofRecorder,
   ip: string,
 ) {
   const parsed = parseProof(proof);
@@ -144,64 +145,20 @@ async function submit(
   // The same valid proof again, by the same key: what it was answered the first time.
   if (previous) return acceptance(record, pubkey, previous);
 
-  const reward = rewardFor(challenge);
-  const acceptedAt = nowSeconds(ctx);
-  // Row locks (docs/storage.md): the reward's account is locked by ledger.apply. Two round
-  // trips on PostgreSQL: the lock with its reads, then the writes with the COMMIT. An earlier
-  // acceptance by this key (committed since the read above, through this node or another) is
-  // found by the proof's unique key: its insert fails, and with it the transaction.
-  let inserted: Promise<boolean> | undefined;
-  const written = await ctx.storage
-    .transaction(async (tx) => {
-      inserted = undefined;
-      const [entry] = await tx.ledger.apply([
-        {
-          type: 'mining_reward',
-          pubkey,
-          token: REWARD_TOKEN,
-          amount: reward,
-          timestamp: acceptedAt,
-          ref: record.id,
-          idempotencyKey: rewardIdempotencyKey(record.id, pubkey),
-        },
-      ]);
-      if (!entry) throw new Error('ledger.apply returned no entry');
-      const txSig = signReceipt(
-        {
-          challengeId: record.id,
-          minerPubkey: pubkey,
-          computationHash: proof.computation_hash,
-          ledgerEntryId: entry.id,
-          rewardMinor: reward,
-          acceptedAt,
-        },
-        ctx.identity.secretKey,
-      );
-      // Not awaited: they travel with the COMMIT, and the transaction fails if one fails. The
-      // proof, the miner's row and the device's touch: one statement on PostgreSQL.
-      inserted = tx.proofs.insertOrFail(
-        {
-          challengeId: record.id,
-          pubkey,
-          nonce: proof.computation_nonce,
-          acceptedAt,
-          ledgerEntryId: entry.id,
-          txSig,
-        },
-        { recordMiner: true },
-      );
-      inserted.catch(() => undefined);
-      tx.inFlight(tx.counters.add(COUNTERS.proofsValid, 1));
-      return { acceptedAt, ledgerEntryId: entry.id, txSig };
-    }, ROW_LOCKS)
-    .catch(async (error: unknown) => {
-      if ((await inserted?.catch(() => true)) !== false) throw error;
-      return undefined;
-    });
-  let accepted: { earlier: { acceptedAt: number; ledgerEntryId: number; txSig: string }; fresh: boolean };
+  // One transaction credits the reward, signs the receipt over its ledger entry, records the
+  // proof and counts it, together with the other proofs this node verified meanwhile
+  // (recorder.ts): an earlier acceptance by this key, committed since the read above through
+  // this node or another, refuses it by the proof's unique key (undefined, nothing written).
+  const written = await recorder.write({
+    challengeId: record.id,
+    pubkey,
+    nonce: proof.computation_nonce,
+    computationHash: proof.computation_hash,
+    reward: rewardFor(challenge),
+    acceptedAt: nowSeconds(ctx),
+  });
+  let accepted: { earlier: ProofReceipt; fresh: boolean };
   if (written !== undefined) {
-    if ((await inserted) !== true)
-      throw new Error(`proof of ${record.id} by ${pubkey}: committed without its row`);
     accepted = { earlier: written, fresh: true };
   } else {
     // Accepted meanwhile: the same nonce gets that acceptance, another nonce is a replay.
@@ -220,11 +177,7 @@ async function submit(
 }
 
 /** The answer to an accepted proof (the first time, and to an identical resubmission). */
-function acceptance(
-  record: ChallengeRecord,
-  pubkey: string,
-  accepted: { acceptedAt: number; ledgerEntryId: number; txSig: string },
-) {
+function acceptance(record: ChallengeRecord, pubkey: string, accepted: ProofReceipt) {
   return {
     accepted: true,
     tx_sig: accepted.txSig,
@@ -281,4 +234,4 @@ async function recordRejection(
 }
 
 /** The submission's transactions take row locks instead of SERIALIZABLE (docs/storage.md). */
-const ROW_LOCKS: TransactionOptions = { isolation: 'row-locks' };
+export const ROW_LOCKS: TransactionOptions = { isolation: 'row-locks' };

@@ -17,6 +17,21 @@ const INSERT_AND_RECORD =
   `miner AS (${MINER_INSERT} SELECT pubkey, 1, 0, 0, ?4 FROM proof ${MINER_ON_CONFLICT} RETURNING pubkey) ` +
   'UPDATE devices SET last_seen = ?4 WHERE pubkey = (SELECT pubkey FROM miner)';
 
+/**
+ * PostgreSQL: INSERT_AND_RECORD for a group of proofs of distinct keys (insertAllOrFail): the
+ * proofs from one JSON array, then their miners' upserts, then their devices' last_seen. The
+ * rows are taken in key order; the group's accounts are locked before (ledger.apply), so two
+ * groups sharing a key never reach these rows in two orders.
+ */
+const INSERT_ALL_AND_RECORD =
+  `WITH proof AS (INSERT INTO proofs (${PROOF_COLUMNS}) ` +
+  'SELECT r.challenge_id, r.pubkey, r.nonce, r.accepted_at, r.ledger_entry_id, r.tx_sig ' +
+  'FROM json_to_recordset(?1::json) AS r(challenge_id text, pubkey text, nonce bigint, ' +
+  'accepted_at bigint, ledger_entry_id bigint, tx_sig text) ORDER BY r.pubkey RETURNING pubkey, accepted_at), ' +
+  `miner AS (${MINER_INSERT} SELECT pubkey, 1, 0, 0, accepted_at FROM proof ORDER BY pubkey ${MINER_ON_CONFLICT} RETURNING pubkey) ` +
+  'UPDATE devices SET last_seen = proof.accepted_at FROM proof ' +
+  'WHERE devices.pubkey = proof.pubkey AND devices.pubkey IN (SELECT pubkey FROM miner)';
+
 /** Table `proofs`: the accepted v4.0 proofs, one per (challenge, key). */
 export class SqlProofRepo implements ProofRepo {
   constructor(private readonly scope: Scope) {}
@@ -50,10 +65,45 @@ export class SqlProofRepo implements ProofRepo {
       }
       return true;
     } catch (error) {
-      // The key's earlier proof (PostgreSQL's unique_violation, SQLite's constraint message).
-      const { code, table, message } = (error ?? {}) as { code?: string; table?: string; message?: string };
-      if (code === '23505' && table === 'proofs') return false;
-      if (/^UNIQUE constraint failed: proofs\./.test(String(message))) return false;
+      if (isEarlierProof(error)) return false;
+      throw error;
+    }
+  }
+
+  async insertAllOrFail(proofs: readonly AcceptedProof[]): Promise<boolean> {
+    const db = this.scope.write('proofs.insertAllOrFail');
+    if (new Set(proofs.map((p) => p.pubkey)).size !== proofs.length) {
+      throw new Error('proofs.insertAllOrFail: the proofs of a group have distinct keys');
+    }
+    if (proofs.length === 0) return true;
+    try {
+      if (db.dialect.name === 'sqlite') {
+        // The statements of insertOrFail, proof by proof, all issued at once (a caller may leave
+        // this in flight: each statement's failure fails the transaction as it runs).
+        const miners = new SqlMinerRepo(this.scope);
+        await Promise.all(
+          proofs.flatMap((p) => [
+            db.prepare(INSERT).run(p.challengeId, p.pubkey, p.nonce, p.acceptedAt, p.ledgerEntryId, p.txSig),
+            miners.recordAndTouch(p.pubkey, { proofsAccepted: 1, seenAt: p.acceptedAt }),
+          ]),
+        );
+      } else {
+        await db.prepare(INSERT_ALL_AND_RECORD).run(
+          JSON.stringify(
+            proofs.map((p) => ({
+              challenge_id: p.challengeId,
+              pubkey: p.pubkey,
+              nonce: p.nonce,
+              accepted_at: p.acceptedAt,
+              ledger_entry_id: p.ledgerEntryId,
+              tx_sig: p.txSig,
+            })),
+          ),
+        );
+      }
+      return true;
+    } catch (error) {
+      if (isEarlierProof(error)) return false;
       throw error;
     }
   }
@@ -77,4 +127,11 @@ export function toProof(row: Row): AcceptedProof {
     ledgerEntryId: int(row, 'ledger_entry_id'),
     txSig: text(row, 'tx_sig'),
   };
+}
+
+/** A key's earlier proof refused the insert (PostgreSQL's unique_violation, SQLite's constraint message). */
+function isEarlierProof(error: unknown): boolean {
+  const { code, table, message } = (error ?? {}) as { code?: string; table?: string; message?: string };
+  if (code === '23505' && table === 'proofs') return true;
+  return /^UNIQUE constraint failed: proofs\./.test(String(message));
 }

@@ -64,5 +64,13 @@ export interface ProofRepo {
    * PostgreSQL in the proof's statement; nothing of it when the proof is refused).
    */
   insertOrFail(proof: AcceptedProof, options?: { readonly recordMiner?: boolean }): Promise<boolean>;
+  /**
+   * `insertOrFail` with `recordMiner` for several proofs of distinct keys (a group of proofs
+   * committed together, services/mining/recorder.ts): each proof is written, counted on its
+   * miner's row and its device touched; on PostgreSQL in one statement. When any of them is
+   * already there (its challenge has an accepted proof from its key) the statement fails, and
+   * with it the transaction (nothing of it is written); the promise resolves false then.
+   */
+  insertAllOrFail(proofs: readonly AcceptedProof[]): Promise<boolean>;
   get(challengeId: string, pubkey: string): Promise<AcceptedProof | undefined>;
 }

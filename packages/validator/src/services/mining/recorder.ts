@@ -1,0 +1,207 @@
+import { signReceipt } from '@tensormine/protocol';
+import type { NewLedgerEntry, Storage, TransactionOptions } from '../../store/types.js';
+import { COUNTERS } from '../metrics.js';
+import { REWARD_TOKEN, rewardIdempotencyKey } from './rules.js';
+
+/**
+ * Group commit of accepted v4.0 proofs (docs/storage.md, "Few round trips"): the proofs a node
+ * has verified while its previous group is being written go together in the next group: one
+ * transaction, one `ledger.apply` for all their rewards (the accounts locked in one statement,
+ * in one order), one statement for their rows, miners and devices on PostgreSQL
+ * (`proofs.insertAllOrFail`), one counter add, one COMMIT. At most one proof per key goes in a
+ * group (a second waits for the next). Nothing is answered before its group has committed.
+ *
+ * Each proof's answer is what a transaction of its own would have answered: when the group's
+ * transaction fails (a proof of the group was accepted meanwhile, through this node or
+ * another: its row's unique key refuses the group; or anything else), nothing of it was
+ * written, and every proof of the group is written again in a transaction of its own, which
+ * accepts it or refuses it alone. A group of one is that transaction.
+ */
+
+/** What a group may hold (keys). */
+const GROUP_MAX = 64;
+
+/** A verified proof to record: its reward is credited and its receipt signed in the transaction. */
+export interface ProofToWrite {
+  readonly challengeId: string;
+  readonly pubkey: string;
+  readonly nonce: number;
+  readonly computationHash: string;
+  readonly reward: bigint;
+  readonly acceptedAt: number;
+}
+
+/** What a recorded proof is answered with (and what a resubmission of it is answered). */
+export interface ProofReceipt {
+  readonly acceptedAt: number;
+  readonly ledgerEntryId: number;
+  readonly txSig: string;
+}
+
+/** The receipt, or undefined: refused by the key's earlier proof of the challenge (nothing written). */
+export type ProofWritten = ProofReceipt | undefined;
+
+interface Waiting {
+  readonly item: ProofToWrite;
+  readonly resolve: (written: ProofWritten) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+export class ProofRecorder {
+  #queue: Waiting[] = [];
+  #writing = false;
+  #scheduled = false;
+
+  constructor(
+    private readonly storage: Storage,
+    /** The validator's secret key: it signs the receipts. */
+    private readonly secretKey: Uint8Array,
+    /** The transaction options (row locks). */
+    private readonly options: TransactionOptions,
+  ) {}
+
+  /** Records the proof in the next group; resolves once it is committed (or refused). */
+  write(item: ProofToWrite): Promise<ProofWritten> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ item, resolve, reject });
+      this.#schedule();
+    });
+  }
+
+  #schedule(): void {
+    if (this.#writing || this.#scheduled) return;
+    this.#scheduled = true;
+    // The proofs verified in this turn of the event loop join the group.
+    setImmediate(() => {
+      this.#scheduled = false;
+      void this.#writeGroup();
+    });
+  }
+
+  async #writeGroup(): Promise<void> {
+    const group: Waiting[] = [];
+    const rest: Waiting[] = [];
+    const keys = new Set<string>();
+    for (const w of this.#queue) {
+      if (group.length < GROUP_MAX && !keys.has(w.item.pubkey)) {
+        keys.add(w.item.pubkey);
+        group.push(w);
+      } else {
+        rest.push(w);
+      }
+    }
+    this.#queue = rest;
+    if (group.length === 0) return;
+    this.#writing = true;
+    try {
+      const written = group.length === 1 ? undefined : await this.#together(group.map((w) => w.item));
+      if (written !== undefined) {
+        for (const [i, w] of group.entries()) w.resolve(written[i]);
+      } else {
+        // Each alone (a group of one, or a group that failed and wrote nothing).
+        await Promise.all(group.map((w) => this.#alone(w.item).then(w.resolve, w.reject)));
+      }
+    } catch (error) {
+      for (const w of group) w.reject(error);
+    } finally {
+      this.#writing = false;
+      if (this.#queue.length > 0) this.#schedule();
+    }
+  }
+
+  /** The group in one transaction; undefined when it failed (nothing of it written). */
+  async #together(items: readonly ProofToWrite[]): Promise<ProofReceipt[] | undefined> {
+    let inserted: Promise<boolean> | undefined;
+    let receipts: ProofReceipt[];
+    try {
+      receipts = await this.storage.transaction(async (tx) => {
+        inserted = undefined;
+        const entries = await tx.ledger.apply(items.map(rewardEntry));
+        const receipts = items.map((item, i) => {
+          const entry = entries[i];
+          if (entry === undefined) throw new Error('ledger.apply returned fewer entries than it was given');
+          return this.#receipt(item, entry.id);
+        });
+        // Not awaited: they travel with the COMMIT, and the transaction fails if one fails.
+        inserted = tx.proofs.insertAllOrFail(items.map((item, i) => row(item, receipts[i] as ProofReceipt)));
+        inserted.catch(() => undefined);
+        tx.inFlight(tx.counters.add(COUNTERS.proofsValid, items.length));
+        return receipts;
+      }, this.options);
+    } catch {
+      return undefined;
+    }
+    if ((await inserted) !== true) throw new Error('a group of proofs committed without its rows');
+    return receipts;
+  }
+
+  /**
+   * The proof in a transaction of its own. Two round trips on PostgreSQL: the account's lock
+   * with the reward's ledger id (the receipt signs it), then the writes with the COMMIT. An
+   * earlier acceptance by this key (committed since the proof's read, through this node or
+   * another) is found by the proof's unique key: its insert fails, and with it the transaction.
+   */
+  async #alone(item: ProofToWrite): Promise<ProofWritten> {
+    let inserted: Promise<boolean> | undefined;
+    const written = await this.storage
+      .transaction(async (tx) => {
+        inserted = undefined;
+        const [entry] = await tx.ledger.apply([rewardEntry(item)]);
+        if (!entry) throw new Error('ledger.apply returned no entry');
+        const receipt = this.#receipt(item, entry.id);
+        // Not awaited: they travel with the COMMIT, and the transaction fails if one fails. The
+        // proof, the miner's row and the device's touch: one statement on PostgreSQL.
+        inserted = tx.proofs.insertOrFail(row(item, receipt), { recordMiner: true });
+        inserted.catch(() => undefined);
+        tx.inFlight(tx.counters.add(COUNTERS.proofsValid, 1));
+        return receipt;
+      }, this.options)
+      .catch(async (error: unknown) => {
+        if ((await inserted?.catch(() => true)) !== false) throw error;
+        return undefined;
+      });
+    if (written !== undefined && (await inserted) !== true) {
+      throw new Error(`proof of ${item.challengeId} by ${item.pubkey}: committed without its row`);
+    }
+    return written;
+  }
+
+  #receipt(item: ProofToWrite, ledgerEntryId: number): ProofReceipt {
+    const txSig = signReceipt(
+      {
+        challengeId: item.challengeId,
+        minerPubkey: item.pubkey,
+        computationHash: item.computationHash,
+        ledgerEntryId,
+        rewardMinor: item.reward,
+        acceptedAt: item.acceptedAt,
+      },
+      this.secretKey,
+    );
+    return { acceptedAt: item.acceptedAt, ledgerEntryId, txSig };
+  }
+}
+
+/** The proof's reward: credited once per (challenge, key), whatever runs it again. */
+function rewardEntry(item: ProofToWrite): NewLedgerEntry {
+  return {
+    type: 'mining_reward',
+    pubkey: item.pubkey,
+    token: REWARD_TOKEN,
+    amount: item.reward,
+    timestamp: item.acceptedAt,
+    ref: item.challengeId,
+    idempotencyKey: rewardIdempotencyKey(item.challengeId, item.pubkey),
+  };
+}
+
+function row(item: ProofToWrite, receipt: ProofReceipt) {
+  return {
+    challengeId: item.challengeId,
+    pubkey: item.pubkey,
+    nonce: item.nonce,
+    acceptedAt: item.acceptedAt,
+    ledgerEntryId: receipt.ledgerEntryId,
+    txSig: receipt.txSig,
+  };
+}
