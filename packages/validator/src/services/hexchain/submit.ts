@@ -21,7 +21,6 @@ import type {
   NewBlockRecord,
   StorageTx,
 } from '../../store/types.js';
-import { COUNTERS } from '../metrics.js';
 import type { HexchainHooks, PoolBlockPay } from '../types.js';
 import { notRegistered, ROW_LOCKS } from './challenges.js';
 import { type LiveDifficulty, nextRetarget, plannedRetarget, retargetIn } from './difficulty.js';
@@ -55,6 +54,30 @@ export interface SubmitDeps {
  * refuse it and re-run its transaction), and the head's queue stays short.
  */
 const BLOCKS_IN_FLIGHT = 4;
+
+/**
+ * The keys whose last block's check this node remembers (pool member or not): a guess of the
+ * next block's shape only, so a stale one (the key joined or left the pool since, through any
+ * node) costs a re-run or a round trip, never a wrong payout. About 200 bytes a key.
+ */
+const POOL_GUESSES = 65_536;
+
+/** What the pool check last answered per key: at most `size` keys, the least recently set forgotten first. */
+class Guesses {
+  readonly #answers = new Map<string, boolean>();
+  constructor(private readonly size: number) {}
+  get(pubkey: string): boolean | undefined {
+    return this.#answers.get(pubkey);
+  }
+  set(pubkey: string, member: boolean): void {
+    this.#answers.delete(pubkey);
+    this.#answers.set(pubkey, member);
+    if (this.#answers.size > this.size) {
+      const oldest = this.#answers.keys().next();
+      if (oldest.done !== true) this.#answers.delete(oldest.value);
+    }
+  }
+}
 
 /** First come, first served: at most `size` calls of `run` at once. */
 class Limiter {
@@ -91,6 +114,7 @@ export function submitHandlers({
   cluster = false,
 }: SubmitDeps) {
   const inFlight = new Limiter(cluster ? BLOCKS_IN_FLIGHT : Number.POSITIVE_INFINITY);
+  const poolGuesses = new Guesses(POOL_GUESSES);
   /** The consensus check of a submission against the challenge it answers (docs/protocol.md 4.9). */
   const verify = (challenge: HexChallengeRecord, body: HexSubmitRequest) =>
     verifyBlock(
@@ -157,13 +181,15 @@ export function submitHandlers({
     async hexSubmit(request) {
       const body = request.body;
       const pubkey = body.block.miner_pubkey;
-      // Two statements issued together (the challenge with the miner's device, and the pool's
-      // rows): one round trip on PostgreSQL. Whether the block is likely a pool block chooses the
-      // shape of its transaction, which decides it again (below).
+      // Whether the block is likely a pool block chooses the shape of its transaction, which
+      // decides it again (below): what that check last found for this key on this node, else
+      // the pool's rows, read with the challenge and the miner's device (two statements issued
+      // together, one round trip on PostgreSQL); a key this node knows, one statement.
+      const guess = poolGuesses.get(pubkey);
       const [{ challenge, device }, likelyPool] = await ctx.storage.read((tx) =>
         Promise.all([
           tx.hexChallenges.getWithDevice(body.challenge_id, pubkey),
-          hooks.poolMember?.(tx, pubkey, body.challenge_id) ?? false,
+          guess ?? hooks.poolMember?.(tx, pubkey, body.challenge_id) ?? false,
         ]),
       );
       if (challenge === undefined) {
@@ -259,12 +285,9 @@ export function submitHandlers({
             ref: blockHash,
             idempotencyKey: `block:${blockHash}`,
           };
-          const stats = () =>
-            Promise.all([
-              tx.counters.add(COUNTERS.blocksAccepted, 1),
-              // The miner's row and the device's touch: one statement on PostgreSQL.
-              tx.miners.recordAndTouch(pubkey, { blocksAccepted: 1, seenAt: acceptedAt }),
-            ]);
+          // The miner's row and the device's touch: one statement on PostgreSQL. (No counter:
+          // the node's count of accepted blocks is the chain's height, services/metrics.ts.)
+          const stats = () => tx.miners.recordAndTouch(pubkey, { blocksAccepted: 1, seenAt: acceptedAt });
           const block = { ...newBlock, timestampMs: acceptedAtMs };
           const append = () => tx.blocks.append(block);
           // Row locks in the order of every hot path: accounts, then the miner's rows, then the
@@ -279,6 +302,7 @@ export function submitHandlers({
               stats(),
               last ? tx.blocks.head() : undefined,
             ]);
+            poolGuesses.set(pubkey, member === true);
             if (member === true) throw new PoolBlockAfterAll();
             if (last) {
               // Left in flight: it goes out with the COMMIT (a refusal fails the transaction).
@@ -307,6 +331,7 @@ export function submitHandlers({
             appended = await append();
           } else {
             solo = !(await hooks.poolMember?.(tx, pubkey, challenge.id));
+            poolGuesses.set(pubkey, !solo);
             if (solo) await Promise.all([tx.ledger.apply([reward]), stats()]);
             appended = await append();
           }
