@@ -16,6 +16,7 @@ import { routeHandlers } from '../../http/handlers.js';
 import type {
   AppendedBlock,
   BlockRecord,
+  ChainHead,
   DifficultyWrite,
   HexChallengeRecord,
   NewBlockRecord,
@@ -115,6 +116,31 @@ export function submitHandlers({
 }: SubmitDeps) {
   const inFlight = new Limiter(cluster ? BLOCKS_IN_FLIGHT : Number.POSITIVE_INFINITY);
   const poolGuesses = new Guesses(POOL_GUESSES);
+  /**
+   * The newest chain head this node has been answered (by its own appends, or read): a block
+   * plans its retarget from it instead of reading the committed head, unless this node has
+   * applied a newer block or difficulty write since (another node's: then it reads the head,
+   * as every block did before). Only a plan: `blocks.appendLast` checks it, and a block landing
+   * on a retarget height it did not plan for is refused and re-run (below), which takes more
+   * than a retarget window (12) of blocks landing between the head learned and the append.
+   */
+  let knownHead: ChainHead | undefined;
+  const learnHead = (head: ChainHead): void => {
+    if (
+      knownHead === undefined ||
+      head.height > knownHead.height ||
+      (head.height === knownHead.height && head.difficultySeq > knownHead.difficultySeq)
+    ) {
+      knownHead = head;
+    }
+  };
+  /** The known head, if nothing newer was applied since (see `knownHead`). */
+  const freshHead = (): ChainHead | undefined =>
+    knownHead !== undefined &&
+    knownHead.height >= state.appliedHeight &&
+    knownHead.difficultySeq >= difficulty.appliedSeq
+      ? knownHead
+      : undefined;
   /** The consensus check of a submission against the challenge it answers (docs/protocol.md 4.9). */
   const verify = (challenge: HexChallengeRecord, body: HexSubmitRequest) =>
     verifyBlock(
@@ -295,21 +321,25 @@ export function submitHandlers({
           let solo: boolean;
           let appended: AppendedBlock | undefined;
           if (!poolGuess) {
-            // (The committed head, read without a lock, for the retarget's plan below.)
+            // (The committed head, read without a lock, for the retarget's plan below, unless
+            // this node knows the newest one.)
+            const fresh = last ? freshHead() : undefined;
             const [member, , , committed] = await Promise.all([
               hooks.poolMember?.(tx, pubkey, challenge.id),
               tx.ledger.apply([reward]),
               stats(),
-              last ? tx.blocks.head() : undefined,
+              last && fresh === undefined ? tx.blocks.head() : undefined,
             ]);
             poolGuesses.set(pubkey, member === true);
             if (member === true) throw new PoolBlockAfterAll();
             if (last) {
               // Left in flight: it goes out with the COMMIT (a refusal fails the transaction).
               // The retarget write should the block land on the next retarget height above the
-              // committed head (read in this round trip, not this node's applied state, which
-              // may be behind other nodes' blocks).
-              const head = committed ?? (await tx.blocks.head());
+              // committed head (read in this round trip, or the one this node was last answered
+              // when it has applied nothing newer since: not its applied state alone, which may
+              // be behind other nodes' blocks).
+              if (committed !== undefined) learnHead(committed);
+              const head = committed ?? fresh ?? (await tx.blocks.head());
               const next = nextRetarget(head.height);
               const retarget = plannedRetarget(difficulty, head, {
                 height: next.height,
@@ -363,6 +393,7 @@ export function submitHandlers({
             if (appended === undefined || 'refused' in appended) {
               throw new Error('hexchain: a block transaction committed without its block');
             }
+            learnHead(appended.head);
             // Landed on the retarget height planned: it made that write (the head's count after it).
             const write =
               planned !== undefined && planned.height === appended.block.height ? planned : undefined;
