@@ -80,6 +80,14 @@ class Guesses {
   }
 }
 
+/**
+ * A node that applied no other node's block for this long plans a block's retarget from the
+ * head its own last append returned, without reading the head (see `knownHead` in
+ * `submitHandlers`). A network makes one block per 10 s: a node beside others sees theirs well
+ * within it.
+ */
+const ALONE_MS = 60_000;
+
 /** First come, first served: at most `size` calls of `run` at once. */
 class Limiter {
   #free: number;
@@ -118,13 +126,19 @@ export function submitHandlers({
   const poolGuesses = new Guesses(POOL_GUESSES);
   /**
    * The newest chain head this node has been answered (by its own appends, or read): a block
-   * plans its retarget from it instead of reading the committed head, unless this node has
-   * applied a newer block or difficulty write since (another node's: then it reads the head,
-   * as every block did before). Only a plan: `blocks.appendLast` checks it, and a block landing
-   * on a retarget height it did not plan for is refused and re-run (below), which takes more
-   * than a retarget window (12) of blocks landing between the head learned and the append.
+   * plans its retarget from it instead of reading the committed head while the node is alone on
+   * its database (no other node's block applied for ALONE_MS) and has applied nothing newer
+   * (a difficulty change). Only a plan: `blocks.appendLast` checks it, and a block landing on a
+   * retarget height it did not plan for is refused and re-run (below). Beside other nodes a
+   * block reads the head, as every block did before: their blocks, not yet applied here, would
+   * make a head this node was answered stale by more than a window (12) of blocks often enough
+   * to re-run a few percent of blocks in a burst at three nodes.
    */
   let knownHead: ChainHead | undefined;
+  /** When this node last applied a block it had not appended itself (another node's). */
+  let othersSeenAtMs = Number.NEGATIVE_INFINITY;
+  /** Blocks this node appended, not yet known here (their transactions have not returned). */
+  let unlearned = 0;
   const learnHead = (head: ChainHead): void => {
     if (
       knownHead === undefined ||
@@ -134,13 +148,16 @@ export function submitHandlers({
       knownHead = head;
     }
   };
-  /** The known head, if nothing newer was applied since (see `knownHead`). */
-  const freshHead = (): ChainHead | undefined =>
-    knownHead !== undefined &&
-    knownHead.height >= state.appliedHeight &&
-    knownHead.difficultySeq >= difficulty.appliedSeq
-      ? knownHead
-      : undefined;
+  /** The known head, if the node is alone and applied nothing newer since (see `knownHead`). */
+  const freshHead = (): ChainHead | undefined => {
+    if (knownHead === undefined) return undefined;
+    const now = ctx.now();
+    // Applied beyond the known head by more than this node's own blocks whose answers are
+    // still on their way (one may be applied from its notification first): another node's.
+    if (state.appliedHeight - knownHead.height > unlearned) othersSeenAtMs = now;
+    const alone = now - othersSeenAtMs >= ALONE_MS;
+    return alone && knownHead.difficultySeq >= difficulty.appliedSeq ? knownHead : undefined;
+  };
   /** The consensus check of a submission against the challenge it answers (docs/protocol.md 4.9). */
   const verify = (challenge: HexChallengeRecord, body: HexSubmitRequest) =>
     verifyBlock(
@@ -384,11 +401,22 @@ export function submitHandlers({
             pool,
             seqBefore: appended.head.difficultySeq,
             write: retarget.write,
+            head:
+              retarget.write === undefined
+                ? appended.head
+                : {
+                    height: appended.head.height,
+                    difficulty: retarget.write.value,
+                    difficultySeq: retarget.write.seq,
+                  },
           };
         }, ROW_LOCKS);
         return run.then(
           async (done) => {
-            if (done !== undefined) return done;
+            if (done !== undefined) {
+              learnHead(done.head);
+              return done;
+            }
             const appended = await appending;
             if (appended === undefined || 'refused' in appended) {
               throw new Error('hexchain: a block transaction committed without its block');
@@ -403,6 +431,7 @@ export function submitHandlers({
               pool: undefined,
               seqBefore: appended.head.difficultySeq - (write === undefined ? 0 : 1),
               write,
+              head: appended.head,
             };
           },
           async (error: unknown) => {
@@ -417,17 +446,22 @@ export function submitHandlers({
           },
         );
       };
-      const outcome = await inFlight.run(() =>
-        store(likelyPool === true, true)
-          .catch((error: unknown) => {
-            if (error instanceof PoolBlockAfterAll) return store(true, false);
-            throw error;
-          })
-          .catch((error: unknown) => {
-            if (error instanceof CellTaken) return { accepted: false as const };
-            throw error;
-          }),
-      );
+      const outcome = await inFlight.run(async () => {
+        unlearned++;
+        try {
+          return await store(likelyPool === true, true)
+            .catch((error: unknown) => {
+              if (error instanceof PoolBlockAfterAll) return store(true, false);
+              throw error;
+            })
+            .catch((error: unknown) => {
+              if (error instanceof CellTaken) return { accepted: false as const };
+              throw error;
+            });
+        } finally {
+          unlearned--;
+        }
+      });
 
       if (!outcome.accepted) {
         const winner = await ctx.storage.read((tx) => tx.blocks.get(challenge.coord));
@@ -453,6 +487,8 @@ interface Stored {
   readonly seqBefore: number;
   /** The retarget write of the block's height, if any. */
   readonly write: DifficultyWrite | undefined;
+  /** The chain head after the block's transaction. */
+  readonly head: ChainHead;
 }
 
 /** A block stored as solo whose miner the transaction found in the pool: it rolls back, to run as a pool block. */
