@@ -16,12 +16,12 @@ import { routeHandlers } from '../../http/handlers.js';
 import type {
   AppendedBlock,
   BlockRecord,
+  ChainHead,
   DifficultyWrite,
   HexChallengeRecord,
   NewBlockRecord,
   StorageTx,
 } from '../../store/types.js';
-import { COUNTERS } from '../metrics.js';
 import type { HexchainHooks, PoolBlockPay } from '../types.js';
 import { notRegistered, ROW_LOCKS } from './challenges.js';
 import { type LiveDifficulty, nextRetarget, plannedRetarget, retargetIn } from './difficulty.js';
@@ -55,6 +55,38 @@ export interface SubmitDeps {
  * refuse it and re-run its transaction), and the head's queue stays short.
  */
 const BLOCKS_IN_FLIGHT = 4;
+
+/**
+ * The keys whose last block's check this node remembers (pool member or not): a guess of the
+ * next block's shape only, so a stale one (the key joined or left the pool since, through any
+ * node) costs a re-run or a round trip, never a wrong payout. About 200 bytes a key.
+ */
+const POOL_GUESSES = 65_536;
+
+/** What the pool check last answered per key: at most `size` keys, the least recently set forgotten first. */
+class Guesses {
+  readonly #answers = new Map<string, boolean>();
+  constructor(private readonly size: number) {}
+  get(pubkey: string): boolean | undefined {
+    return this.#answers.get(pubkey);
+  }
+  set(pubkey: string, member: boolean): void {
+    this.#answers.delete(pubkey);
+    this.#answers.set(pubkey, member);
+    if (this.#answers.size > this.size) {
+      const oldest = this.#answers.keys().next();
+      if (oldest.done !== true) this.#answers.delete(oldest.value);
+    }
+  }
+}
+
+/**
+ * A node that applied no other node's block for this long plans a block's retarget from the
+ * head its own last append returned, without reading the head (see `knownHead` in
+ * `submitHandlers`). A network makes one block per 10 s: a node beside others sees theirs well
+ * within it.
+ */
+const ALONE_MS = 60_000;
 
 /** First come, first served: at most `size` calls of `run` at once. */
 class Limiter {
@@ -91,6 +123,41 @@ export function submitHandlers({
   cluster = false,
 }: SubmitDeps) {
   const inFlight = new Limiter(cluster ? BLOCKS_IN_FLIGHT : Number.POSITIVE_INFINITY);
+  const poolGuesses = new Guesses(POOL_GUESSES);
+  /**
+   * The newest chain head this node has been answered (by its own appends, or read): a block
+   * plans its retarget from it instead of reading the committed head while the node is alone on
+   * its database (no other node's block applied for ALONE_MS) and has applied nothing newer
+   * (a difficulty change). Only a plan: `blocks.appendLast` checks it, and a block landing on a
+   * retarget height it did not plan for is refused and re-run (below). Beside other nodes a
+   * block reads the head, as every block did before: their blocks, not yet applied here, would
+   * make a head this node was answered stale by more than a window (12) of blocks often enough
+   * to re-run a few percent of blocks in a burst at three nodes.
+   */
+  let knownHead: ChainHead | undefined;
+  /** When this node last applied a block it had not appended itself (another node's). */
+  let othersSeenAtMs = Number.NEGATIVE_INFINITY;
+  /** Blocks this node appended, not yet known here (their transactions have not returned). */
+  let unlearned = 0;
+  const learnHead = (head: ChainHead): void => {
+    if (
+      knownHead === undefined ||
+      head.height > knownHead.height ||
+      (head.height === knownHead.height && head.difficultySeq > knownHead.difficultySeq)
+    ) {
+      knownHead = head;
+    }
+  };
+  /** The known head, if the node is alone and applied nothing newer since (see `knownHead`). */
+  const freshHead = (): ChainHead | undefined => {
+    if (knownHead === undefined) return undefined;
+    const now = ctx.now();
+    // Applied beyond the known head by more than this node's own blocks whose answers are
+    // still on their way (one may be applied from its notification first): another node's.
+    if (state.appliedHeight - knownHead.height > unlearned) othersSeenAtMs = now;
+    const alone = now - othersSeenAtMs >= ALONE_MS;
+    return alone && knownHead.difficultySeq >= difficulty.appliedSeq ? knownHead : undefined;
+  };
   /** The consensus check of a submission against the challenge it answers (docs/protocol.md 4.9). */
   const verify = (challenge: HexChallengeRecord, body: HexSubmitRequest) =>
     verifyBlock(
@@ -157,13 +224,15 @@ export function submitHandlers({
     async hexSubmit(request) {
       const body = request.body;
       const pubkey = body.block.miner_pubkey;
-      // Two statements issued together (the challenge with the miner's device, and the pool's
-      // rows): one round trip on PostgreSQL. Whether the block is likely a pool block chooses the
-      // shape of its transaction, which decides it again (below).
+      // Whether the block is likely a pool block chooses the shape of its transaction, which
+      // decides it again (below): what that check last found for this key on this node, else
+      // the pool's rows, read with the challenge and the miner's device (two statements issued
+      // together, one round trip on PostgreSQL); a key this node knows, one statement.
+      const guess = poolGuesses.get(pubkey);
       const [{ challenge, device }, likelyPool] = await ctx.storage.read((tx) =>
         Promise.all([
           tx.hexChallenges.getWithDevice(body.challenge_id, pubkey),
-          hooks.poolMember?.(tx, pubkey, body.challenge_id) ?? false,
+          guess ?? hooks.poolMember?.(tx, pubkey, body.challenge_id) ?? false,
         ]),
       );
       if (challenge === undefined) {
@@ -259,12 +328,9 @@ export function submitHandlers({
             ref: blockHash,
             idempotencyKey: `block:${blockHash}`,
           };
-          const stats = () =>
-            Promise.all([
-              tx.counters.add(COUNTERS.blocksAccepted, 1),
-              // The miner's row and the device's touch: one statement on PostgreSQL.
-              tx.miners.recordAndTouch(pubkey, { blocksAccepted: 1, seenAt: acceptedAt }),
-            ]);
+          // The miner's row and the device's touch: one statement on PostgreSQL. (No counter:
+          // the node's count of accepted blocks is the chain's height, services/metrics.ts.)
+          const stats = () => tx.miners.recordAndTouch(pubkey, { blocksAccepted: 1, seenAt: acceptedAt });
           const block = { ...newBlock, timestampMs: acceptedAtMs };
           const append = () => tx.blocks.append(block);
           // Row locks in the order of every hot path: accounts, then the miner's rows, then the
@@ -272,20 +338,25 @@ export function submitHandlers({
           let solo: boolean;
           let appended: AppendedBlock | undefined;
           if (!poolGuess) {
-            // (The committed head, read without a lock, for the retarget's plan below.)
+            // (The committed head, read without a lock, for the retarget's plan below, unless
+            // this node knows the newest one.)
+            const fresh = last ? freshHead() : undefined;
             const [member, , , committed] = await Promise.all([
               hooks.poolMember?.(tx, pubkey, challenge.id),
               tx.ledger.apply([reward]),
               stats(),
-              last ? tx.blocks.head() : undefined,
+              last && fresh === undefined ? tx.blocks.head() : undefined,
             ]);
+            poolGuesses.set(pubkey, member === true);
             if (member === true) throw new PoolBlockAfterAll();
             if (last) {
               // Left in flight: it goes out with the COMMIT (a refusal fails the transaction).
               // The retarget write should the block land on the next retarget height above the
-              // committed head (read in this round trip, not this node's applied state, which
-              // may be behind other nodes' blocks).
-              const head = committed ?? (await tx.blocks.head());
+              // committed head (read in this round trip, or the one this node was last answered
+              // when it has applied nothing newer since: not its applied state alone, which may
+              // be behind other nodes' blocks).
+              if (committed !== undefined) learnHead(committed);
+              const head = committed ?? fresh ?? (await tx.blocks.head());
               const next = nextRetarget(head.height);
               const retarget = plannedRetarget(difficulty, head, {
                 height: next.height,
@@ -307,6 +378,7 @@ export function submitHandlers({
             appended = await append();
           } else {
             solo = !(await hooks.poolMember?.(tx, pubkey, challenge.id));
+            poolGuesses.set(pubkey, !solo);
             if (solo) await Promise.all([tx.ledger.apply([reward]), stats()]);
             appended = await append();
           }
@@ -329,15 +401,27 @@ export function submitHandlers({
             pool,
             seqBefore: appended.head.difficultySeq,
             write: retarget.write,
+            head:
+              retarget.write === undefined
+                ? appended.head
+                : {
+                    height: appended.head.height,
+                    difficulty: retarget.write.value,
+                    difficultySeq: retarget.write.seq,
+                  },
           };
         }, ROW_LOCKS);
         return run.then(
           async (done) => {
-            if (done !== undefined) return done;
+            if (done !== undefined) {
+              learnHead(done.head);
+              return done;
+            }
             const appended = await appending;
             if (appended === undefined || 'refused' in appended) {
               throw new Error('hexchain: a block transaction committed without its block');
             }
+            learnHead(appended.head);
             // Landed on the retarget height planned: it made that write (the head's count after it).
             const write =
               planned !== undefined && planned.height === appended.block.height ? planned : undefined;
@@ -347,6 +431,7 @@ export function submitHandlers({
               pool: undefined,
               seqBefore: appended.head.difficultySeq - (write === undefined ? 0 : 1),
               write,
+              head: appended.head,
             };
           },
           async (error: unknown) => {
@@ -361,17 +446,22 @@ export function submitHandlers({
           },
         );
       };
-      const outcome = await inFlight.run(() =>
-        store(likelyPool === true, true)
-          .catch((error: unknown) => {
-            if (error instanceof PoolBlockAfterAll) return store(true, false);
-            throw error;
-          })
-          .catch((error: unknown) => {
-            if (error instanceof CellTaken) return { accepted: false as const };
-            throw error;
-          }),
-      );
+      const outcome = await inFlight.run(async () => {
+        unlearned++;
+        try {
+          return await store(likelyPool === true, true)
+            .catch((error: unknown) => {
+              if (error instanceof PoolBlockAfterAll) return store(true, false);
+              throw error;
+            })
+            .catch((error: unknown) => {
+              if (error instanceof CellTaken) return { accepted: false as const };
+              throw error;
+            });
+        } finally {
+          unlearned--;
+        }
+      });
 
       if (!outcome.accepted) {
         const winner = await ctx.storage.read((tx) => tx.blocks.get(challenge.coord));
@@ -397,6 +487,8 @@ interface Stored {
   readonly seqBefore: number;
   /** The retarget write of the block's height, if any. */
   readonly write: DifficultyWrite | undefined;
+  /** The chain head after the block's transaction. */
+  readonly head: ChainHead;
 }
 
 /** A block stored as solo whose miner the transaction found in the pool: it rolls back, to run as a pool block. */
