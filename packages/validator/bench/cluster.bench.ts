@@ -60,11 +60,30 @@ import {
   mapConcurrent,
   ownCpuMs,
   processCpuMs,
-  request,
   type Submission,
   type SubmitRun,
+  request as send,
   submitAll,
 } from './support.js';
+
+/**
+ * A JSON request of the bench's preparation (challenges, settings, status), sent again when
+ * the connection it went out on was closed under it (undici's `UND_ERR_SOCKET`, "other side
+ * closed"; two runs ended on it in a shares round's preparation). Sending these again is
+ * harmless: a challenge asked twice is one more unused challenge, settings and status are
+ * idempotent, and a signed request that did arrive is refused as a replay (and ends the run).
+ */
+async function request<T>(...args: Parameters<typeof send>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await send<T>(...args);
+    } catch (error) {
+      const code = (error as { cause?: { code?: string } }).cause?.code;
+      if (code !== 'UND_ERR_SOCKET' || attempt >= 2) throw error;
+      console.log(`${args[1]} ${args[2]}: the connection was closed under the request, sent again`);
+    }
+  }
+}
 
 const DOC_PATH = join(dirname(fileURLToPath(import.meta.url)), '../../../docs/benchmarks.md');
 /** Many miners, as in a real network: one key would make every transaction update the same rows. */
