@@ -21,10 +21,12 @@
  *
  * Work is prepared before each measured phase (challenges issued through the nodes, blocks,
  * proofs and shares solved here, transfers signed) and the submissions are then sent with
- * autocannon, spread over the nodes round robin, whichever node issued the challenge.
+ * autocannon. Each miner uses one node (`--spread`, below): its challenges are issued there
+ * and its submissions sent there, as with the SDK's failover list whose preference an operator
+ * spreads over the miners (docs/cluster.md).
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -57,11 +59,31 @@ import {
   fmt,
   mapConcurrent,
   ownCpuMs,
-  request,
+  processCpuMs,
   type Submission,
   type SubmitRun,
+  request as send,
   submitAll,
 } from './support.js';
+
+/**
+ * A JSON request of the bench's preparation (challenges, settings, status), sent again when
+ * the connection it went out on was closed under it (undici's `UND_ERR_SOCKET`, "other side
+ * closed"; two runs ended on it in a shares round's preparation). Sending these again is
+ * harmless: a challenge asked twice is one more unused challenge, settings and status are
+ * idempotent, and a signed request that did arrive is refused as a replay (and ends the run).
+ */
+async function request<T>(...args: Parameters<typeof send>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await send<T>(...args);
+    } catch (error) {
+      const code = (error as { cause?: { code?: string } }).cause?.code;
+      if (code !== 'UND_ERR_SOCKET' || attempt >= 2) throw error;
+      console.log(`${args[1]} ${args[2]}: the connection was closed under the request, sent again`);
+    }
+  }
+}
 
 const DOC_PATH = join(dirname(fileURLToPath(import.meta.url)), '../../../docs/benchmarks.md');
 /** Many miners, as in a real network: one key would make every transaction update the same rows. */
@@ -77,6 +99,31 @@ const ONLY = (() => {
   const at = process.argv.indexOf('--workloads');
   return at < 0 ? undefined : new Set(process.argv[at + 1]!.split(','));
 })();
+/**
+ * `--spread miner` (default): miner i uses node i mod n for everything (its challenges and its
+ * submissions), as a miner does with the SDK's failover list (docs/cluster.md: spread the
+ * preference over the miners); the connections are split over the nodes in proportion to the
+ * submissions each receives. `--spread item`: what the bench did before session 9, submission
+ * j to node j mod n and challenge slot s issued by node s mod n (for v4.0 proofs that is never
+ * the node that receives the proof, and at three nodes a miner's shares and transfers reach all
+ * three); kept to compare. `--spread first`: every request to the first node, the others only
+ * follow (what a follower costs: the setup's node CPU per item against one node's).
+ */
+const SPREAD = (() => {
+  const at = process.argv.indexOf('--spread');
+  const value = at < 0 ? 'miner' : process.argv[at + 1];
+  if (value !== 'miner' && value !== 'item' && value !== 'first')
+    throw new Error(`--spread: miner, item or first, not ${value}`);
+  return value;
+})();
+/** The node (index) through which miner `i` works, in a setup of `n` nodes. */
+const nodeOfMiner = (i: number, n: number): number => (SPREAD === 'first' ? 0 : (i % MINERS.length) % n);
+/** The node that issues the challenge of `slot` for miner `i` (the miner's node, but with `--spread item`). */
+const issuerOf = (slot: number, i: number, n: number): number =>
+  SPREAD === 'item' ? slot % n : nodeOfMiner(i, n);
+/** The node that receives submission `j`, made by miner `i`. */
+const receiverOf = (j: number, i: number, n: number): number =>
+  SPREAD === 'item' ? j % n : nodeOfMiner(i, n);
 /** `--cpu-prof DIR`: every node writes a CPU profile (node --cpu-prof) into DIR when it stops. */
 const CPU_PROF = (() => {
   const at = process.argv.indexOf('--cpu-prof');
@@ -102,8 +149,11 @@ const ENV = {
   TENSORMINE_CHALLENGE_TTL_S: '600',
   ...(CPU_PROF === undefined ? {} : { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${CPU_PROF}` }),
 };
-/** Submissions in flight at once, over all the nodes of a setup. */
-const CONNECTIONS = 32;
+/** Submissions in flight at once, over all the nodes of a setup (`--connections N`, 32 by default). */
+const CONNECTIONS = (() => {
+  const at = process.argv.indexOf('--connections');
+  return at < 0 ? 32 : Number(process.argv[at + 1]);
+})();
 /**
  * Rounds: every setup is up from the start, and each workload runs ROUNDS times on each setup
  * in turn (the order reversed every other round), so that the neighbours of a shared machine
@@ -185,6 +235,10 @@ interface Measured {
   dbCpuMs: number;
   /** CPU time of the load generator (this process: autocannon) during the phase. */
   benchCpuMs: number;
+  /** Times the setup's node processes went to sleep waiting (voluntary context switches, every thread). */
+  wakeups: number;
+  /** The CPU time of each node of the setup during the phase (the setup's nodes in order). */
+  perNodeCpuMs: number[];
 }
 
 const empty = (): Measured => ({
@@ -201,6 +255,8 @@ const empty = (): Measured => ({
   nodeCpuMs: 0,
   dbCpuMs: 0,
   benchCpuMs: 0,
+  wakeups: 0,
+  perNodeCpuMs: [],
 });
 
 /** The rounds of one workload on one setup, as one measurement. */
@@ -220,19 +276,76 @@ function total(rounds: readonly Measured[]): Measured {
     m.nodeCpuMs += r.nodeCpuMs;
     m.dbCpuMs += r.dbCpuMs;
     m.benchCpuMs += r.benchCpuMs;
+    m.wakeups += r.wakeups;
+    for (const [i, ms] of r.perNodeCpuMs.entries()) m.perNodeCpuMs[i] = (m.perNodeCpuMs[i] ?? 0) + ms;
   }
   return m;
 }
 
-/** Sends `bodies` spread round robin over the nodes, all nodes at once; one figure for the setup. */
-async function spread(setup: Setup, path: string, bodies: Submission[], into: Measured): Promise<void> {
-  const n = setup.nodes.length;
-  const shares = setup.nodes.map((_, i) => bodies.filter((_, j) => j % n === i));
+/**
+ * Voluntary context switches of a process so far, over all its threads (each is the process
+ * going to sleep for want of work: a wake-up to come).
+ */
+function voluntarySwitches(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  let n = 0;
+  let tids: string[] = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return 0;
+  }
+  for (const tid of tids) {
+    try {
+      const m = /^voluntary_ctxt_switches:\s+(\d+)/m.exec(
+        readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8'),
+      );
+      n += Number(m?.[1] ?? 0);
+    } catch {
+      // the thread ended in between
+    }
+  }
+  return n;
+}
+
+/**
+ * Connections per node in proportion to the submissions each receives, CONNECTIONS in all
+ * (largest remainders; at least one for a node that receives any).
+ */
+function connectionsPerNode(counts: readonly number[]): number[] {
+  const all = counts.reduce((a, b) => a + b, 0);
+  if (all === 0) return counts.map(() => 0);
+  const exact = counts.map((c) => (CONNECTIONS * c) / all);
+  const out = exact.map((x, i) => (counts[i]! > 0 ? Math.max(1, Math.floor(x)) : 0));
+  const order = [...counts.keys()].sort(
+    (a, b) => exact[b]! - Math.floor(exact[b]!) - (exact[a]! - Math.floor(exact[a]!)),
+  );
+  for (let k = 0; out.reduce((a, b) => a + b, 0) < CONNECTIONS && k < order.length; k++) {
+    if (counts[order[k]!]! > 0) out[order[k]!]! += 1;
+  }
+  return out;
+}
+
+/**
+ * Sends the submissions, each to its node (`to[j]`, by `--spread`), all nodes at once; one
+ * figure for the setup. The nodes' CPU and wake-ups are measured over the whole phase, every
+ * node's (a node done with its own submissions still follows the others').
+ */
+async function spread(
+  setup: Setup,
+  path: string,
+  bodies: Submission[],
+  to: readonly number[],
+  into: Measured,
+): Promise<void> {
+  const shares = setup.nodes.map((_, i) => bodies.filter((_, j) => to[j] === i));
+  const conns = connectionsPerNode(shares.map((s) => s.length));
+  const active = setup.nodes
+    .map((node, i) => ({ node, list: shares[i]!, conns: conns[i]! }))
+    .filter((a) => a.list.length > 0);
   if (warming) {
     const runs = await Promise.all(
-      setup.nodes.map((node, i) =>
-        submitAll(node.url, path, shares[i]!, Math.ceil(CONNECTIONS / n), undefined),
-      ),
+      active.map((a) => submitAll(a.node.url, path, a.list, a.conns, undefined)),
     );
     const refused = runs.flatMap((run) => [...run.rejected].map(([code, k]) => `${code} ${k}`));
     if (refused.length > 0) console.log(`warm-up, ${setup.name}, ${path}: refused ${refused.join(', ')}`);
@@ -240,21 +353,28 @@ async function spread(setup: Setup, path: string, bodies: Submission[], into: Me
   }
   if (STATEMENTS) await resetStatements(setup);
   const before = await statementCounts(setup);
+  const pids = setup.nodes.map((node) => node.child.pid);
+  const node0 = pids.map(processCpuMs);
+  const wake0 = pids.map(voluntarySwitches);
   const db0 = databaseCpuMs(setup);
   const bench0 = ownCpuMs();
   const started = performance.now();
   const startUs = process.hrtime.bigint() / 1000n;
   const runs: SubmitRun[] = await Promise.all(
-    setup.nodes.map((node, i) =>
-      submitAll(node.url, path, shares[i]!, Math.ceil(CONNECTIONS / n), node.child.pid),
-    ),
+    active.map((a) => submitAll(a.node.url, path, a.list, a.conns, undefined)),
   );
   into.elapsedMs += performance.now() - started;
+  for (const [i, pid] of pids.entries()) {
+    const ms = (processCpuMs(pid) ?? 0) - (node0[i] ?? 0);
+    into.nodeCpuMs += ms;
+    into.perNodeCpuMs[i] = (into.perNodeCpuMs[i] ?? 0) + ms;
+  }
+  into.wakeups += pids.reduce<number>((sum, pid, i) => sum + voluntarySwitches(pid) - wake0[i]!, 0);
   if (CPU_PROF !== undefined)
     PHASES.push({
       setup: setup.name,
       path,
-      pids: setup.nodes.map((node) => node.child.pid),
+      pids,
       startUs: Number(startUs),
       endUs: Number(process.hrtime.bigint() / 1000n),
     });
@@ -268,7 +388,6 @@ async function spread(setup: Setup, path: string, bodies: Submission[], into: Me
   into.reads += after.reads - before.reads;
   into.sent += bodies.length;
   for (const run of runs) {
-    into.nodeCpuMs += run.serverCpuMs ?? 0;
     into.ok += run.ok;
     into.p50.push(run.p50);
     into.p99.push(run.p99);
@@ -457,17 +576,20 @@ async function hexchain(setup: Setup): Promise<Measured> {
     // Retargets (every 12 blocks) raise the difficulty up to 4 times when blocks come this fast:
     // put it back to 16 through the first node; every node follows (notification), checked.
     await hexDifficulty(setup, 16);
+    const n = setup.nodes.length;
     const slots = Array.from({ length: HEX_BATCH }, () => setup.slot++);
-    const issued = await mapConcurrent(slots, 16, (s) =>
-      request<HexChallenge>(setup.nodes[s % setup.nodes.length]!.url, 'POST', '/api/hexchain/challenge', {
+    // The k-th challenge of the batch is for miner k, asked through the miner's node.
+    const issued = await mapConcurrent(slots, 16, (s, k) =>
+      request<HexChallenge>(setup.nodes[issuerOf(s, k, n)]!.url, 'POST', '/api/hexchain/challenge', {
         body: JSON.stringify({ slot: s, slot_hash: 'bench-cluster' }),
       }),
     );
     // One block per cell: two challenges for one cell would make the second a refusal.
-    const byCell = new Map<string, HexChallenge>();
-    for (const c of issued)
-      byCell.set(`${c.coord.q},${c.coord.r}`, byCell.get(`${c.coord.q},${c.coord.r}`) ?? c);
-    const bodies = [...byCell.values()].map((c, i) => {
+    const byCell = new Map<string, { c: HexChallenge; k: number }>();
+    for (const [k, c] of issued.entries())
+      byCell.set(`${c.coord.q},${c.coord.r}`, byCell.get(`${c.coord.q},${c.coord.r}`) ?? { c, k });
+    const chosen = [...byCell.values()].map(({ c, k }, j) => ({ c, j, i: SPREAD === 'item' ? j : k }));
+    const bodies = chosen.map(({ c, i }) => {
       const miner = minerOf(i);
       const challengeHash = fromHex(c.challenge_hash);
       const solved = solveBlock({
@@ -488,15 +610,23 @@ async function hexchain(setup: Setup): Promise<Measured> {
         }),
       );
     });
-    await spread(setup, '/api/hexchain/submit', bodies, m);
+    await spread(
+      setup,
+      '/api/hexchain/submit',
+      bodies,
+      chosen.map(({ j, i }) => receiverOf(j, i, n)),
+      m,
+    );
   }
   return m;
 }
 
 async function tensor(setup: Setup, round: number): Promise<Measured> {
+  const n = setup.nodes.length;
   const slots = Array.from({ length: PROOFS }, (_, i) => round * PROOFS + i + 1);
-  const wires = await mapConcurrent(slots, 16, (s) =>
-    request<ChallengeWire>(setup.nodes[s % setup.nodes.length]!.url, 'POST', '/challenge', {
+  // Proof i is miner i's, on a challenge asked through the miner's node.
+  const wires = await mapConcurrent(slots, 16, (s, i) =>
+    request<ChallengeWire>(setup.nodes[issuerOf(s, i, n)]!.url, 'POST', '/challenge', {
       body: JSON.stringify({ slot: s, slot_hash: 'bench-cluster', device_type: 'esp8266' }),
     }),
   );
@@ -516,7 +646,13 @@ async function tensor(setup: Setup, round: number): Promise<Measured> {
     return JSON.stringify({ proof, signature });
   });
   const m = empty();
-  await spread(setup, '/submit', bodies, m);
+  await spread(
+    setup,
+    '/submit',
+    bodies,
+    bodies.map((_, i) => receiverOf(i, i, n)),
+    m,
+  );
   return m;
 }
 
@@ -535,7 +671,13 @@ async function transfers(setup: Setup): Promise<Measured> {
     bodies.push(await signed('/transfer', body, from));
   }
   const m = empty();
-  await spread(setup, '/transfer', bodies, m);
+  await spread(
+    setup,
+    '/transfer',
+    bodies,
+    bodies.map((_, i) => receiverOf(i, i, setup.nodes.length)),
+    m,
+  );
   return m;
 }
 
@@ -558,7 +700,7 @@ async function shares(setup: Setup, round: number): Promise<Measured> {
   const perMiner = Math.ceil(SHARES / MINERS.length);
   const lists = await mapConcurrent(MINERS, 8, async (miner, i) => {
     const c = await request<HexChallenge>(
-      setup.nodes[i % setup.nodes.length]!.url,
+      setup.nodes[nodeOfMiner(i, setup.nodes.length)]!.url,
       'POST',
       '/api/hexchain/challenge',
       {
@@ -592,12 +734,30 @@ async function shares(setup: Setup, round: number): Promise<Measured> {
   const bodies: string[] = [];
   for (let k = 0; k < perMiner; k++) for (const list of lists) bodies.push(list[k]!);
   const m = empty();
-  await spread(setup, '/api/hexchain/pool/share', bodies, m);
+  // Share j is member j mod 32's.
+  await spread(
+    setup,
+    '/api/hexchain/pool/share',
+    bodies,
+    bodies.map((_, j) => receiverOf(j, j % MINERS.length, setup.nodes.length)),
+    m,
+  );
   return m;
 }
 
 /** µs of all the setup's nodes' CPU per accepted item. */
 const nodeCpuPerItem = (m: Measured) => fmt((m.nodeCpuMs * 1000) / Math.max(1, m.ok));
+/** Wake-ups (voluntary context switches) of all the setup's node processes per accepted item. */
+const wakeupsPerItem = (m: Measured) => (m.wakeups / Math.max(1, m.ok)).toFixed(1);
+/** The share of the phase's wall time the load generator spent on a CPU (100 %: it is the bottleneck). */
+const benchBusy = (m: Measured) => (m.elapsedMs === 0 ? 0 : (100 * m.benchCpuMs) / m.elapsedMs);
+/** One setup's figures in a round's progress line. */
+const roundCell = (s: Setup, m: Measured) =>
+  `${s.name} ${rate(m).toFixed(0)}/s, node CPU ${nodeCpuPerItem(m)} µs${
+    m.perNodeCpuMs.length > 1
+      ? ` (${m.perNodeCpuMs.map((ms) => fmt((ms * 1000) / Math.max(1, m.ok))).join(' + ')})`
+      : ''
+  } and ${wakeupsPerItem(m)} wake-ups per item, load generator ${benchBusy(m).toFixed(0)} % busy`;
 const rate = (m: Measured) => (m.elapsedMs === 0 ? 0 : (m.ok * 1000) / m.elapsedMs);
 const worst = (xs: number[]) => (xs.length === 0 ? 0 : Math.max(...xs));
 const mid = (xs: number[]) =>
@@ -670,6 +830,61 @@ function targets(results: readonly Result[]): string {
   return lines.length === 0
     ? ''
     : `Targets (issue 24), this run (median of the ${ROUNDS} rounds' ratios, and their range):\n${lines.map((l) => `- ${l}`).join('\n')}`;
+}
+
+/**
+ * Wake-ups of the nodes per item (every node of the setup), and how busy the load generator was
+ * (its CPU time over the phases' wall time), per setup and workload.
+ */
+function wakeupsAndGenerator(results: readonly Result[]): string {
+  return results
+    .map(
+      (r) =>
+        `- ${r.setup}: ${WORKLOADS.filter((w) => r.runs[w].ok > 0)
+          .map((w) => `${w} ${wakeupsPerItem(r.runs[w])} / ${benchBusy(r.runs[w]).toFixed(0)} %`)
+          .join(', ')}`,
+    )
+    .join('\n');
+}
+
+/** Each node's CPU per item of the setup (µs), for the setups of several nodes. */
+function cpuByNode(results: readonly Result[]): string {
+  return results
+    .filter((r) => r.nodes > 1)
+    .map(
+      (r) =>
+        `- ${r.setup}: ${WORKLOADS.filter((w) => r.runs[w].ok > 0)
+          .map((w) => {
+            const m = r.runs[w];
+            return `${w} ${m.perNodeCpuMs.map((ms) => fmt((ms * 1000) / m.ok)).join(' + ')}`;
+          })
+          .join(', ')}`,
+    )
+    .join('\n');
+}
+
+/** The machine's cores (nodes, database and load generator share them). */
+const CORES = availableParallelism();
+
+/**
+ * What the machine allows: the share of its cores the setup kept busy during its phases (its
+ * nodes', database's and load generator's CPU over the phases' wall time), and the rate its CPU
+ * per item allows with every core busy (cores / all its CPU per item): a setup below that
+ * ceiling waited on something else than CPU (round trips, locks, the neighbours' load).
+ */
+function machineAllows(results: readonly Result[]): string {
+  return results
+    .map((r) => {
+      const parts = WORKLOADS.filter((w) => r.runs[w].ok > 0).map((w) => {
+        const m = r.runs[w];
+        const cpuMs = m.nodeCpuMs + m.dbCpuMs + m.benchCpuMs;
+        const busy = (100 * cpuMs) / (m.elapsedMs * CORES);
+        const ceiling = (CORES * 1000 * m.ok) / cpuMs;
+        return `${w} ${busy.toFixed(0)} % busy, ${fmt(ceiling)}/s at 100 %`;
+      });
+      return `- ${r.setup}: ${parts.join('; ')}`;
+    })
+    .join('\n');
 }
 
 /** Statements and read transactions per accepted item, per PostgreSQL setup and workload. */
@@ -780,7 +995,7 @@ async function main(): Promise<void> {
             results[i]!.rounds[w].push(m);
           }
           console.log(
-            `${w} round ${round + 1}: ${setups.map((s, i) => `${s.name} ${rate(results[i]!.rounds[w][round]!).toFixed(0)}/s, node CPU ${nodeCpuPerItem(results[i]!.rounds[w][round]!)} µs per item`).join('; ')} (load ${loadavg()[0]!.toFixed(1)})`,
+            `${w} round ${round + 1}: ${setups.map((s, i) => roundCell(s, results[i]!.rounds[w][round]!)).join('; ')} (load ${loadavg()[0]!.toFixed(1)})`,
           );
         }
       }
@@ -861,9 +1076,16 @@ compiled, its routes' serializers and validators built, the WebAssembly verifier
 statements prepared on each pooled connection).`
       : ''
   } PostgreSQL ran with fsync and synchronous_commit on, SQLite with
-synchronous=FULL; the nodes reach PostgreSQL through its Unix socket. ${CONNECTIONS} connections
-in all, spread over the nodes round robin (whichever node issued the challenge), from
-${MINERS.length} miner keys. Per setup and round: hexchain, batches of one block per free frontier
+synchronous=FULL; the nodes reach PostgreSQL through its Unix socket. ${MINERS.length} miner keys, ${CONNECTIONS}
+connections in all; ${
+    SPREAD === 'miner'
+      ? `each miner works through one node (miner i through node i mod n: its challenges asked
+and its submissions sent there, as the SDK's failover list with the preference spread over the
+miners), the connections split over the nodes in proportion to their submissions`
+      : SPREAD === 'item'
+        ? 'submission j sent to node j mod n, challenge slot s asked through node s mod n (`--spread item`)'
+        : 'every request sent to the first node, the others only following (`--spread first`)'
+  }. Per setup and round: hexchain, batches of one block per free frontier
 cell at difficulty 16 (up to ${HEX_BLOCKS} blocks or ${HEX_BUDGET_MS / 1000} s); v4.0, ${PROOFS} proofs of esp8266 work
 (16x16 tensors); transfers, ${TRANSFERS} signed transfers between the miners; shares, the ${MINERS.length}
 pool members send ${SHARES} shares (share difficulty 16, block difficulty 2^20). Each cell:
@@ -886,6 +1108,20 @@ the setup; not timed, so a loaded machine shows it as a quiet one does): stateme
 (BEGIN and COMMIT included) / read transactions begun.
 ${statementsPerItem(results)}
 
+Wake-ups per accepted item (voluntary context switches of every node process of the setup,
+all threads: each is a node going to sleep for want of work, to be woken by the next packet) /
+how busy the load generator was (its CPU time over the phases' wall time; 100 % would make it
+the bottleneck):
+${wakeupsAndGenerator(results)}
+
+Node CPU per accepted item of the setup, node by node (µs; they add up to the table's figure):
+${cpuByNode(results)}
+
+What the machine allows (its ${CORES} cores): the share of them the setup kept busy during its
+phases (nodes + database + load generator CPU over wall time; the neighbours' load is not in
+it), and the rate its CPU per item allows with all ${CORES} busy:
+${machineAllows(results)}
+
 What a core gives, from the CPU per item (1 s / CPU per item; a node's figure is per node, the
 nodes of a setup sharing the work):
 ${capacity(results)}
@@ -894,7 +1130,7 @@ How many miners these figures serve, and where the next limit is: [cluster.md](c
 "How far it scales".
 `;
   // Only a full run, without profiling, replaces the figures in docs/benchmarks.md.
-  if (SETUPS >= 4 && ONLY === undefined && CPU_PROF === undefined && !STATEMENTS)
+  if (SETUPS >= 4 && ONLY === undefined && CPU_PROF === undefined && !STATEMENTS && SPREAD === 'miner')
     writeSection(DOC_PATH, 'cluster', body);
   console.log(body);
   console.log(JSON.stringify(json));
