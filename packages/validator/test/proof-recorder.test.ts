@@ -5,7 +5,8 @@ import { ProofRecorder, type ProofToWrite } from '../src/services/mining/recorde
 import { REWARD_TOKEN } from '../src/services/mining/rules.js';
 import { openPostgresStorage } from '../src/store/postgres.js';
 import { openSqliteStorage } from '../src/store/sqlite.js';
-import type { ChallengeRecord, Storage } from '../src/store/types.js';
+import type { Storage } from '../src/store/types.js';
+import { challenge } from './storage-conformance.js';
 import { type PostgresServer, testPostgres } from './support/postgres.js';
 
 /**
@@ -128,21 +129,5 @@ function proof(serial: number, pubkey: string, nonce: number): ProofToWrite {
     computationHash: toHex(new Uint8Array(32).fill(nonce)),
     reward: REWARD,
     acceptedAt: T + nonce,
-  };
-}
-
-function challenge(serial: number): ChallengeRecord {
-  return {
-    id: `ch-${serial}`,
-    serial,
-    slot: 1000 + serial,
-    slotHash: '12'.repeat(32),
-    deviceType: 'native',
-    difficulty: 4,
-    dim: 16,
-    entropy: '34'.repeat(32),
-    challengeHash: '56'.repeat(32),
-    issuedAt: T,
-    expiresAt: T + 300,
   };
 }

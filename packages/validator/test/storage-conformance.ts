@@ -1261,7 +1261,8 @@ function device(pubkey: string, fields: Partial<DeviceRecord> = {}): DeviceRecor
   };
 }
 
-function challenge(serial: number): ChallengeRecord {
+/** A v4.0 challenge record issued at T (the conformance tests' and the proof recorder's). */
+export function challenge(serial: number): ChallengeRecord {
   return {
     id: `ch-${serial}`,
     serial,

@@ -1,12 +1,13 @@
 import { signReceipt } from '@tensormine/protocol';
 import type { NewLedgerEntry, Storage, TransactionOptions } from '../../store/types.js';
+import { GroupCommit, type Pending } from '../group-commit.js';
 import { COUNTERS } from '../metrics.js';
 import { REWARD_TOKEN, rewardIdempotencyKey } from './rules.js';
 
 /**
- * Group commit of accepted v4.0 proofs (docs/storage.md, "Few round trips"): the proofs a node
- * has verified while its previous group is being written go together in the next group: one
- * transaction, one `ledger.apply` for all their rewards (the accounts locked in one statement,
+ * Group commit of accepted v4.0 proofs (docs/storage.md, "Few round trips"; the queue is
+ * ../group-commit.ts): the proofs a node has verified while its previous group is being written
+ * go together in the next group: one transaction, one `ledger.apply` for all their rewards (the accounts locked in one statement,
  * in one order), one statement for their rows, miners and devices on PostgreSQL
  * (`proofs.insertAllOrFail`), one counter add, one COMMIT. At most one proof per key goes in a
  * group (a second waits for the next). Nothing is answered before its group has committed.
@@ -41,16 +42,8 @@ export interface ProofReceipt {
 /** The receipt, or undefined: refused by the key's earlier proof of the challenge (nothing written). */
 export type ProofWritten = ProofReceipt | undefined;
 
-interface Waiting {
-  readonly item: ProofToWrite;
-  readonly resolve: (written: ProofWritten) => void;
-  readonly reject: (error: unknown) => void;
-}
-
 export class ProofRecorder {
-  #queue: Waiting[] = [];
-  #writing = false;
-  #scheduled = false;
+  readonly #groups: GroupCommit<ProofToWrite, ProofWritten>;
 
   constructor(
     private readonly storage: Storage,
@@ -58,55 +51,28 @@ export class ProofRecorder {
     private readonly secretKey: Uint8Array,
     /** The transaction options (row locks). */
     private readonly options: TransactionOptions,
-  ) {}
+  ) {
+    this.#groups = new GroupCommit(
+      GROUP_MAX,
+      (item) => item.pubkey,
+      (group) => this.#writeGroup(group),
+    );
+  }
 
   /** Records the proof in the next group; resolves once it is committed (or refused). */
   write(item: ProofToWrite): Promise<ProofWritten> {
-    return new Promise((resolve, reject) => {
-      this.#queue.push({ item, resolve, reject });
-      this.#schedule();
-    });
+    return this.#groups.write(item);
   }
 
-  #schedule(): void {
-    if (this.#writing || this.#scheduled) return;
-    this.#scheduled = true;
-    // The proofs verified in this turn of the event loop join the group.
-    setImmediate(() => {
-      this.#scheduled = false;
-      void this.#writeGroup();
-    });
-  }
-
-  async #writeGroup(): Promise<void> {
-    const group: Waiting[] = [];
-    const rest: Waiting[] = [];
-    const keys = new Set<string>();
-    for (const w of this.#queue) {
-      if (group.length < GROUP_MAX && !keys.has(w.item.pubkey)) {
-        keys.add(w.item.pubkey);
-        group.push(w);
-      } else {
-        rest.push(w);
-      }
+  async #writeGroup(group: readonly Pending<ProofToWrite, ProofWritten>[]): Promise<undefined> {
+    const written = group.length === 1 ? undefined : await this.#together(group.map((w) => w.item));
+    if (written !== undefined) {
+      for (const [i, w] of group.entries()) w.resolve(written[i]);
+    } else {
+      // Each alone (a group of one, or a group that failed and wrote nothing).
+      await Promise.all(group.map((w) => this.#alone(w.item).then(w.resolve, w.reject)));
     }
-    this.#queue = rest;
-    if (group.length === 0) return;
-    this.#writing = true;
-    try {
-      const written = group.length === 1 ? undefined : await this.#together(group.map((w) => w.item));
-      if (written !== undefined) {
-        for (const [i, w] of group.entries()) w.resolve(written[i]);
-      } else {
-        // Each alone (a group of one, or a group that failed and wrote nothing).
-        await Promise.all(group.map((w) => this.#alone(w.item).then(w.resolve, w.reject)));
-      }
-    } catch (error) {
-      for (const w of group) w.reject(error);
-    } finally {
-      this.#writing = false;
-      if (this.#queue.length > 0) this.#schedule();
-    }
+    return undefined;
   }
 
   /** The group in one transaction; undefined when it failed (nothing of it written). */

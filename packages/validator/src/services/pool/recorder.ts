@@ -1,7 +1,9 @@
 import type { PoolMemberRecord, PoolShareRecord, Storage, StorageTx } from '../../store/types.js';
+import { GroupCommit, type Pending } from '../group-commit.js';
 
 /**
- * Group commit of accepted shares (docs/storage.md, "Pool shares"): the shares a node accepts
+ * Group commit of accepted shares (docs/storage.md, "Pool shares"; the queue is
+ * ../group-commit.ts): the shares a node accepts
  * while its previous group is being written go together in the next group: one transaction,
  * one statement for all of them on PostgreSQL (`tx.pool.recordShares`), one COMMIT. At most
  * one share per member goes in a group (a second waits for the next), so each share's answer
@@ -41,18 +43,10 @@ export type ShareWritten =
   | { readonly duplicate: true }
   | { readonly duplicate: false; readonly shareDifficulty: bigint | null };
 
-interface Waiting {
-  readonly item: ShareToWrite;
-  /** Groups it was left out of, its member's row held by another transaction. */
-  busy: number;
-  readonly resolve: (written: ShareWritten) => void;
-  readonly reject: (error: unknown) => void;
-}
-
 export class ShareRecorder {
-  #queue: Waiting[] = [];
-  #writing = false;
-  #scheduled = false;
+  readonly #groups: GroupCommit<ShareToWrite, ShareWritten>;
+  /** Groups a share was left out of, its member's row held by another transaction. */
+  readonly #busy = new WeakMap<ShareToWrite, number>();
 
   constructor(
     private readonly storage: Storage,
@@ -62,82 +56,61 @@ export class ShareRecorder {
       /** Counts `n` accepted shares in the group's transaction. */
       readonly count: (tx: StorageTx, n: number) => Promise<void>;
     },
-  ) {}
+  ) {
+    this.#groups = new GroupCommit(
+      GROUP_MAX,
+      (item) => item.share.pubkey,
+      (group) => this.#writeGroup(group),
+    );
+  }
 
   /** Records the share in the next group; resolves once that group has committed. */
   write(item: ShareToWrite): Promise<ShareWritten> {
-    return new Promise((resolve, reject) => {
-      this.#queue.push({ item, busy: 0, resolve, reject });
-      this.#schedule();
-    });
+    return this.#groups.write(item);
   }
 
-  #schedule(): void {
-    if (this.#writing || this.#scheduled) return;
-    this.#scheduled = true;
-    // The shares checked in this turn of the event loop join the group.
-    setImmediate(() => {
-      this.#scheduled = false;
-      void this.#writeGroup();
-    });
-  }
-
-  async #writeGroup(): Promise<void> {
-    const group: Waiting[] = [];
-    const rest: Waiting[] = [];
-    const members = new Set<string>();
-    for (const w of this.#queue) {
-      const pubkey = w.item.share.pubkey;
-      if (group.length < GROUP_MAX && !members.has(pubkey)) {
-        members.add(pubkey);
-        group.push(w);
-      } else {
-        rest.push(w);
-      }
-    }
-    this.#queue = rest;
-    if (group.length === 0) return;
-    this.#writing = true;
-    try {
-      const written = await this.storage.transaction(async (tx) => {
-        const recorded = await tx.pool.recordShares(
-          group.map(({ item }) => ({ share: item.share, from: item.from, next: item.next })),
-        );
-        const out: (ShareWritten | 'busy')[] = [];
-        let counted = 0;
-        for (const [i, { item }] of group.entries()) {
-          const r = recorded[i];
-          if (r?.busy === true) {
-            out.push('busy');
-            continue;
-          }
-          if (r === undefined || !r.inserted) {
-            out.push({ duplicate: true });
-            continue;
-          }
-          let shareDifficulty = item.next.shareDifficulty;
-          if (r.advanced) counted++;
-          else shareDifficulty = await item.readvance(tx);
-          await item.recorded(tx);
-          out.push({ duplicate: false, shareDifficulty });
+  /** A group's transaction fails as a whole: the error answers each of its shares (GroupCommit). */
+  async #writeGroup(
+    group: readonly Pending<ShareToWrite, ShareWritten>[],
+  ): Promise<Pending<ShareToWrite, ShareWritten>[]> {
+    const written = await this.storage.transaction(async (tx) => {
+      const recorded = await tx.pool.recordShares(
+        group.map(({ item }) => ({ share: item.share, from: item.from, next: item.next })),
+      );
+      const out: (ShareWritten | 'busy')[] = [];
+      let counted = 0;
+      for (const [i, { item }] of group.entries()) {
+        const r = recorded[i];
+        if (r?.busy === true) {
+          out.push('busy');
+          continue;
         }
-        if (counted > 0) await this.options.count(tx, counted);
-        return out;
-      }, this.options.transaction);
-      const again: Waiting[] = [];
-      for (const [i, w] of group.entries()) {
-        const result = written[i];
-        if (result !== 'busy' && result !== undefined) w.resolve(result);
-        else if (++w.busy < BUSY_GROUPS) again.push(w);
-        else w.item.alone().then(w.resolve, w.reject);
+        if (r === undefined || !r.inserted) {
+          out.push({ duplicate: true });
+          continue;
+        }
+        let shareDifficulty = item.next.shareDifficulty;
+        if (r.advanced) counted++;
+        else shareDifficulty = await item.readvance(tx);
+        await item.recorded(tx);
+        out.push({ duplicate: false, shareDifficulty });
       }
-      // First in the next group (which starts once this one has committed).
-      this.#queue.unshift(...again);
-    } catch (error) {
-      for (const w of group) w.reject(error);
-    } finally {
-      this.#writing = false;
-      if (this.#queue.length > 0) this.#schedule();
+      if (counted > 0) await this.options.count(tx, counted);
+      return out;
+    }, this.options.transaction);
+    const again: Pending<ShareToWrite, ShareWritten>[] = [];
+    for (const [i, w] of group.entries()) {
+      const result = written[i];
+      if (result !== 'busy' && result !== undefined) {
+        w.resolve(result);
+        continue;
+      }
+      const busy = (this.#busy.get(w.item) ?? 0) + 1;
+      this.#busy.set(w.item, busy);
+      if (busy < BUSY_GROUPS) again.push(w);
+      else w.item.alone().then(w.resolve, w.reject);
     }
+    // First in the next group (which starts once this one has committed).
+    return again;
   }
 }
