@@ -33,7 +33,9 @@ export const AdminMetricsSchema = Type.Object(
       description:
         'Rejected proofs and blocks per error code (keys are ErrorCode values, e.g. "mml_above_threshold"); codes never seen are left out.',
     }),
-    blocks_accepted: Count('v4.1 blocks accepted over the lifetime of the node (kept across restarts).'),
+    blocks_accepted: Count(
+      "v4.1 blocks accepted: the chain's height, which counts every accepted block (kept across restarts; in a cluster, the blocks of every node on the database).",
+    ),
     requests_total: Count('HTTP requests handled since start.'),
     uptime_s: Count('Seconds since the validator started.'),
     node_id: Type.Optional(

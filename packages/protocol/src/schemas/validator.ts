@@ -199,7 +199,7 @@ export const NodeStatusSchema = Type.Object(
           'v4.0 proofs rejected over the lifetime of the node (any error code; kept across restarts).',
         ),
         total_blocks_accepted: Count(
-          'v4.1 hexchain blocks accepted over the lifetime of the node (kept across restarts).',
+          "v4.1 hexchain blocks accepted: the chain's height, which counts every accepted block (kept across restarts; in a cluster, the blocks of every node on the database).",
         ),
       },
       {
