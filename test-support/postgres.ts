@@ -10,10 +10,10 @@ import {
   readFileSync,
   rmSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { freePort } from './ports.ts';
 import { SERVICE_START_TIMEOUT_MS } from './timeouts.ts';
 
 /**
@@ -302,18 +302,6 @@ function runChecked(
     child.once('exit', (code) => {
       if (code === 0) resolve();
       else reject(new Error(`${file} ${args.join(' ')} failed (exit ${code}):\n${output.slice(-4000)}`));
-    });
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      probe.close(() => resolve(port));
     });
   });
 }

@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
+import { freePort } from './ports.ts';
 import { SERVICE_START_TIMEOUT_MS } from './timeouts.ts';
 
 /**
@@ -44,15 +44,6 @@ export async function expectPromtoolClean(exposition: string): Promise<void> {
   const { code, output } = await runWithInput(PROMTOOL_PATH, ['check', 'metrics'], exposition);
   expect(output.trim(), 'promtool check metrics').toBe('');
   expect(code).toBe(0);
-}
-
-/** A port free on 127.0.0.1 now (Prometheus takes its address as a flag). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 export interface ScrapeTarget {

@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createValidator } from '@tensormine/validator';
 import { describe, expect, onTestFinished, test } from 'vitest';
+import { freePort } from '../../../test-support/ports.ts';
 import { stopGroup } from '../../../test-support/process-tree.ts';
 import {
   PROCESS_START_TIMEOUT_MS,
@@ -56,16 +57,6 @@ function bash(
       },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
-  });
-}
-
-async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
   });
 }
 

@@ -7,7 +7,10 @@ import { createClient, Signer } from '@tensormine/client';
 import { generateKeyPair, type KeyPair, sign, toHex } from '@tensormine/protocol';
 import { type CreateValidatorOptions, createValidator, type Validator } from '@tensormine/validator';
 import { Events, OAuth2Server } from 'oauth2-mock-server';
+import { freePort } from '../../../test-support/ports.ts';
 import { createTerminal, pubkeyToWallet, type Terminal } from '../src/index.js';
+
+export { freePort };
 
 /**
  * What the terminal tests run against, all real and in process: a validator with a funded
@@ -28,14 +31,6 @@ export interface Wallet {
 export function newWallet(): Wallet {
   const key = generateKeyPair();
   return { key, hex: toHex(key.publicKey), address: pubkeyToWallet(toHex(key.publicKey)) };
-}
-
-export async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
 }
 
 type Genesis = NonNullable<CreateValidatorOptions['genesis']>;

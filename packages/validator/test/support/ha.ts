@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePorts } from '../../../../test-support/ports.ts';
 import { HA_START_TIMEOUT_MS, HA_STEP_TIMEOUT_MS } from '../../../../test-support/timeouts.ts';
 import { waitFor } from '../../../../test-support/wait.ts';
 
@@ -224,26 +224,6 @@ function tail(file: string, lines: number): string {
 
 function range(n: number): number[] {
   return Array.from({ length: n }, (_, i) => i);
-}
-
-/** `n` distinct free TCP ports of 127.0.0.1 (held together while chosen, so never twice). */
-async function freePorts(n: number): Promise<number[]> {
-  const servers = await Promise.all(
-    range(n).map(
-      () =>
-        new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-          const s = createServer();
-          s.once('error', reject);
-          s.listen(0, '127.0.0.1', () => resolve(s));
-        }),
-    ),
-  );
-  const ports = servers.map((s) => {
-    const address = s.address();
-    return typeof address === 'object' && address !== null ? address.port : 0;
-  });
-  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
-  return ports;
 }
 
 /** Waits until `check` holds (test-support's waitFor, polling every 100 ms), or fails after `ms`. */
