@@ -1,5 +1,5 @@
 import { signReceipt } from '@tensormine/protocol';
-import type { NewLedgerEntry, Storage, TransactionOptions } from '../../store/types.js';
+import type { AcceptedProof, NewLedgerEntry, Storage, TransactionOptions } from '../../store/types.js';
 import { GroupCommit, type Pending } from '../group-commit.js';
 import { COUNTERS } from '../metrics.js';
 import { REWARD_TOKEN, rewardIdempotencyKey } from './rules.js';
@@ -65,22 +65,37 @@ export class ProofRecorder {
   }
 
   async #writeGroup(group: readonly Pending<ProofToWrite, ProofWritten>[]): Promise<undefined> {
-    const written = group.length === 1 ? undefined : await this.#together(group.map((w) => w.item));
+    // A group's transaction that failed wrote nothing: each proof is then written alone.
+    const written =
+      group.length === 1
+        ? undefined
+        : await this.#transaction(group.map((w) => w.item)).catch((error: unknown) => {
+            if (error instanceof CommittedWithoutRows) throw error;
+            return undefined;
+          });
     if (written !== undefined) {
       for (const [i, w] of group.entries()) w.resolve(written[i]);
     } else {
       // Each alone (a group of one, or a group that failed and wrote nothing).
-      await Promise.all(group.map((w) => this.#alone(w.item).then(w.resolve, w.reject)));
+      await Promise.all(
+        group.map((w) => this.#transaction([w.item]).then((one) => w.resolve(one?.[0]), w.reject)),
+      );
     }
     return undefined;
   }
 
-  /** The group in one transaction; undefined when it failed (nothing of it written). */
-  async #together(items: readonly ProofToWrite[]): Promise<ProofReceipt[] | undefined> {
+  /**
+   * The proofs in one transaction, their receipts in their order; undefined when an earlier
+   * acceptance refused it (nothing written), a throw for any other failure. Two round trips on
+   * PostgreSQL: the accounts' locks with the rewards' ledger ids (each receipt signs its own),
+   * then the writes with the COMMIT. An earlier acceptance by a key (committed since the proof's
+   * read, through this node or another) is found by the proof's unique key: the insert fails,
+   * and with it the transaction.
+   */
+  async #transaction(items: readonly ProofToWrite[]): Promise<ProofReceipt[] | undefined> {
     let inserted: Promise<boolean> | undefined;
-    let receipts: ProofReceipt[];
-    try {
-      receipts = await this.storage.transaction(async (tx) => {
+    const receipts = await this.storage
+      .transaction(async (tx) => {
         inserted = undefined;
         const entries = await tx.ledger.apply(items.map(rewardEntry));
         const receipts = items.map((item, i) => {
@@ -88,48 +103,25 @@ export class ProofRecorder {
           if (entry === undefined) throw new Error('ledger.apply returned fewer entries than it was given');
           return this.#receipt(item, entry.id);
         });
-        // Not awaited: they travel with the COMMIT, and the transaction fails if one fails.
-        inserted = tx.proofs.insertAllOrFail(items.map((item, i) => row(item, receipts[i] as ProofReceipt)));
+        // Not awaited: they travel with the COMMIT, and the transaction fails if one fails. The
+        // proofs, their miners' rows and their devices' touch: one statement on PostgreSQL.
+        const rows = items.map((item, i) => row(item, receipts[i] as ProofReceipt));
+        inserted =
+          rows.length === 1
+            ? tx.proofs.insertOrFail(rows[0] as AcceptedProof, { recordMiner: true })
+            : tx.proofs.insertAllOrFail(rows);
         inserted.catch(() => undefined);
         tx.inFlight(tx.counters.add(COUNTERS.proofsValid, items.length));
         return receipts;
-      }, this.options);
-    } catch {
-      return undefined;
-    }
-    if ((await inserted) !== true) throw new Error('a group of proofs committed without its rows');
-    return receipts;
-  }
-
-  /**
-   * The proof in a transaction of its own. Two round trips on PostgreSQL: the account's lock
-   * with the reward's ledger id (the receipt signs it), then the writes with the COMMIT. An
-   * earlier acceptance by this key (committed since the proof's read, through this node or
-   * another) is found by the proof's unique key: its insert fails, and with it the transaction.
-   */
-  async #alone(item: ProofToWrite): Promise<ProofWritten> {
-    let inserted: Promise<boolean> | undefined;
-    const written = await this.storage
-      .transaction(async (tx) => {
-        inserted = undefined;
-        const [entry] = await tx.ledger.apply([rewardEntry(item)]);
-        if (!entry) throw new Error('ledger.apply returned no entry');
-        const receipt = this.#receipt(item, entry.id);
-        // Not awaited: they travel with the COMMIT, and the transaction fails if one fails. The
-        // proof, the miner's row and the device's touch: one statement on PostgreSQL.
-        inserted = tx.proofs.insertOrFail(row(item, receipt), { recordMiner: true });
-        inserted.catch(() => undefined);
-        tx.inFlight(tx.counters.add(COUNTERS.proofsValid, 1));
-        return receipt;
       }, this.options)
       .catch(async (error: unknown) => {
         if ((await inserted?.catch(() => true)) !== false) throw error;
         return undefined;
       });
-    if (written !== undefined && (await inserted) !== true) {
-      throw new Error(`proof of ${item.challengeId} by ${item.pubkey}: committed without its row`);
+    if (receipts !== undefined && (await inserted) !== true) {
+      throw new CommittedWithoutRows(items);
     }
-    return written;
+    return receipts;
   }
 
   #receipt(item: ProofToWrite, ledgerEntryId: number): ProofReceipt {
@@ -170,4 +162,13 @@ function row(item: ProofToWrite, receipt: ProofReceipt) {
     ledgerEntryId: receipt.ledgerEntryId,
     txSig: receipt.txSig,
   };
+}
+
+/** A transaction that committed without its proofs' rows: a broken invariant, never retried. */
+class CommittedWithoutRows extends Error {
+  constructor(items: readonly ProofToWrite[]) {
+    super(
+      `proofs of ${items.map((i) => `${i.challengeId} by ${i.pubkey}`).join(', ')}: committed without their rows`,
+    );
+  }
 }
